@@ -1,0 +1,71 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Cueline",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "cueline", targets: ["cueline"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.0.0"),
+    ],
+    targets: [
+        // Pure: playlist model, renderer, parser, lint. Foundation only.
+        .target(name: "HLS"),
+        // Pure: channel config, commands, events, decide/evolve, window arithmetic.
+        .target(name: "Schedule", dependencies: ["HLS"]),
+        // libpq from Debian's libpq-dev.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // The event log: protocol, PostgreSQL implementation, in-memory implementation, migrations.
+        .target(
+            name: "EventStore",
+            dependencies: [
+                "Schedule", "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "Projector",
+            dependencies: [
+                "Schedule", "HLS", "EventStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "API",
+            dependencies: [
+                "Schedule", "HLS", "EventStore", "Projector",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
+        .executableTarget(
+            name: "cueline",
+            dependencies: [
+                "HLS", "Schedule", "EventStore", "Projector", "API",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]
+        ),
+        .executableTarget(name: "cueline-bench", dependencies: ["HLS"], path: "Benchmarks/HLSBenchmarks"),
+        .testTarget(name: "HLSTests", dependencies: ["HLS"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "ScheduleTests", dependencies: ["Schedule"]),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore"]),
+    ]
+)

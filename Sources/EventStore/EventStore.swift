@@ -1,0 +1,201 @@
+import HLS
+
+/// The append-only event log, one stream per channel.
+///
+/// Implementations: `PostgresEventStore` (production) and `InMemoryEventStore` (tests, tools). Both pass the
+/// same contract tests.
+public protocol EventStore: Sendable {
+    /// Appends the events of one command atomically.
+    ///
+    /// - Throws: `StoreError.versionConflict` when the stream is not at `expectedVersion`;
+    ///   `StoreError.commandIDReused` when the command id was used for a different request.
+    ///   A retry of an applied command (same id, same request) returns the original result with `replayed`.
+    func append(_ request: AppendRequest) async throws -> AppendResult
+
+    /// Events with a global position greater than `position`, in position order, at most `limit`.
+    func read(after position: Int64, limit: Int) async throws -> [RecordedEvent]
+
+    /// Events of one channel with a version greater than `version`, in order, at most `limit`.
+    func readStream(_ channel: String, after version: Int64, limit: Int) async throws -> [RecordedEvent]
+
+    /// The channel's current version (0 for a channel with no events).
+    func version(of channel: String) async throws -> Int64
+
+    /// The highest committed global position (0 for an empty log).
+    func headPosition() async throws -> Int64
+}
+
+/// What the appender believes the stream's version to be.
+public enum ExpectedVersion: Sendable, Hashable, CustomStringConvertible {
+    /// Append whatever the version is.
+    case any
+    /// The stream must have no events yet.
+    case noStream
+    /// The stream must be at exactly this version.
+    case exactly(Int64)
+
+    func admits(_ actual: Int64) -> Bool {
+        switch self {
+        case .any: return true
+        case .noStream: return actual == 0
+        case .exactly(let expected): return actual == expected
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .any: return "any"
+        case .noStream: return "no stream"
+        case .exactly(let version): return String(version)
+        }
+    }
+}
+
+/// An event about to be written.
+public struct NewEvent: Sendable, Hashable {
+    /// Past tense, e.g. `BreakPlaced`.
+    public var type: String
+    /// The version of the payload's schema, so old events stay readable after the payload evolves.
+    public var schemaVersion: Int
+    /// JSON text, stored exactly as given.
+    public var payload: String
+
+    public init(type: String, schemaVersion: Int = 1, payload: String) {
+        self.type = type
+        self.schemaVersion = schemaVersion
+        self.payload = payload
+    }
+}
+
+/// Who asked for the events, when the decision was made, and the request that identifies a retry.
+public struct CommandMetadata: Sendable, Hashable {
+    /// Client-supplied or generated; unique across the whole log.
+    public var commandID: String
+    /// A canonical rendering of the request; its hash is stored to tell a retry from a reuse of the id.
+    public var request: String
+    public var actor: String
+    /// `cli`, `http`, `hook:<name>`, `scte35`…
+    public var source: String
+    public var reason: String?
+    /// The time `decide` used; written into every event so replay never needs a clock.
+    public var decidedAt: Timestamp
+
+    public init(
+        commandID: String, request: String, actor: String, source: String, reason: String? = nil,
+        decidedAt: Timestamp
+    ) {
+        self.commandID = commandID
+        self.request = request
+        self.actor = actor
+        self.source = source
+        self.reason = reason
+        self.decidedAt = decidedAt
+    }
+}
+
+public struct AppendRequest: Sendable, Hashable {
+    public var channel: String
+    public var expectedVersion: ExpectedVersion
+    public var events: [NewEvent]
+    public var command: CommandMetadata
+
+    public init(channel: String, expectedVersion: ExpectedVersion, events: [NewEvent], command: CommandMetadata) {
+        self.channel = channel
+        self.expectedVersion = expectedVersion
+        self.events = events
+        self.command = command
+    }
+
+    /// The hash stored with the command id: covers the channel and the request text.
+    var requestHash: String {
+        sha256Hex(channel + "\n" + command.request)
+    }
+}
+
+/// An event as stored in the log.
+public struct RecordedEvent: Sendable, Hashable, Codable {
+    /// Global, gap-free, visible in order.
+    public var position: Int64
+    public var channel: String
+    /// Per channel, gap-free, starting at 1.
+    public var version: Int64
+    public var type: String
+    public var schemaVersion: Int
+    public var payload: String
+    public var decidedAt: Timestamp
+    public var actor: String
+    public var source: String
+    public var commandID: String
+    public var reason: String?
+
+    public init(
+        position: Int64, channel: String, version: Int64, type: String, schemaVersion: Int, payload: String,
+        decidedAt: Timestamp, actor: String, source: String, commandID: String, reason: String?
+    ) {
+        self.position = position
+        self.channel = channel
+        self.version = version
+        self.type = type
+        self.schemaVersion = schemaVersion
+        self.payload = payload
+        self.decidedAt = decidedAt
+        self.actor = actor
+        self.source = source
+        self.commandID = commandID
+        self.reason = reason
+    }
+}
+
+public struct AppendResult: Sendable, Hashable {
+    public var channel: String
+    /// The events this command produced (the original ones, on a retry).
+    public var events: [RecordedEvent]
+    /// The stream's version right after this command was applied.
+    public var version: Int64
+    /// True when this answer is the stored result of an earlier identical request.
+    public var replayed: Bool
+
+    public init(channel: String, events: [RecordedEvent], version: Int64, replayed: Bool) {
+        self.channel = channel
+        self.events = events
+        self.version = version
+        self.replayed = replayed
+    }
+}
+
+/// Why an append or a read did not happen.
+public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Someone else appended first: re-read the schedule and decide again.
+    case versionConflict(channel: String, expected: ExpectedVersion, actual: Int64)
+    /// The command id was already used for a different request.
+    case commandIDReused(commandID: String)
+    /// The database schema is older than this build needs.
+    case schemaOutdated(applied: Int, required: Int)
+    /// The database could not be reached or refused the statement.
+    case database(String)
+    /// The database is unreachable right now; retrying later may work.
+    case unavailable(String)
+
+    public var description: String {
+        switch self {
+        case .versionConflict(let channel, let expected, let actual):
+            return "channel \(channel) changed meanwhile: expected version \(expected), it is at \(actual); "
+                + "reload the schedule and try again"
+        case .commandIDReused(let id):
+            return "command id \(id) was already used for a different request; use a new id for a new command"
+        case .schemaOutdated(let applied, let required):
+            return "the database schema is at migration \(migrationNumber(applied)) but this build needs "
+                + "\(migrationNumber(required)); run `cueline migrate`"
+        case .database(let message):
+            return message
+        case .unavailable(let message):
+            return message
+        }
+    }
+}
+
+/// A migration number as it appears in file names: `0001`.
+func migrationNumber(_ value: Int) -> String {
+    let digits = String(value)
+    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+}

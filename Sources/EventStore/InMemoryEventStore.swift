@@ -1,0 +1,78 @@
+import HLS
+
+/// The event log in memory, with the same semantics as the PostgreSQL store. For tests and offline tools.
+public actor InMemoryEventStore: EventStore {
+    private var events: [RecordedEvent] = []
+    private var versions: [String: Int64] = [:]
+    private var commands: [String: (hash: String, result: AppendResult)] = [:]
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    public init(events: [RecordedEvent] = []) {
+        for event in events {
+            self.events.append(event)
+            versions[event.channel] = event.version
+        }
+    }
+
+    public func append(_ request: AppendRequest) throws -> AppendResult {
+        let hash = request.requestHash
+        if let existing = commands[request.command.commandID] {
+            guard existing.hash == hash else {
+                throw StoreError.commandIDReused(commandID: request.command.commandID)
+            }
+            var result = existing.result
+            result.replayed = true
+            return result
+        }
+        let current = versions[request.channel] ?? 0
+        guard request.expectedVersion.admits(current) else {
+            throw StoreError.versionConflict(
+                channel: request.channel, expected: request.expectedVersion, actual: current)
+        }
+        var recorded: [RecordedEvent] = []
+        var version = current
+        var position = Int64(events.count)
+        for event in request.events {
+            version += 1
+            position += 1
+            recorded.append(
+                RecordedEvent(
+                    position: position, channel: request.channel, version: version, type: event.type,
+                    schemaVersion: event.schemaVersion, payload: event.payload, decidedAt: request.command.decidedAt,
+                    actor: request.command.actor, source: request.command.source,
+                    commandID: request.command.commandID, reason: request.command.reason))
+        }
+        events.append(contentsOf: recorded)
+        versions[request.channel] = version
+        let result = AppendResult(channel: request.channel, events: recorded, version: version, replayed: false)
+        commands[request.command.commandID] = (hash, result)
+        if !recorded.isEmpty {
+            waiters.forEach { $0.resume() }
+            waiters.removeAll()
+        }
+        return result
+    }
+
+    public func read(after position: Int64, limit: Int) -> [RecordedEvent] {
+        let start = Int(max(0, position))
+        guard start < events.count else { return [] }
+        return Array(events[start..<min(events.count, start + limit)])
+    }
+
+    public func readStream(_ channel: String, after version: Int64, limit: Int) -> [RecordedEvent] {
+        Array(events.lazy.filter { $0.channel == channel && $0.version > version }.prefix(limit))
+    }
+
+    public func version(of channel: String) -> Int64 {
+        versions[channel] ?? 0
+    }
+
+    public func headPosition() -> Int64 {
+        Int64(events.count)
+    }
+
+    /// Returns after the next append that adds events (the in-memory stand-in for NOTIFY).
+    public func waitForAppend() async {
+        await withCheckedContinuation { waiters.append($0) }
+    }
+}

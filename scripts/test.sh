@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what is missing, starts a throwaway PostgreSQL, migrates, runs `swift test`.
+# Usage: scripts/test.sh [extra swift test arguments, e.g. --filter HLSTests]
+set -euo pipefail
+source "$(dirname "$0")/lib/common.sh"
+cd "$(repo_root)"
+
+ensure_build_deps
+pgdir=$(mktemp -d /tmp/cueline-test-pg.XXXXXX)
+chmod 755 "$pgdir"
+trap 'stop_cluster; rm -rf "$pgdir"' EXIT
+start_cluster "$pgdir"
+
+log "building"
+swift build --build-tests
+bin=$(swift build --show-bin-path)
+export CUELINE_BIN=$bin/cueline CUELINE_MIGRATIONS=$PWD/Migrations CUELINE_REQUIRE_DB=1
+
+log "migrating the test database"
+"$CUELINE_BIN" migrate
+
+log "running the tests"
+swift test --skip-build "$@"
