@@ -69,8 +69,7 @@ public final class PostgresConnection: @unchecked Sendable {
             throw PostgresError(kind: .connectionFailed, message: message, target: target)
         }
         // Times are exchanged as UTC ISO 8601 text; make the session's rendering independent of the server.
-        let setup = PQexec(handle, "SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'; SET client_encoding = 'UTF8'; \
-            SET client_min_messages = 'warning'")
+        let setup = PQexec(handle, "SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'; SET client_encoding = 'UTF8'; SET client_min_messages = 'warning'")
         PQclear(setup)
         return PostgresConnection(handle: handle, target: target)
     }
