@@ -98,7 +98,7 @@ extension Timestamp {
                 count += 1
             }
             guard count > 0 else { return nil }
-            for _ in count..<3 where count < 3 { millis *= 10 }
+            if count < 3 { for _ in count..<3 { millis *= 10 } }
         }
         var offsetMinutes: Int64 = 0
         if scanner.take("Z") || scanner.take("z") {

@@ -1,0 +1,104 @@
+/// One thing the lint found: which rule, where, what is wrong and how to fix it.
+public struct Finding: Hashable, Sendable, Codable, CustomStringConvertible {
+    public enum Severity: String, Hashable, Sendable, Codable {
+        case error, warning
+    }
+
+    /// A stable id such as `daterange.attribute-changed`.
+    public var rule: String
+    public var severity: Severity
+    /// 1-based line in the playlist checked (the current one, for update checks), when one applies.
+    public var line: Int?
+    public var message: String
+    public var fix: String
+    /// The file or URL, filled in by whoever knows it.
+    public var source: String?
+
+    public init(rule: String, severity: Severity = .error, line: Int?, message: String, fix: String? = nil, source: String? = nil) {
+        self.rule = rule
+        self.severity = severity
+        self.line = line
+        self.message = message
+        self.fix = fix ?? LintRules.fix(for: rule)
+        self.source = source
+    }
+
+    public var description: String {
+        let place = [source, line.map { "line \($0)" }].compactMap { $0 }.joined(separator: ":")
+        return "\(place.isEmpty ? "" : place + ": ")\(severity.rawValue): \(message) [\(rule)]\n  fix: \(fix)"
+    }
+}
+
+/// The catalogue of rule ids with the fix each one suggests.
+public enum LintRules {
+    public static let catalogue: [(id: String, fix: String)] = [
+        ("syntax.extm3u", "start the playlist with #EXTM3U on its own first line"),
+        ("syntax.attribute-list", "write attributes as NAME=VALUE separated by commas; quote strings"),
+        ("syntax.extinf", "write EXTINF:<decimal seconds>,<title>"),
+        ("syntax.segment-uri", "follow every EXTINF with the segment's URI line"),
+        ("syntax.orphan-uri", "put EXTINF (or EXT-X-STREAM-INF) before every URI line"),
+        ("syntax.integer", "write a non-negative decimal integer"),
+        ("syntax.decimal", "write a decimal number such as 6 or 6.006"),
+        ("syntax.byterange", "write the byte range as length[@offset]"),
+        ("syntax.missing-attribute", "add the attribute the tag requires"),
+        ("syntax.playlist-type", "use EVENT or VOD, or leave the tag out for live"),
+        ("targetduration.missing", "add EXT-X-TARGETDURATION with an integer of at least 1"),
+        ("targetduration.exceeded", "raise EXT-X-TARGETDURATION for the whole stream, or cut shorter segments"),
+        ("targetduration.changed", "keep EXT-X-TARGETDURATION constant for the life of the stream"),
+        ("version.too-low", "raise EXT-X-VERSION to the value the features in use need"),
+        ("version.not-lowest", "lower EXT-X-VERSION to the lowest value that covers what is used"),
+        ("live.playlist-type", "remove EXT-X-PLAYLIST-TYPE from a live playlist"),
+        ("live.window-too-short", "keep at least three target durations of segments in a live playlist"),
+        ("live.empty", "publish a live playlist only once it has segments"),
+        ("pdt.missing", "put EXT-X-PROGRAM-DATE-TIME on the segments: date ranges are placed by it"),
+        ("pdt.every-segment", "put EXT-X-PROGRAM-DATE-TIME on every segment, in UTC with milliseconds"),
+        ("pdt.format", "write EXT-X-PROGRAM-DATE-TIME as 2026-03-01T12:00:06.000Z"),
+        ("pdt.mapping-changed", "never change the date of a segment once published"),
+        ("daterange.id-missing", "give every EXT-X-DATERANGE a quoted ID"),
+        ("daterange.start-date-missing", "give the first tag of every date range a START-DATE"),
+        ("daterange.augment-shape", "repeat ID, CLASS and START-DATE with identical values in augmenting tags"),
+        ("daterange.duplicate-attribute", "write each attribute once per tag"),
+        ("daterange.attribute-type", "use the attribute's type: quoted string, unquoted decimal or 0x hex"),
+        ("daterange.date-format", "write dates as quoted ISO 8601 with a time zone"),
+        ("daterange.unknown-attribute", "prefix client-defined attributes with X-"),
+        ("daterange.end-on-next", "write END-ON-NEXT=YES or leave it out"),
+        ("daterange.conflict", "keep one value per attribute across all tags of an ID"),
+        ("daterange.end-date-mismatch", "make END-DATE equal START-DATE plus DURATION, or drop one of them"),
+        ("daterange.negative-duration", "end date ranges after they start"),
+        ("daterange.stale", "drop every tag of a date range once it ends before the first segment of the window"),
+        ("daterange.not-closed", "add a tag with DURATION once the live edge passes the planned end"),
+        ("daterange.attribute-changed", "never change a published attribute: cancel and place a new ID instead"),
+        ("daterange.attribute-removed", "keep every published attribute until the whole range leaves the window"),
+        ("daterange.removed-early", "remove a date range only before it starts, or after it ends before the window"),
+        ("interstitial.asset", "give each interstitial exactly one of X-ASSET-URI or X-ASSET-LIST"),
+        ("interstitial.asset-uri-absolute", "use an absolute http(s) URI for X-ASSET-URI and X-ASSET-LIST"),
+        ("interstitial.class", "set CLASS=\"com.apple.hls.interstitial\" on ranges that carry X-ASSET-URI or X-ASSET-LIST"),
+        ("interstitial.cue", "use PRE or POST, not both"),
+        ("interstitial.enumerated-value", "use one of the values the Interstitials appendix defines"),
+        ("interstitial.resume-offset-live", "leave X-RESUME-OFFSET out on live so players rejoin at the live offset"),
+        ("interstitial.playout-limit-duration", "add DURATION equal to X-PLAYOUT-LIMIT when ending a break early"),
+        ("scte35.hex", "write SCTE35-* as 0x followed by the hex of the whole splice_info_section"),
+        ("server-control.hold-back", "set HOLD-BACK to at least three target durations"),
+        ("server-control.can-skip-until", "set CAN-SKIP-UNTIL to at least six target durations"),
+        ("server-control.part-hold-back", "set PART-HOLD-BACK to at least twice PART-TARGET"),
+        ("parts.part-inf-missing", "add EXT-X-PART-INF:PART-TARGET=… when the playlist has parts"),
+        ("mediasequence.decreased", "never decrease EXT-X-MEDIA-SEQUENCE"),
+        ("mediasequence.uri-changed", "a media sequence number always names the same URI"),
+        ("segment.changed", "never change a published segment's duration"),
+        ("playlist.shrunk", "only remove segments from the head of a live playlist"),
+        ("playlist.endlist-removed", "never remove EXT-X-ENDLIST once published"),
+        ("discontinuity-sequence.wrong", "raise EXT-X-DISCONTINUITY-SEQUENCE by the discontinuities that slid out"),
+        ("renditions.targetduration-mismatch", "use the same EXT-X-TARGETDURATION in every rendition"),
+        ("renditions.daterange-mismatch", "render every rendition's date ranges from one schedule snapshot"),
+        ("renditions.pdt-mismatch", "give the same media sequence number the same date in every rendition"),
+        ("variant.bandwidth-missing", "give every variant a BANDWIDTH"),
+        ("variant.codecs-missing", "list CODECS on every variant so players can choose without downloading"),
+        ("variant.group-undefined", "define an EXT-X-MEDIA for every group a variant names"),
+        ("variant.video-range", "use SDR, HLG or PQ"),
+        ("variant.none", "list at least one variant"),
+    ]
+
+    private static let fixes: [String: String] = Dictionary(uniqueKeysWithValues: catalogue.map { ($0.id, $0.fix) })
+
+    public static func fix(for rule: String) -> String { fixes[rule] ?? "see hls-rules.md" }
+}
