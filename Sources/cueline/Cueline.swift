@@ -12,7 +12,7 @@ struct Cueline: AsyncParsableCommand {
             The database is named by DATABASE_URL (postgresql://user@host:port/db) or libpq's PG* variables.
             Exit codes: 0 ok, 1 failure, 2 usage error, 3 conflict (someone changed the schedule first).
             """,
-        subcommands: [Migrate.self]
+        subcommands: [Migrate.self, LintCommand.self]
     )
 
     static func main() async {
@@ -48,6 +48,8 @@ struct Cueline: AsyncParsableCommand {
             (code, message) = (ExitStatus.failure, error.description)
         case let error as CLIError:
             (code, message) = (error.exitCode, error.message)
+        case let error as ExitCode:
+            Foundation.exit(error.rawValue)
         default:
             // ArgumentParser's own errors: help, version, usage.
             let exitCode = Cueline.exitCode(for: error)

@@ -24,7 +24,13 @@ public struct Finding: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 
     public var description: String {
-        let place = [source, line.map { "line \($0)" }].compactMap { $0 }.joined(separator: ":")
+        let place: String
+        switch (source, line) {
+        case let (source?, line?): place = "\(source):\(line)"
+        case let (source?, nil): place = source
+        case let (nil, line?): place = "line \(line)"
+        case (nil, nil): place = ""
+        }
         return "\(place.isEmpty ? "" : place + ": ")\(severity.rawValue): \(message) [\(rule)]\n  fix: \(fix)"
     }
 }

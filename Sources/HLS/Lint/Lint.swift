@@ -347,7 +347,7 @@ public enum Lint {
 
     /// Every date range tag rendered, in order: the unit of comparison across renditions.
     static func renderedRanges(_ playlist: MediaPlaylist) -> [String] {
-        playlist.dateRanges.map { (try? PlaylistRenderer.render($0)) ?? "\($0)" }
+        playlist.dateRanges.map { (try? PlaylistRenderer.render($0))?.dropLast().description ?? "\($0)" }
     }
 
     /// The end of the last segment on the program timeline (the live edge).
