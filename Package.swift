@@ -65,7 +65,7 @@ let package = Package(
         ),
         .executableTarget(name: "cueline-bench", dependencies: ["HLS"], path: "Benchmarks/HLSBenchmarks"),
         .testTarget(name: "HLSTests", dependencies: ["HLS"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "ScheduleTests", dependencies: ["Schedule"]),
+        .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS"], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["EventStore", "HLS"], path: "Tests/TestSupport"),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "HLS", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "EventStore"]),

@@ -1,0 +1,110 @@
+import HLS
+
+/// A break as placed: everything the placing tag publishes.
+public struct BreakSpec: Hashable, Sendable, Codable {
+    public var id: String
+    public var start: Timestamp
+    public var plannedDurationMilliseconds: Int64
+    public var asset: BreakAsset
+    public var restrict: [DateRange.Restriction]?
+    public var snap: [DateRange.Snap]?
+    public var cue: [DateRange.Cue]?
+    public var timelineOccupies: DateRange.TimelineOccupies?
+    public var timelineStyle: DateRange.TimelineStyle?
+    public var contentMayVary: Bool?
+    public var clientAttributes: [ClientAttribute]
+
+    public init(
+        id: String, start: Timestamp, plannedDurationMilliseconds: Int64, asset: BreakAsset,
+        restrict: [DateRange.Restriction]? = nil, snap: [DateRange.Snap]? = nil, cue: [DateRange.Cue]? = nil,
+        timelineOccupies: DateRange.TimelineOccupies? = nil, timelineStyle: DateRange.TimelineStyle? = nil,
+        contentMayVary: Bool? = nil, clientAttributes: [ClientAttribute] = []
+    ) {
+        self.id = id
+        self.start = start
+        self.plannedDurationMilliseconds = plannedDurationMilliseconds
+        self.asset = asset
+        self.restrict = restrict
+        self.snap = snap
+        self.cue = cue
+        self.timelineOccupies = timelineOccupies
+        self.timelineStyle = timelineStyle
+        self.contentMayVary = contentMayVary
+        self.clientAttributes = clientAttributes
+    }
+
+    public var plannedEnd: Timestamp { start.adding(milliseconds: plannedDurationMilliseconds) }
+}
+
+/// What plays in the break.
+public enum BreakAsset: Hashable, Sendable, Codable {
+    /// One VOD playlist: `X-ASSET-URI`.
+    case uri(String)
+    /// An external asset-list endpoint (an ad decision server): `X-ASSET-LIST`.
+    case list(String)
+    /// A pod of assets this service lists at its own asset-list endpoint: `X-ASSET-LIST` pointing here.
+    case pod([PodAsset])
+}
+
+/// One asset of a pod: an absolute VOD playlist URI and its duration.
+public struct PodAsset: Hashable, Sendable, Codable {
+    public var uri: String
+    public var durationMilliseconds: Int64
+
+    public init(uri: String, durationMilliseconds: Int64) {
+        self.uri = uri
+        self.durationMilliseconds = durationMilliseconds
+    }
+}
+
+/// How a break ended early.
+public enum EarlyReturnKind: String, Hashable, Sendable, Codable {
+    /// `cueline break limit`: an explicit playout limit.
+    case playoutLimit = "playout-limit"
+    /// `cueline event cancel-current`: return at the live edge.
+    case cancelCurrent = "cancel-current"
+    /// An SCTE-35 return / splice-in.
+    case scte35Return = "scte35-return"
+}
+
+/// Who did something and when, as recorded on the event.
+public struct Attribution: Hashable, Sendable, Codable {
+    public var at: Timestamp
+    public var actor: String
+    public var source: String
+
+    public init(at: Timestamp, actor: String, source: String) {
+        self.at = at
+        self.actor = actor
+        self.source = source
+    }
+}
+
+/// A break and what happened to it so far.
+public struct BreakState: Hashable, Sendable, Codable {
+    public var spec: BreakSpec
+    public var placed: Attribution
+    public var playoutLimitMilliseconds: Int64?
+    public var limited: Attribution?
+    public var limitKind: EarlyReturnKind?
+    public var cancelled: Attribution?
+
+    public var id: String { spec.id }
+    public var start: Timestamp { spec.start }
+    /// How long it plays: the playout limit if one was set, else the planned duration.
+    public var effectiveDurationMilliseconds: Int64 { playoutLimitMilliseconds ?? spec.plannedDurationMilliseconds }
+    public var end: Timestamp { spec.start.adding(milliseconds: effectiveDurationMilliseconds) }
+    public var isCancelled: Bool { cancelled != nil }
+
+    /// Where the break stands when the live edge is at `liveEdge`.
+    public func phase(liveEdge: Timestamp) -> Phase {
+        if isCancelled { return .cancelled }
+        if liveEdge <= start { return .scheduled }
+        if liveEdge < end { return .onAir }
+        return playoutLimitMilliseconds == nil ? .aired : .endedEarly
+    }
+
+    public enum Phase: String, Hashable, Sendable, Codable {
+        case scheduled, onAir = "on-air", endedEarly = "ended-early", aired, cancelled
+    }
+}

@@ -1,0 +1,158 @@
+import HLS
+
+/// Decides what a command does to a channel at `now`: the events to append, or why not. Pure.
+///
+/// - Parameters:
+///   - now: when the command arrived; break starts given relative to it and the live edge come from it.
+public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timestamp) throws(ScheduleError) -> [ScheduleEvent] {
+    if case .createChannel(let config) = command {
+        guard state.config == nil else { throw .channelExists(state.channel) }
+        guard config.id == state.channel else {
+            throw .invalidField("channel", "the configuration is for \(config.id), not \(state.channel)")
+        }
+        try config.validate()
+        return [.channelCreated(config)]
+    }
+    guard let config = state.config else { throw .unknownChannel(state.channel) }
+    let timeline = Timeline(config)
+    let liveEdge = timeline.liveEdge(at: now)
+
+    switch command {
+    case .createChannel:
+        preconditionFailure("handled above")
+
+    case .updateRenditions(let renditions):
+        var updated = config
+        updated.renditions = renditions
+        try updated.validate()
+        return [.renditionsUpdated(renditions)]
+
+    case .placeBreak(let request):
+        let id = request.id ?? generatedBreakID(state)
+        guard isIdentifier(id) else {
+            throw .invalidField("id", "\(id.debugDescription) must be 1–64 characters of a-z, 0-9, '-' or '_'")
+        }
+        guard state.breakState(id) == nil else { throw .breakIDReused(id) }
+        guard (1...3_600_000).contains(request.plannedDurationMilliseconds) else {
+            throw .invalidField("duration", "must be more than 0 and at most 3600 seconds")
+        }
+        let start: Timestamp
+        switch request.start {
+        case .at(let time): start = time
+        case .inMilliseconds(let delay):
+            guard delay >= 0 else { throw .invalidField("in", "must not be negative") }
+            start = now.adding(milliseconds: delay)
+        }
+        guard start >= liveEdge, start >= config.epoch else { throw .startBehindLiveEdge(start: start, liveEdge: liveEdge) }
+        let end = start.adding(milliseconds: request.plannedDurationMilliseconds)
+        for other in state.breaks where !other.isCancelled && other.start < end && start < other.end {
+            throw .overlap(id: id, otherID: other.id, otherStart: other.start, otherEnd: other.end)
+        }
+        try validateAsset(request.asset)
+        try validateAttributes(request)
+        return [
+            .breakPlaced(
+                BreakSpec(
+                    id: id, start: start, plannedDurationMilliseconds: request.plannedDurationMilliseconds,
+                    asset: request.asset, restrict: request.restrict, snap: request.snap, cue: request.cue,
+                    timelineOccupies: request.timelineOccupies, timelineStyle: request.timelineStyle,
+                    contentMayVary: request.contentMayVary, clientAttributes: request.clientAttributes))
+        ]
+
+    case .setPlayoutLimit(let id, let limit):
+        guard let current = state.breakState(id) else { throw .unknownBreak(channel: state.channel, id: id) }
+        guard !current.isCancelled else { throw .alreadyCancelled(id: id) }
+        guard current.playoutLimitMilliseconds == nil else {
+            throw .alreadyLimited(id: id, limit: DecimalNumber(milliseconds: current.playoutLimitMilliseconds!))
+        }
+        guard liveEdge > current.start else { throw .notOnAir(id: id, start: current.start, liveEdge: liveEdge) }
+        guard liveEdge < current.end else { throw .alreadyEnded(id: id, end: current.end) }
+        let played = liveEdge.milliseconds(since: current.start)
+        guard limit >= played else {
+            throw .limitBelowPlayed(id: id, limit: DecimalNumber(milliseconds: limit), played: DecimalNumber(milliseconds: played))
+        }
+        guard limit < current.spec.plannedDurationMilliseconds else {
+            throw .limitNotBelowPlanned(
+                id: id, limit: DecimalNumber(milliseconds: limit),
+                planned: DecimalNumber(milliseconds: current.spec.plannedDurationMilliseconds))
+        }
+        return [.playoutLimitSet(id: id, limitMilliseconds: limit, kind: .playoutLimit)]
+
+    case .cancelCurrentEvent:
+        guard let current = state.breaks.first(where: { $0.phase(liveEdge: liveEdge) == .onAir }) else {
+            throw .nothingOnAir(channel: state.channel, liveEdge: liveEdge)
+        }
+        guard current.playoutLimitMilliseconds == nil else {
+            throw .alreadyLimited(id: current.id, limit: DecimalNumber(milliseconds: current.playoutLimitMilliseconds!))
+        }
+        // Return at the live edge: viewers play about three target durations behind it, so the limit reaches
+        // them before their playhead does.
+        return [.playoutLimitSet(id: current.id, limitMilliseconds: liveEdge.milliseconds(since: current.start), kind: .cancelCurrent)]
+
+    case .cancelBreak(let id):
+        guard let current = state.breakState(id) else { throw .unknownBreak(channel: state.channel, id: id) }
+        switch current.phase(liveEdge: liveEdge) {
+        case .cancelled: throw .alreadyCancelled(id: id)
+        case .onAir: throw .cancelOnAir(id: id, start: current.start)
+        case .aired, .endedEarly: throw .alreadyEnded(id: id, end: current.end)
+        case .scheduled: return [.breakCancelled(id: id)]
+        }
+    }
+}
+
+/// `brk-<next version>`, which no earlier generated id can equal; skips ids callers chose themselves.
+func generatedBreakID(_ state: ChannelState) -> String {
+    var candidate = state.version + 1
+    while state.breakState("brk-\(candidate)") != nil { candidate += 1 }
+    return "brk-\(candidate)"
+}
+
+private func validateURI(_ uri: String, field: String) throws(ScheduleError) {
+    guard uri.hasPrefix("http://") || uri.hasPrefix("https://"), uri.count > 8,
+        !uri.contains(where: { $0 == "\"" || $0.isNewline || $0 == " " })
+    else {
+        throw .invalidField(field, "\(uri.debugDescription) must be an absolute http(s) URL without spaces or quotes")
+    }
+}
+
+private func validateAsset(_ asset: BreakAsset) throws(ScheduleError) {
+    switch asset {
+    case .uri(let uri): try validateURI(uri, field: "asset_uri")
+    case .list(let uri): try validateURI(uri, field: "asset_list")
+    case .pod(let assets):
+        guard !assets.isEmpty else { throw .invalidField("pod", "a pod needs at least one asset") }
+        for asset in assets {
+            try validateURI(asset.uri, field: "pod")
+            guard asset.durationMilliseconds > 0 else { throw .invalidField("pod", "asset durations must be positive") }
+        }
+    }
+}
+
+private func validateAttributes(_ request: PlaceBreak) throws(ScheduleError) {
+    if let restrict = request.restrict, Set(restrict).count != restrict.count {
+        throw .invalidField("restrict", "lists a value twice")
+    }
+    if let snap = request.snap, Set(snap).count != snap.count { throw .invalidField("snap", "lists a value twice") }
+    if let cue = request.cue, cue.contains(.pre) && cue.contains(.post) {
+        throw .invalidField("cue", "cannot be both PRE and POST")
+    }
+    var names: Set<String> = []
+    for attribute in request.clientAttributes {
+        let name = attribute.name
+        guard name.hasPrefix("X-"), name.count > 2,
+            name.utf8.allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D })
+        else { throw .invalidField("attr", "\(name.debugDescription) must be X- followed by A-Z, 0-9 or '-'") }
+        guard !reservedClientAttributes.contains(name) else {
+            throw .invalidField("attr", "\(name) is set by Cueline itself; use the dedicated option")
+        }
+        guard names.insert(name).inserted else { throw .invalidField("attr", "\(name) is given twice") }
+        if case .string(let value) = attribute.value, value.contains(where: { $0 == "\"" || $0.isNewline }) {
+            throw .invalidField("attr", "\(name): a value cannot hold a double quote or a line break")
+        }
+    }
+}
+
+let reservedClientAttributes: Set<String> = [
+    "X-ASSET-URI", "X-ASSET-LIST", "X-RESUME-OFFSET", "X-PLAYOUT-LIMIT", "X-SNAP", "X-RESTRICT", "X-CONTENT-MAY-VARY",
+    "X-TIMELINE-OCCUPIES", "X-TIMELINE-STYLE", "X-SKIP-CONTROL-OFFSET", "X-SKIP-CONTROL-DURATION", "X-SKIP-CONTROL-LABEL-ID",
+]

@@ -1,0 +1,152 @@
+import HLS
+
+/// Builds a channel's playlists from its configuration, its schedule and a tick time. Pure: the same inputs
+/// give the same playlists, which is what makes replay exact and lets instances serve without a leader.
+public enum PlaylistBuilder {
+    /// The media playlist of one rendition at `tick`, or nil before the first segment has ended.
+    public static func mediaPlaylist(
+        config: ChannelConfig, state: ChannelState, rendition: RenditionConfig, at tick: Timestamp
+    ) -> MediaPlaylist? {
+        let timeline = Timeline(config)
+        let window = timeline.window(at: tick)
+        guard !window.isEmpty else { return nil }
+        let placed = dateRanges(config: config, state: state, window: window)
+        var segments: [Segment] = []
+        segments.reserveCapacity(window.count)
+        for n in window {
+            var tags: [SegmentTag] = []
+            if let loop = config.loopSegments, n > 0, n % Int64(loop) == 0 { tags.append(.discontinuity) }
+            if n == window.lowerBound, let map = rendition.mapURI { tags.append(.map(MediaInitialization(uri: map))) }
+            tags.append(.programDateTime(timeline.segmentStart(n)))
+            for range in placed.bySegment[n] ?? [] { tags.append(.dateRange(range)) }
+            segments.append(
+                Segment(duration: DecimalNumber(milliseconds: config.segmentDurationMilliseconds), uri: rendition.segmentURI(n), tags: tags))
+        }
+        var discontinuitySequence: Int64 = 0
+        if let loop = config.loopSegments, window.lowerBound > 0 {
+            discontinuitySequence = (window.lowerBound - 1) / Int64(loop)
+        }
+        return MediaPlaylist(
+            version: rendition.mapURI != nil ? 6 : 3, targetDuration: config.targetDuration,
+            mediaSequence: window.lowerBound, discontinuitySequence: discontinuitySequence,
+            independentSegments: rendition.mapURI != nil, segments: segments, trailingTags: placed.trailing.map { .dateRange($0) })
+    }
+
+    /// The multivariant playlist: one variant per rendition, media playlists named `<rendition>.m3u8`.
+    public static func multivariant(config: ChannelConfig) -> MultivariantPlaylist {
+        MultivariantPlaylist(
+            version: 3, independentSegments: config.renditions.contains { $0.mapURI != nil },
+            variants: config.renditions.map { rendition in
+                Variant(
+                    bandwidth: rendition.bandwidth, codecs: rendition.codecs, resolution: rendition.resolution.flatMap { Resolution($0) },
+                    frameRate: rendition.frameRate, uri: "\(rendition.name).m3u8")
+            })
+    }
+
+    /// The date ranges in the window, placed: before the segment holding their start, on the first segment
+    /// if they started before the window, after the last segment if they start at or after the live edge.
+    public static func dateRanges(config: ChannelConfig, state: ChannelState, window: Range<Int64>) -> PlacedDateRanges {
+        let timeline = Timeline(config)
+        let windowStart = timeline.segmentStart(window.lowerBound)
+        let liveEdge = timeline.segmentStart(window.upperBound)
+        var placed = PlacedDateRanges()
+        for item in state.breaks where !item.isCancelled {
+            // Garbage-collect all tags of an ID together once the range ends before the window's first segment.
+            guard item.end > windowStart else { continue }
+            var tags = [placingTag(item.spec, config: config)]
+            if let limit = item.playoutLimitMilliseconds {
+                tags.append(closingTag(item.spec, duration: limit, playoutLimit: true))
+            } else if liveEdge >= item.spec.plannedEnd {
+                tags.append(closingTag(item.spec, duration: item.spec.plannedDurationMilliseconds, playoutLimit: false))
+            }
+            if item.start >= liveEdge {
+                placed.trailing += tags
+            } else {
+                let holding = item.start.milliseconds(since: config.epoch) / config.segmentDurationMilliseconds
+                placed.bySegment[max(window.lowerBound, holding), default: []] += tags
+            }
+        }
+        return placed
+    }
+
+    /// The tag published when the break is placed; it never changes afterwards.
+    static func placingTag(_ spec: BreakSpec, config: ChannelConfig) -> DateRange {
+        var range = DateRange(
+            id: spec.id, classAttribute: DateRange.interstitialClass, startDate: spec.start, cue: spec.cue,
+            plannedDuration: DecimalNumber(milliseconds: spec.plannedDurationMilliseconds), snap: spec.snap,
+            restrict: spec.restrict, contentMayVary: spec.contentMayVary, timelineOccupies: spec.timelineOccupies,
+            timelineStyle: spec.timelineStyle, clientAttributes: spec.clientAttributes)
+        switch spec.asset {
+        case .uri(let uri): range.assetURI = withInterstitialID(uri, spec.id)
+        case .list(let uri): range.assetList = withInterstitialID(uri, spec.id)
+        case .pod: range.assetList = assetListURI(config: config, breakID: spec.id)
+        }
+        return range
+    }
+
+    /// The augmenting tag: same ID, CLASS, START-DATE, plus DURATION (and X-PLAYOUT-LIMIT on an early return).
+    static func closingTag(_ spec: BreakSpec, duration: Int64, playoutLimit: Bool) -> DateRange {
+        DateRange(
+            id: spec.id, classAttribute: DateRange.interstitialClass, startDate: spec.start,
+            duration: DecimalNumber(milliseconds: duration),
+            playoutLimit: playoutLimit ? DecimalNumber(milliseconds: duration) : nil)
+    }
+
+    /// This service's asset-list URL for a pod break.
+    public static func assetListURI(config: ChannelConfig, breakID: String) -> String {
+        let base = config.publicBaseURL.hasSuffix("/") ? String(config.publicBaseURL.dropLast()) : config.publicBaseURL
+        return "\(base)/channels/\(config.id)/breaks/\(breakID)/assets.json?_HLS_interstitial_id=\(breakID)"
+    }
+
+    static func withInterstitialID(_ uri: String, _ id: String) -> String {
+        uri + (uri.contains("?") ? "&" : "?") + "_HLS_interstitial_id=" + id
+    }
+
+    /// The asset list JSON (`{"ASSETS":[…]}`) of a break at `startOffset` seconds into it, or nil for an unknown id.
+    /// A cancelled break answers an empty list, which makes players skip it.
+    public static func assetList(state: ChannelState, breakID: String, startOffsetMilliseconds: Int64 = 0) -> String? {
+        guard let item = state.breakState(breakID) else { return nil }
+        var assets: [PodAsset] = []
+        if !item.isCancelled {
+            switch item.spec.asset {
+            case .pod(let pod): assets = pod
+            case .uri(let uri): assets = [PodAsset(uri: uri, durationMilliseconds: item.spec.plannedDurationMilliseconds)]
+            case .list: assets = []
+            }
+        }
+        // Trim what a player joining mid-break has already missed.
+        var elapsed: Int64 = 0
+        var kept: [PodAsset] = []
+        for asset in assets {
+            if elapsed + asset.durationMilliseconds > startOffsetMilliseconds { kept.append(asset) }
+            elapsed += asset.durationMilliseconds
+        }
+        let items = kept.map { #"{"URI":\#(jsonString($0.uri)),"DURATION":\#(DecimalNumber(milliseconds: $0.durationMilliseconds))}"# }
+        return #"{"ASSETS":[\#(items.joined(separator: ","))]}"#
+    }
+}
+
+/// Date ranges of one window, already placed.
+public struct PlacedDateRanges: Hashable, Sendable {
+    public var bySegment: [Int64: [DateRange]] = [:]
+    public var trailing: [DateRange] = []
+}
+
+/// A JSON string literal with the escapes RFC 8259 requires.
+public func jsonString(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case _ where scalar.value < 0x20:
+            let hex = String(scalar.value, radix: 16)
+            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}

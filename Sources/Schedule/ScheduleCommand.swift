@@ -1,0 +1,63 @@
+import HLS
+
+/// What an operator or automation asks for. Imperative; validated by `decide`.
+public enum ScheduleCommand: Hashable, Sendable, Codable {
+    case createChannel(ChannelConfig)
+    case updateRenditions([RenditionConfig])
+    case placeBreak(PlaceBreak)
+    case setPlayoutLimit(id: String, limitMilliseconds: Int64)
+    case cancelCurrentEvent
+    case cancelBreak(id: String)
+
+    /// A short name for logs and metrics labels.
+    public var name: String {
+        switch self {
+        case .createChannel: return "create-channel"
+        case .updateRenditions: return "update-renditions"
+        case .placeBreak: return "place-break"
+        case .setPlayoutLimit: return "set-playout-limit"
+        case .cancelCurrentEvent: return "cancel-current-event"
+        case .cancelBreak: return "cancel-break"
+        }
+    }
+}
+
+/// `place break`: the start is absolute or relative to the moment the command is decided.
+public struct PlaceBreak: Hashable, Sendable, Codable {
+    public enum Start: Hashable, Sendable, Codable {
+        case at(Timestamp)
+        case inMilliseconds(Int64)
+    }
+
+    /// Caller-chosen id, or nil for one generated from the channel's version.
+    public var id: String?
+    public var start: Start
+    public var plannedDurationMilliseconds: Int64
+    public var asset: BreakAsset
+    public var restrict: [DateRange.Restriction]?
+    public var snap: [DateRange.Snap]?
+    public var cue: [DateRange.Cue]?
+    public var timelineOccupies: DateRange.TimelineOccupies?
+    public var timelineStyle: DateRange.TimelineStyle?
+    public var contentMayVary: Bool?
+    public var clientAttributes: [ClientAttribute]
+
+    public init(
+        id: String? = nil, start: Start, plannedDurationMilliseconds: Int64, asset: BreakAsset,
+        restrict: [DateRange.Restriction]? = nil, snap: [DateRange.Snap]? = nil, cue: [DateRange.Cue]? = nil,
+        timelineOccupies: DateRange.TimelineOccupies? = nil, timelineStyle: DateRange.TimelineStyle? = nil,
+        contentMayVary: Bool? = nil, clientAttributes: [ClientAttribute] = []
+    ) {
+        self.id = id
+        self.start = start
+        self.plannedDurationMilliseconds = plannedDurationMilliseconds
+        self.asset = asset
+        self.restrict = restrict
+        self.snap = snap
+        self.cue = cue
+        self.timelineOccupies = timelineOccupies
+        self.timelineStyle = timelineStyle
+        self.contentMayVary = contentMayVary
+        self.clientAttributes = clientAttributes
+    }
+}

@@ -1,0 +1,41 @@
+import HLS
+
+/// The clock-source arithmetic of a channel: segment n covers [epoch + n·d, epoch + (n+1)·d).
+public struct Timeline: Hashable, Sendable {
+    public var epoch: Timestamp
+    public var segmentMilliseconds: Int64
+    public var windowSegments: Int
+
+    public init(_ config: ChannelConfig) {
+        epoch = config.epoch
+        segmentMilliseconds = config.segmentDurationMilliseconds
+        windowSegments = config.windowSegments
+    }
+
+    /// The number of segments that have ended at `time` (so the last one is `count - 1`).
+    public func completedSegments(at time: Timestamp) -> Int64 {
+        let elapsed = time.milliseconds(since: epoch)
+        guard elapsed > 0 else { return 0 }
+        return elapsed / segmentMilliseconds
+    }
+
+    /// The live edge at `time`: the end of the last segment that has ended.
+    public func liveEdge(at time: Timestamp) -> Timestamp {
+        segmentStart(completedSegments(at: time))
+    }
+
+    public func segmentStart(_ n: Int64) -> Timestamp {
+        epoch.adding(milliseconds: n * segmentMilliseconds)
+    }
+
+    /// The segment numbers in the window at `time`; empty before the first segment has ended.
+    public func window(at time: Timestamp) -> Range<Int64> {
+        let end = completedSegments(at: time)
+        return max(0, end - Int64(windowSegments))..<end
+    }
+
+    /// The instant the next segment ends after `time` (when the next tick is due).
+    public func nextBoundary(after time: Timestamp) -> Timestamp {
+        segmentStart(max(0, completedSegments(at: time)) + (time < epoch ? 0 : 1))
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import HLS
+import Schedule
+import Testing
+
+/// A log (commands at times) and a list of ticks; the rendered playlists are compared byte for byte with
+/// `Fixtures/sequences/<name>.txt`. Set CUELINE_RECORD_GOLDEN=1 to re-record on purpose.
+struct Scenario: CustomStringConvertible, Sendable {
+    var name: String
+    /// Commands by the second (after the epoch) they are decided at.
+    var commands: [(Double, ScheduleCommand)]
+    var ticks: [Double]
+    var renditions: [String] = ["720p"]
+
+    var description: String { name }
+}
+
+let scenarios: [Scenario] = [
+    Scenario(name: "future-break", commands: [(60, place("brk-1", start: 90, duration: 30))], ticks: [60, 66, 72, 78, 84, 90]),
+    Scenario(name: "on-air", commands: [(60, place("brk-1", start: 90, duration: 30))], ticks: [90, 96, 102, 108]),
+    Scenario(
+        name: "early-return-12s-of-30s",
+        commands: [(60, place("brk-1", start: 90, duration: 30)), (103.5, .cancelCurrentEvent)],
+        ticks: [96, 102, 103.5, 108, 114, 120, 126, 132]),
+    Scenario(
+        name: "cancel-before-start", commands: [(60, place("brk-1", start: 90, duration: 30)), (73, .cancelBreak(id: "brk-1"))],
+        ticks: [66, 72, 73, 78, 90, 96]),
+    Scenario(name: "natural-end", commands: [(60, place("brk-1", start: 90, duration: 30))], ticks: [114, 120, 126, 144, 150]),
+    Scenario(
+        name: "back-to-back",
+        commands: [(60, place("brk-1", start: 90, duration: 30)), (61, place("brk-2", start: 120, duration: 12, asset: .pod([PodAsset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: 12_000)])))],
+        ticks: [84, 96, 120, 126, 132, 138, 150, 156]),
+    Scenario(
+        name: "three-renditions", commands: [(60, place("brk-1", start: 90, duration: 30)), (103.5, .cancelCurrentEvent)],
+        ticks: [102, 103.5], renditions: ["720p", "480p", "360p"]),
+]
+
+@Suite("Playlist sequences")
+struct PlaylistSequenceTests {
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/sequences")
+
+    @Test("rendered sequence equals the golden file; every step passes lint", arguments: scenarios)
+    func sequence(scenario: Scenario) throws {
+        var channel = try Channel()
+        var pending = scenario.commands
+        var transcript = ""
+        var previous: [String: String] = [:]
+        for tick in scenario.ticks {
+            while let (time, command) = pending.first, time <= tick {
+                try channel.apply(command, at: at(time))
+                pending.removeFirst()
+            }
+            var parsed: [(name: String, parsed: ParsedMediaPlaylist)] = []
+            for rendition in scenario.renditions {
+                let text = try channel.render(rendition, at: at(tick))
+                transcript += "=== \(at(tick).iso8601) \(rendition)\n" + text
+                let current = try PlaylistParser.parseMedia(text)
+                #expect(Lint.check(current).isEmpty, "\(scenario.name) \(rendition) at \(tick): \(Lint.check(current))")
+                if let before = previous[rendition] {
+                    let findings = Lint.checkUpdate(previous: try PlaylistParser.parseMedia(before), current: current)
+                    #expect(findings.isEmpty, "\(scenario.name) \(rendition) \(tick): \(findings)")
+                }
+                previous[rendition] = text
+                parsed.append((rendition, current))
+            }
+            let across = Lint.checkRenditions(parsed)
+            #expect(across.isEmpty, "\(across)")
+        }
+        let file = Self.directory.appendingPathComponent(scenario.name + ".txt")
+        if ProcessInfo.processInfo.environment["CUELINE_RECORD_GOLDEN"] == "1" {
+            try Data(transcript.utf8).write(to: file)
+        }
+        let golden = try String(contentsOf: file, encoding: .utf8)
+        #expect(transcript == golden, "re-record with CUELINE_RECORD_GOLDEN=1 only if the change is intended")
+    }
+
+    @Test("the early return publishes DURATION and X-PLAYOUT-LIMIT equal to the time played at the live edge")
+    func earlyReturnValues() throws {
+        var channel = try Channel()
+        try channel.apply(place("brk-1", start: 90, duration: 30), at: at(60))
+        let events = try channel.apply(.cancelCurrentEvent, at: at(103.5))
+        #expect(events == [.playoutLimitSet(id: "brk-1", limitMilliseconds: 12_000, kind: .cancelCurrent)])
+        let text = try channel.render("720p", at: at(103.5))
+        #expect(text.contains(#"#EXT-X-DATERANGE:ID="brk-1",CLASS="com.apple.hls.interstitial",START-DATE="2026-03-01T12:01:30.000Z",DURATION=12.000,X-PLAYOUT-LIMIT=12.000"#))
+    }
+
+    @Test("all tags of a break are dropped together once it ends before the window")
+    func garbageCollection() throws {
+        var channel = try Channel()
+        try channel.apply(place("brk-1", start: 90, duration: 30), at: at(60))
+        // Ends at 120 s; the 5-segment window starts at 120 s from the tick at 150 s.
+        #expect(try channel.render("720p", at: at(149.9)).contains("brk-1"))
+        #expect(try !channel.render("720p", at: at(150)).contains("brk-1"))
+    }
+
+    @Test("a cancelled break's asset list is empty; a pod's lists its assets, trimmed by the start offset")
+    func assetLists() throws {
+        var channel = try Channel()
+        let pod = [PodAsset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: 15_000), PodAsset(uri: "https://ads.example.com/b.m3u8", durationMilliseconds: 15_000)]
+        try channel.apply(place("brk-1", start: 90, duration: 30, asset: .pod(pod)), at: at(60))
+        try channel.apply(place("brk-2", start: 200, duration: 30, asset: .pod(pod)), at: at(60))
+        #expect(PlaylistBuilder.assetList(state: channel.state, breakID: "brk-1") == #"{"ASSETS":[{"URI":"https://ads.example.com/a.m3u8","DURATION":15.000},{"URI":"https://ads.example.com/b.m3u8","DURATION":15.000}]}"#)
+        #expect(PlaylistBuilder.assetList(state: channel.state, breakID: "brk-1", startOffsetMilliseconds: 16_000) == #"{"ASSETS":[{"URI":"https://ads.example.com/b.m3u8","DURATION":15.000}]}"#)
+        try channel.apply(.cancelBreak(id: "brk-2"), at: at(61))
+        #expect(PlaylistBuilder.assetList(state: channel.state, breakID: "brk-2") == #"{"ASSETS":[]}"#)
+        #expect(PlaylistBuilder.assetList(state: channel.state, breakID: "nope") == nil)
+        #expect(try channel.render("720p", at: at(96)).contains(#"X-ASSET-LIST="http://127.0.0.1:8080/channels/demo/breaks/brk-1/assets.json?_HLS_interstitial_id=brk-1""#))
+    }
+
+    @Test("a looping channel marks each loop with a discontinuity and counts them")
+    func loop() throws {
+        var config = demoConfig()
+        config.loopSegments = 4
+        let channel = try Channel(config)
+        let text = try channel.render("720p", at: at(60))  // window 5...9
+        #expect(text.contains("#EXT-X-DISCONTINUITY-SEQUENCE:1\n"))
+        #expect(text.components(separatedBy: "#EXT-X-DISCONTINUITY\n").count == 2)  // before segment 8
+        let next = try channel.render("720p", at: at(66))  // window 6...10
+        #expect(Lint.checkUpdate(previous: try PlaylistParser.parseMedia(text), current: try PlaylistParser.parseMedia(next)).isEmpty)
+    }
+}
