@@ -12,6 +12,12 @@ public protocol EventStore: Sendable {
     ///   A retry of an applied command (same id, same request) returns the original result with `replayed`.
     func append(_ request: AppendRequest) async throws -> AppendResult
 
+    /// The stored result of an applied command, so that a retry is answered before it is decided again.
+    ///
+    /// - Returns: nil when the command id is unknown.
+    /// - Throws: `StoreError.commandIDReused` when the id was used for a different request.
+    func previousResult(of request: AppendRequest) async throws -> AppendResult?
+
     /// Events with a global position greater than `position`, in position order, at most `limit`.
     func read(after position: Int64, limit: Int) async throws -> [RecordedEvent]
 
@@ -20,6 +26,9 @@ public protocol EventStore: Sendable {
 
     /// The channel's current version (0 for a channel with no events).
     func version(of channel: String) async throws -> Int64
+
+    /// Every channel with at least one event, sorted.
+    func channelIDs() async throws -> [String]
 
     /// The highest committed global position (0 for an empty log).
     func headPosition() async throws -> Int64

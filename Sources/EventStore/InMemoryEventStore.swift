@@ -53,6 +53,14 @@ public actor InMemoryEventStore: EventStore {
         return result
     }
 
+    public func previousResult(of request: AppendRequest) throws -> AppendResult? {
+        guard let existing = commands[request.command.commandID] else { return nil }
+        guard existing.hash == request.requestHash else { throw StoreError.commandIDReused(commandID: request.command.commandID) }
+        var result = existing.result
+        result.replayed = true
+        return result
+    }
+
     public func read(after position: Int64, limit: Int) -> [RecordedEvent] {
         let start = Int(max(0, position))
         guard start < events.count else { return [] }
@@ -65,6 +73,10 @@ public actor InMemoryEventStore: EventStore {
 
     public func version(of channel: String) -> Int64 {
         versions[channel] ?? 0
+    }
+
+    public func channelIDs() -> [String] {
+        versions.filter { $0.value > 0 }.keys.sorted()
     }
 
     public func headPosition() -> Int64 {

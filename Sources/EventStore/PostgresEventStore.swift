@@ -115,6 +115,12 @@ public struct PostgresEventStore: EventStore {
         return AppendResult(channel: channel, events: recorded, version: newVersion, replayed: false)
     }
 
+    public func previousResult(of request: AppendRequest) async throws -> AppendResult? {
+        try await mapErrors {
+            try await pool.withConnection { try await Self.previousResult(of: request, on: $0) }
+        }
+    }
+
     private static func previousResult(of request: AppendRequest, on connection: PostgresConnection) async throws
         -> AppendResult?
     {
@@ -162,6 +168,15 @@ public struct PostgresEventStore: EventStore {
             try await pool.withConnection { connection in
                 try await connection.query("SELECT version FROM cueline_streams WHERE channel = \(channel)")
                     .scalar().flatMap { Int64($0) } ?? 0
+            }
+        }
+    }
+
+    public func channelIDs() async throws -> [String] {
+        try await mapErrors {
+            try await pool.withConnection { connection in
+                try await connection.query("SELECT channel FROM cueline_streams WHERE version > 0 ORDER BY channel")
+                    .rows.map { try $0.string(0, "channel") }
             }
         }
     }

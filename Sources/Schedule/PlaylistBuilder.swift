@@ -3,13 +3,14 @@ import HLS
 /// Builds a channel's playlists from its configuration, its schedule and a tick time. Pure: the same inputs
 /// give the same playlists, which is what makes replay exact and lets instances serve without a leader.
 public enum PlaylistBuilder {
-    /// The media playlist of one rendition at `tick`, or nil before the first segment has ended.
+    /// The media playlist of one rendition at `tick`, or nil before three target durations of segments exist.
     public static func mediaPlaylist(
         config: ChannelConfig, state: ChannelState, rendition: RenditionConfig, at tick: Timestamp
     ) -> MediaPlaylist? {
         let timeline = Timeline(config)
         let window = timeline.window(at: tick)
-        guard !window.isEmpty else { return nil }
+        // A live playlist must hold three target durations: publish nothing until it can.
+        guard Int64(window.count) * config.segmentDurationMilliseconds >= Int64(3 * config.targetDuration) * 1000 else { return nil }
         let placed = dateRanges(config: config, state: state, window: window)
         var segments: [Segment] = []
         segments.reserveCapacity(window.count)

@@ -2,6 +2,7 @@ import ArgumentParser
 import EventStore
 import Foundation
 import Logging
+import Schedule
 
 @main
 struct Cueline: AsyncParsableCommand {
@@ -12,7 +13,10 @@ struct Cueline: AsyncParsableCommand {
             The database is named by DATABASE_URL (postgresql://user@host:port/db) or libpq's PG* variables.
             Exit codes: 0 ok, 1 failure, 2 usage error, 3 conflict (someone changed the schedule first).
             """,
-        subcommands: [Migrate.self, LintCommand.self]
+        subcommands: [
+            Migrate.self, Serve.self, ChannelCommand.self, BreakCommand.self, EventCommand.self, ScheduleCommandLine.self,
+            LintCommand.self,
+        ]
     )
 
     static func main() async {
@@ -50,14 +54,19 @@ struct Cueline: AsyncParsableCommand {
             (code, message) = (error.exitCode, error.message)
         case let error as ExitCode:
             Foundation.exit(error.rawValue)
+        case let error as ScheduleError:
+            (code, message) = (ExitStatus.failure, error.description)
         default:
-            // ArgumentParser's own errors: help, version, usage.
+            // ArgumentParser's own errors: help, version, usage. Anything else is one line, exit 1.
             let exitCode = Cueline.exitCode(for: error)
             if exitCode == .success {
                 Cueline.exit(withError: error)
             }
-            FileHandle.standardError.write(Data((Cueline.fullMessage(for: error) + "\n").utf8))
-            Foundation.exit(exitCode == .validationFailure ? ExitStatus.usage : exitCode.rawValue)
+            if exitCode == .validationFailure {
+                FileHandle.standardError.write(Data((Cueline.fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(ExitStatus.usage)
+            }
+            (code, message) = (ExitStatus.failure, "\(error)")
         }
         FileHandle.standardError.write(Data(("error: " + message + "\n").utf8))
         Foundation.exit(code)

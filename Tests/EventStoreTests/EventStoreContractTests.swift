@@ -68,6 +68,8 @@ struct EventStoreContractTests {
         #expect(retry.version == first.version)
         #expect(try await store.version(of: channel) == 1)
         #expect(try await store.readStream(channel, after: 0, limit: 10).count == 1)
+        #expect(try await store.previousResult(of: request)?.events == first.events)
+        #expect(try await store.previousResult(of: makeRequest(channel: channel, expected: .any)) == nil)
 
         // A retry succeeds even after others appended: it answers what happened the first time.
         _ = try await store.append(makeRequest(channel: channel, expected: .exactly(1)))

@@ -1,0 +1,140 @@
+import EventStore
+import Foundation
+import HLS
+import Hummingbird
+import Logging
+import Projector
+import Schedule
+
+/// The HTTP interface: playlists and asset lists (public), schedule and log (JSON), health.
+public enum Routes {
+    public static let playlistContentType = "application/vnd.apple.mpegurl"
+
+    /// Builds the router.
+    ///
+    /// - Parameter mediaDirectory: when set, files under it are served at `/media/…` (demo segments and ads).
+    public static func router(follower: ChannelFollower, handler: CommandHandler, mediaDirectory: String?) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.middlewares.add(CORSMiddleware(allowOrigin: .all))
+        if let mediaDirectory {
+            router.middlewares.add(FileMiddleware(mediaDirectory, urlBasePath: "/media", searchForIndexHtml: false))
+        }
+
+        router.get("/healthz") { _, _ in "ok\n" }
+        router.get("/readyz") { _, _ -> Response in
+            follower.isReady
+                ? Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready\n")))
+                : errorResponse(.serviceUnavailable, "not ready: the event log has not been read yet or the database is unreachable")
+        }
+
+        router.get("/channels/{channel}/master.m3u8") { _, context -> Response in
+            let channel = try context.parameters.require("channel")
+            do {
+                let rendered = try follower.rendered(channel)
+                return playlistResponse(rendered.multivariant, maxAge: 30)
+            } catch let error as ChannelFollower.LookupError {
+                return lookupErrorResponse(error)
+            }
+        }
+
+        router.get("/channels/{channel}/{playlist}") { _, context -> Response in
+            let channel = try context.parameters.require("channel")
+            let file = try context.parameters.require("playlist")
+            guard file.hasSuffix(".m3u8") else { return errorResponse(.notFound, "no such resource: \(file)") }
+            do {
+                let (text, targetDuration) = try follower.mediaPlaylist(channel, rendition: String(file.dropLast(5)))
+                // A CDN may hold a live playlist for half a target duration: a schedule change reaches viewers
+                // well within the three target durations they play behind the live edge.
+                return playlistResponse(text, maxAge: max(1, targetDuration / 2))
+            } catch let error as ChannelFollower.LookupError {
+                return lookupErrorResponse(error)
+            }
+        }
+
+        router.get("/channels/{channel}/breaks/{id}/assets.json") { request, context -> Response in
+            let channel = try context.parameters.require("channel")
+            let id = try context.parameters.require("id")
+            guard let state = follower.state(of: channel) else { return lookupErrorResponse(.unknownChannel(channel)) }
+            // Players send _HLS_primary_id, and _HLS_start_offset when they join mid-break.
+            let offset = request.uri.queryParameters["_HLS_start_offset"].flatMap { DecimalNumber($0) }.map(\.milliseconds) ?? 0
+            guard let body = PlaylistBuilder.assetList(state: state, breakID: id, startOffsetMilliseconds: max(0, offset)) else {
+                return lookupErrorResponse(.unknownBreak(channel: channel, id: id))
+            }
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            headers[.cacheControl] = "no-cache"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+
+        router.get("/channels/{channel}/schedule") { _, context -> Response in
+            let channel = try context.parameters.require("channel")
+            guard let state = follower.state(of: channel), let config = state.config else {
+                return lookupErrorResponse(.unknownChannel(channel))
+            }
+            let liveEdge = Timeline(config).liveEdge(at: follower.clock())
+            return jsonResponse(ScheduleView(state: state, liveEdge: liveEdge))
+        }
+
+        router.get("/channels/{channel}/events") { request, context -> Response in
+            let channel = try context.parameters.require("channel")
+            let after = request.uri.queryParameters["after"].flatMap { Int64($0) } ?? 0
+            let limit = min(1000, max(1, request.uri.queryParameters["limit"].flatMap { Int($0) } ?? 100))
+            guard follower.state(of: channel) != nil else { return lookupErrorResponse(.unknownChannel(channel)) }
+            do {
+                let events = try await handler.store.readStream(channel, after: after, limit: limit)
+                return jsonResponse(EventPage(channel: channel, events: events, next: events.last?.version))
+            } catch {
+                return errorResponse(.serviceUnavailable, "the event log is unreachable: \(error)")
+            }
+        }
+
+        router.get("/channels") { _, _ -> Response in
+            jsonResponse(follower.channels().compactMap { $0.config.map(ChannelView.init) })
+        }
+        return router
+    }
+
+    static func playlistResponse(_ text: String, maxAge: Int) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = playlistContentType
+        headers[.cacheControl] = "max-age=\(maxAge)"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func lookupErrorResponse(_ error: ChannelFollower.LookupError) -> Response {
+        switch error {
+        case .unknownChannel(let channel):
+            return errorResponse(.notFound, "channel \(channel) does not exist")
+        case .unknownRendition(let channel, let rendition):
+            return errorResponse(.notFound, "channel \(channel) has no rendition \(rendition)")
+        case .notStarted(let channel, let firstSegmentEnds):
+            return errorResponse(.serviceUnavailable, "channel \(channel) has not started; its first playlist is due at \(firstSegmentEnds)")
+        case .unknownBreak(let channel, let id):
+            return errorResponse(.notFound, "break \(id) does not exist on channel \(channel)")
+        case .renderFailed(let reason):
+            return errorResponse(.internalServerError, "the playlist could not be rendered (\(reason)); see the server log")
+        }
+    }
+}
+
+/// `{"error": "...", "field": "..."}` with the status.
+func errorResponse(_ status: HTTPResponse.Status, _ message: String, field: String? = nil) -> Response {
+    struct Body: Encodable {
+        var error: String
+        var field: String?
+    }
+    var response = jsonResponse(Body(error: message, field: field))
+    response.status = status
+    return response
+}
+
+func jsonResponse(_ value: some Encodable) -> Response {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    encoder.keyEncodingStrategy = .convertToSnakeCase
+    let data = (try? encoder.encode(value)) ?? Data(#"{"error":"encoding failed"}"#.utf8)
+    var headers = HTTPFields()
+    headers[.contentType] = "application/json"
+    headers[.cacheControl] = "no-cache"
+    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+}

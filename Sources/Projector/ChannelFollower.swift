@@ -1,0 +1,230 @@
+import EventStore
+import HLS
+import Logging
+import Schedule
+import ServiceLifecycle
+import Synchronization
+
+/// Keeps every channel's schedule up to date from the log and serves its rendered playlists.
+///
+/// The log is the truth: the follower catches up by position (never skipping one), wakes on NOTIFY hints,
+/// and polls on a timer because hints are lost while disconnected. Playlists are rendered from one schedule
+/// snapshot for all renditions at once and swapped in whole; the tick time never goes backwards, even if the
+/// wall clock does.
+public final class ChannelFollower: Service, Sendable {
+    public struct Rendered: Sendable {
+        /// Segments completed at the tick rendered (identifies the window).
+        public var completedSegments: Int64
+        /// The channel version the schedule was folded to.
+        public var version: Int64
+        public var tick: Timestamp
+        public var targetDuration: Int
+        /// Media playlists by rendition name; nil before the channel's first segment has ended.
+        public var playlists: [String: String]
+        public var multivariant: String
+    }
+
+    public enum LookupError: Error, Sendable, Equatable {
+        case unknownChannel(String)
+        case unknownRendition(channel: String, rendition: String)
+        case notStarted(channel: String, firstSegmentEnds: Timestamp)
+        case unknownBreak(channel: String, id: String)
+        case renderFailed(String)
+    }
+
+    private struct Entry {
+        var state: ChannelState
+        var rendered: Rendered?
+        var lastTick = Timestamp(milliseconds: .min)
+    }
+
+    private struct Shared {
+        var channels: [String: Entry] = [:]
+        var position: Int64 = 0
+        var caughtUpOnce = false
+        var lastError: String?
+    }
+
+    let store: any EventStore
+    let wakeups: @Sendable () -> AsyncStream<Void>
+    public let clock: @Sendable () -> Timestamp
+    let pollInterval: Duration
+    let logger: Logger
+    private let shared = Mutex(Shared())
+    private let changes: AsyncStream<Int64>.Continuation
+    /// Positions as they are applied, for those waiting on a change (tests, blocking reloads).
+    public let appliedPositions: AsyncStream<Int64>
+
+    /// - Parameters:
+    ///   - wakeups: a stream that yields when the log may have grown (NOTIFY); each call starts a new one.
+    public init(
+        store: any EventStore, wakeups: @escaping @Sendable () -> AsyncStream<Void>, clock: @escaping @Sendable () -> Timestamp,
+        pollInterval: Duration = .seconds(1), logger: Logger = Logger(label: "cueline.follower")
+    ) {
+        self.store = store
+        self.wakeups = wakeups
+        self.clock = clock
+        self.pollInterval = pollInterval
+        self.logger = logger
+        (appliedPositions, changes) = AsyncStream<Int64>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// The wake-up stream of a PostgreSQL store: LISTEN on the store's NOTIFY channel.
+    public static func postgresWakeups(url: String) -> @Sendable () -> AsyncStream<Void> {
+        {
+            let listener = PostgresListener(url: url, channel: PostgresEventStore.notifyChannel)
+            let events = listener.events()
+            return AsyncStream { continuation in
+                let task = Task {
+                    for await _ in events { continuation.yield() }
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in
+                    task.cancel()
+                    listener.stop()
+                }
+            }
+        }
+    }
+
+    /// Whether the follower has read the whole log at least once and its last catch-up worked.
+    public var isReady: Bool {
+        shared.withLock { $0.caughtUpOnce && $0.lastError == nil }
+    }
+
+    public var position: Int64 {
+        shared.withLock { $0.position }
+    }
+
+    public func run() async throws {
+        let (wake, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let hints = wakeups()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in hints { wakeContinuation.yield() }
+            }
+            group.addTask { [pollInterval] in
+                while !Task.isCancelled {
+                    try await Task.sleep(for: pollInterval)
+                    wakeContinuation.yield()
+                }
+            }
+            group.addTask {
+                var iterator = wake.makeAsyncIterator()
+                repeat {
+                    await self.catchUpLogging()
+                } while await iterator.next() != nil && !Task.isCancelled
+            }
+            try await gracefulShutdown()
+            group.cancelAll()
+        }
+    }
+
+    private func catchUpLogging() async {
+        do {
+            try await catchUp()
+            shared.withLock { $0.lastError = nil }
+        } catch {
+            let first = shared.withLock { shared -> Bool in
+                defer { shared.lastError = "\(error)" }
+                return shared.lastError == nil
+            }
+            if first { logger.error("cannot read the event log; serving the last known schedule", metadata: ["error": "\(error)"]) }
+        }
+    }
+
+    /// Reads everything after the last applied position and folds it in. Safe to call concurrently with reads.
+    public func catchUp() async throws {
+        var position = shared.withLock { $0.position }
+        while true {
+            let batch = try await store.read(after: position, limit: 1000)
+            guard !batch.isEmpty else { break }
+            var decoded: [(String, RecordedScheduleEvent)] = []
+            for event in batch {
+                do {
+                    decoded.append((event.channel, try ChannelLoader.decode(event)))
+                } catch {
+                    // A future event type: skip it rather than stop serving every channel; it is logged.
+                    logger.error("cannot decode event; skipped", metadata: ["position": "\(event.position)", "channel": "\(event.channel)", "error": "\(error)"])
+                }
+            }
+            position = batch.last!.position
+            shared.withLock { shared in
+                for (channel, recorded) in decoded {
+                    var entry = shared.channels[channel] ?? Entry(state: ChannelState(channel: channel))
+                    entry.state = evolve(entry.state, recorded)
+                    entry.rendered = nil
+                    shared.channels[channel] = entry
+                }
+                shared.position = position
+            }
+            changes.yield(position)
+            logger.debug("applied events", metadata: ["position": "\(position)", "count": "\(batch.count)"])
+        }
+        shared.withLock { $0.caughtUpOnce = true }
+    }
+
+    // MARK: - Reads
+
+    /// The channels known, sorted by id.
+    public func channels() -> [ChannelState] {
+        shared.withLock { $0.channels.values.map(\.state).filter { $0.config != nil }.sorted { $0.channel < $1.channel } }
+    }
+
+    public func state(of channel: String) -> ChannelState? {
+        shared.withLock { $0.channels[channel]?.state }.flatMap { $0.config == nil ? nil : $0 }
+    }
+
+    /// The channel's playlists at the current tick, rendered once per window and schedule version.
+    public func rendered(_ channel: String) throws(LookupError) -> Rendered {
+        let now = clock()
+        let result: Result<Rendered, LookupError> = shared.withLock { shared in
+            guard var entry = shared.channels[channel], let config = entry.state.config else {
+                return .failure(.unknownChannel(channel))
+            }
+            let tick = max(now, entry.lastTick)
+            entry.lastTick = tick
+            let timeline = Timeline(config)
+            let completed = timeline.completedSegments(at: tick)
+            if let cached = entry.rendered, cached.completedSegments == completed, cached.version == entry.state.version {
+                shared.channels[channel] = entry
+                return .success(cached)
+            }
+            do {
+                let rendered = try Self.render(config: config, state: entry.state, tick: tick)
+                entry.rendered = rendered
+                shared.channels[channel] = entry
+                return .success(rendered)
+            } catch {
+                return .failure(.renderFailed("\(error)"))
+            }
+        }
+        return try result.get()
+    }
+
+    /// One rendition's media playlist now.
+    public func mediaPlaylist(_ channel: String, rendition: String) throws(LookupError) -> (text: String, targetDuration: Int) {
+        let rendered = try rendered(channel)
+        guard let config = state(of: channel)?.config, config.renditions.contains(where: { $0.name == rendition }) else {
+            throw .unknownRendition(channel: channel, rendition: rendition)
+        }
+        guard let text = rendered.playlists[rendition] else {
+            throw .notStarted(channel: channel, firstSegmentEnds: Timeline(config).segmentStart(Int64((3 * config.targetDuration * 1000 + Int(config.segmentDurationMilliseconds) - 1) / Int(config.segmentDurationMilliseconds))))
+        }
+        return (text, rendered.targetDuration)
+    }
+
+    /// Renders every rendition of a channel from one snapshot. Pure; also used by replay.
+    public static func render(config: ChannelConfig, state: ChannelState, tick: Timestamp) throws -> Rendered {
+        var playlists: [String: String] = [:]
+        for rendition in config.renditions {
+            if let playlist = PlaylistBuilder.mediaPlaylist(config: config, state: state, rendition: rendition, at: tick) {
+                playlists[rendition.name] = try PlaylistRenderer.render(playlist)
+            }
+        }
+        return Rendered(
+            completedSegments: Timeline(config).completedSegments(at: tick), version: state.version, tick: tick,
+            targetDuration: config.targetDuration, playlists: playlists,
+            multivariant: try PlaylistRenderer.render(PlaylistBuilder.multivariant(config: config)))
+    }
+}

@@ -1,0 +1,132 @@
+import EventStore
+import HLS
+import Logging
+import Schedule
+
+/// Who sends a command, and the id that makes a retry safe.
+public struct CommandContext: Sendable, Hashable {
+    public var commandID: String
+    public var actor: String
+    public var source: String
+    public var reason: String?
+
+    public init(commandID: String, actor: String, source: String, reason: String? = nil) {
+        self.commandID = commandID
+        self.actor = actor
+        self.source = source
+        self.reason = reason
+    }
+}
+
+/// What a command did.
+public struct CommandOutcome: Sendable {
+    public var result: AppendResult
+    public var events: [ScheduleEvent]
+    /// The channel's state after the command (or, for a replayed retry, now).
+    public var state: ChannelState
+}
+
+/// Why a command failed: refused by the schedule, or the store could not take it.
+public enum CommandError: Error, Sendable, CustomStringConvertible {
+    case refused(ScheduleError)
+    case store(StoreError)
+
+    public var description: String {
+        switch self {
+        case .refused(let error): return error.description
+        case .store(let error): return error.description
+        }
+    }
+}
+
+/// The one path every command takes, from the CLI or from HTTP: load the channel, decide at the time the command
+/// arrived, append with the version it was decided against. A lost race is decided again on the new state, so
+/// the loser gets the schedule's own answer ("already limited"), never a silent double.
+public struct CommandHandler: Sendable {
+    public let store: any EventStore
+    let clock: @Sendable () -> Timestamp
+    let logger: Logger
+
+    public init(store: any EventStore, clock: @escaping @Sendable () -> Timestamp, logger: Logger = Logger(label: "cueline.commands")) {
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// - Parameter expectedVersion: when given (HTTP `If-Match`), a changed channel is a conflict, not re-decided.
+    public func handle(
+        _ command: ScheduleCommand, channel: String, context: CommandContext, expectedVersion: Int64? = nil
+    ) async throws(CommandError) -> CommandOutcome {
+        let request = EventCodec.canonicalRequest(command)
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                let probe = AppendRequest(
+                    channel: channel, expectedVersion: .any, events: [],
+                    command: CommandMetadata(commandID: context.commandID, request: request, actor: context.actor, source: context.source, decidedAt: Timestamp(milliseconds: 0)))
+                if let previous = try await store.previousResult(of: probe) {
+                    let state = try await ChannelLoader.load(channel, from: store)
+                    let events = try previous.events.map { try EventCodec.decode(type: $0.type, schemaVersion: $0.schemaVersion, payload: $0.payload) }
+                    return CommandOutcome(result: previous, events: events, state: state)
+                }
+                let state = try await ChannelLoader.load(channel, from: store)
+                if let expectedVersion, expectedVersion != state.version {
+                    throw StoreError.versionConflict(channel: channel, expected: .exactly(expectedVersion), actual: state.version)
+                }
+                let now = clock()
+                let events: [ScheduleEvent]
+                do {
+                    events = try decide(command, state: state, now: now)
+                } catch {
+                    logger.info("command refused", metadata: ["channel": "\(channel)", "command": "\(command.name)", "reason": "\(error)"])
+                    throw CommandError.refused(error)
+                }
+                let append = AppendRequest(
+                    channel: channel, expectedVersion: state.version == 0 ? .noStream : .exactly(state.version),
+                    events: events.map { event in
+                        let encoded = EventCodec.encode(event)
+                        return NewEvent(type: encoded.type, schemaVersion: encoded.schemaVersion, payload: encoded.payload)
+                    },
+                    command: CommandMetadata(
+                        commandID: context.commandID, request: request, actor: context.actor, source: context.source,
+                        reason: context.reason, decidedAt: now))
+                let result = try await store.append(append)
+                var after = state
+                for recorded in result.events {
+                    after = evolve(after, try ChannelLoader.decode(recorded))
+                }
+                logger.info("command applied", metadata: ["channel": "\(channel)", "command": "\(command.name)", "version": "\(result.version)"])
+                return CommandOutcome(result: result, events: events, state: after)
+            } catch let error as CommandError {
+                throw error
+            } catch let StoreError.versionConflict(c, e, a) where expectedVersion == nil && attempts < 5 {
+                logger.debug("lost a race, deciding again", metadata: ["channel": "\(c)", "expected": "\(e)", "actual": "\(a)"])
+                continue
+            } catch let error as StoreError {
+                throw .store(error)
+            } catch {
+                throw .store(.database("\(error)"))
+            }
+        }
+    }
+}
+
+/// Reads a channel's events and folds them.
+public enum ChannelLoader {
+    public static func load(_ channel: String, from store: any EventStore) async throws -> ChannelState {
+        var state = ChannelState(channel: channel)
+        while true {
+            let batch = try await store.readStream(channel, after: state.version, limit: 1000)
+            for event in batch { state = evolve(state, try decode(event)) }
+            if batch.count < 1000 { return state }
+        }
+    }
+
+    public static func decode(_ event: RecordedEvent) throws -> RecordedScheduleEvent {
+        RecordedScheduleEvent(
+            event: try EventCodec.decode(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload),
+            version: event.version, position: event.position,
+            attribution: Attribution(at: event.decidedAt, actor: event.actor, source: event.source))
+    }
+}

@@ -1,0 +1,204 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import HLS
+import Projector
+import Schedule
+
+struct BreakCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "break", abstract: "Place, end early and cancel breaks.", subcommands: [Place.self, Limit.self, Cancel.self])
+
+    struct Place: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Place a break ahead of the live edge.",
+            discussion: "--attr X-NAME=value: 0x… is hex, a plain number is a decimal, anything else a string.")
+
+        @Argument var channel: String
+
+        @Option(help: "Start time (ISO 8601).")
+        var at: TimeArgument?
+
+        @Option(name: .customLong("in"), help: "Start this long from now.")
+        var inDuration: DurationArgument?
+
+        @Option(help: "Planned duration.")
+        var duration: DurationArgument
+
+        @Option(name: .customLong("asset-uri"), help: "Absolute URI of the VOD playlist to play.")
+        var assetURI: String?
+
+        @Option(name: .customLong("asset-list"), help: "Absolute URI of an external asset list.")
+        var assetList: String?
+
+        @Option(help: "URI,DURATION of one pod asset served from this service's asset list (repeat in order).")
+        var pod: [String] = []
+
+        @Option(help: "Break id (a-z, 0-9, '-', '_'); generated if left out.")
+        var id: String?
+
+        @Option(help: "skip, jump or skip,jump")
+        var restrict: String?
+
+        @Option(help: "out, in or out,in")
+        var snap: String?
+
+        @Option(help: "pre, post, once (comma-separated)")
+        var cue: String?
+
+        @Option(help: "X-NAME=value client attribute (repeatable).")
+        var attr: [String] = []
+
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var options: CommandOptions
+
+        func validate() throws {
+            guard (at == nil) != (inDuration == nil) else { throw ValidationError("give exactly one of --at or --in") }
+            let assets = [assetURI != nil, assetList != nil, !pod.isEmpty].filter { $0 }.count
+            guard assets == 1 else { throw ValidationError("give exactly one of --asset-uri, --asset-list or --pod") }
+        }
+
+        func run() async throws {
+            let asset: BreakAsset
+            if let assetURI {
+                asset = .uri(assetURI)
+            } else if let assetList {
+                asset = .list(assetList)
+            } else {
+                asset = .pod(try pod.map { item in
+                    guard let comma = item.lastIndex(of: ","), let duration = DurationArgument.parse(String(item[item.index(after: comma)...])) else {
+                        throw CLIError(message: "pod: \(item.debugDescription) is not URI,DURATION", exitCode: ExitStatus.usage)
+                    }
+                    return PodAsset(uri: String(item[..<comma]), durationMilliseconds: duration)
+                })
+            }
+            let request = PlaceBreak(
+                id: id, start: at.map { .at($0.timestamp) } ?? .inMilliseconds(inDuration!.milliseconds),
+                plannedDurationMilliseconds: duration.milliseconds, asset: asset,
+                restrict: try list(restrict, "restrict"), snap: try list(snap, "snap"), cue: try list(cue, "cue"),
+                clientAttributes: try attr.map(parseAttribute))
+            try await cueline.run(.placeBreak(request), channel: channel, database: database, options: options) { outcome in
+                guard case .breakPlaced(let spec)? = outcome.events.first else { return "placed" }
+                return "placed \(spec.id) on \(channel): starts \(spec.start), planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s (version \(outcome.result.version))"
+            }
+        }
+
+        private func list<T: RawRepresentable>(_ text: String?, _ field: String) throws -> [T]? where T.RawValue == String {
+            guard let text else { return nil }
+            return try text.split(separator: ",").map { item in
+                guard let value = T(rawValue: item.uppercased()) else {
+                    throw CLIError(message: "\(field): \(String(item).debugDescription) is not a valid value", exitCode: ExitStatus.usage)
+                }
+                return value
+            }
+        }
+
+        private func parseAttribute(_ text: String) throws -> ClientAttribute {
+            guard let equals = text.firstIndex(of: "=") else {
+                throw CLIError(message: "attr: \(text.debugDescription) is not X-NAME=value", exitCode: ExitStatus.usage)
+            }
+            let name = String(text[..<equals])
+            let value = String(text[text.index(after: equals)...])
+            if let hex = HexBytes(hex: value) { return ClientAttribute(name: name, value: .hex(hex)) }
+            if let number = DecimalNumber(value) { return ClientAttribute(name: name, value: .decimal(number)) }
+            return ClientAttribute(name: name, value: .string(value))
+        }
+    }
+
+    struct Limit: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "End a break on air early: set its playout limit.")
+
+        @Argument var channel: String
+        @Argument var breakID: String
+
+        @Option(name: .customLong("playout-limit"), help: "Total seconds the break plays.")
+        var playoutLimit: DurationArgument
+
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var options: CommandOptions
+
+        func run() async throws {
+            try await cueline.run(.setPlayoutLimit(id: breakID, limitMilliseconds: playoutLimit.milliseconds), channel: channel, database: database, options: options) { outcome in
+                "break \(breakID) on \(channel) ends after \(DecimalNumber(milliseconds: playoutLimit.milliseconds)) s (version \(outcome.result.version))"
+            }
+        }
+    }
+
+    struct Cancel: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Cancel a break that is not on air yet.")
+
+        @Argument var channel: String
+        @Argument var breakID: String
+
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var options: CommandOptions
+
+        func run() async throws {
+            try await cueline.run(.cancelBreak(id: breakID), channel: channel, database: database, options: options) { outcome in
+                "cancelled break \(breakID) on \(channel) (version \(outcome.result.version))"
+            }
+        }
+    }
+}
+
+struct EventCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "event", abstract: "Act on the event on air.", subcommands: [CancelCurrent.self])
+
+    struct CancelCurrent: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "cancel-current", abstract: "End the break on air now: return to the program at the live edge.")
+
+        @Argument var channel: String
+
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var options: CommandOptions
+
+        func run() async throws {
+            try await cueline.run(.cancelCurrentEvent, channel: channel, database: database, options: options) { outcome in
+                guard case .playoutLimitSet(let id, let limit, _)? = outcome.events.first else { return "ended the current event" }
+                return "ended break \(id) on \(channel) after \(DecimalNumber(milliseconds: limit)) s (version \(outcome.result.version))"
+            }
+        }
+    }
+}
+
+struct ScheduleCommandLine: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "schedule", abstract: "Show a channel's breaks and their state.")
+
+    @Argument var channel: String
+    @OptionGroup var database: DatabaseOptions
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() async throws {
+        let store = try await openStore(database)
+        let state = try await ChannelLoader.load(channel, from: store)
+        guard let config = state.config else { throw ScheduleError.unknownChannel(channel) }
+        let liveEdge = Timeline(config).liveEdge(at: wallClock())
+        if json {
+            try printJSON(state.breaks.map { item in
+                BreakRow(id: item.id, state: item.phase(liveEdge: liveEdge).rawValue, start: item.start, planned: DecimalNumber(milliseconds: item.spec.plannedDurationMilliseconds), playoutLimit: item.playoutLimitMilliseconds.map { DecimalNumber(milliseconds: $0) }, end: item.end, placedBy: item.placed.actor)
+            })
+            return
+        }
+        print("channel \(channel), version \(state.version), live edge \(liveEdge)")
+        print(table(
+            ["BREAK", "STATE", "START", "PLANNED", "LIMIT", "END", "PLACED BY"],
+            state.breaks.map { item in
+                [item.id, item.phase(liveEdge: liveEdge).rawValue, item.start.iso8601, "\(DecimalNumber(milliseconds: item.spec.plannedDurationMilliseconds))s",
+                 item.playoutLimitMilliseconds.map { "\(DecimalNumber(milliseconds: $0))s" } ?? "-", item.end.iso8601, item.placed.actor]
+            }))
+    }
+
+    struct BreakRow: Encodable {
+        var id: String
+        var state: String
+        var start: Timestamp
+        var planned: DecimalNumber
+        var playoutLimit: DecimalNumber?
+        var end: Timestamp
+        var placedBy: String
+    }
+}

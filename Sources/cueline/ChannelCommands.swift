@@ -1,0 +1,112 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import HLS
+import Projector
+import Schedule
+
+struct ChannelCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "channel", abstract: "Create and list channels.", subcommands: [Create.self, List.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a channel.",
+            discussion: """
+                --rendition NAME,BANDWIDTH,URI-TEMPLATE (repeat per rendition). In the template {n} is the segment number,
+                {n%K} the number modulo K (for looping media). Codecs and resolution: --codecs NAME=avc1.64001f,mp4a.40.2
+                and --resolution NAME=1280x720.
+                """)
+
+        @Argument(help: "Channel id: a-z, 0-9, '-', '_'.")
+        var id: String
+
+        @Option(name: .customLong("segment-duration"), help: "Segment duration.")
+        var segmentDuration: DurationArgument
+
+        @Option(help: "Segments in the live window (at least 3 target durations).")
+        var window: Int
+
+        @Option(help: "NAME,BANDWIDTH,URI-TEMPLATE")
+        var rendition: [String]
+
+        @Option(help: "NAME=CODEC,CODEC")
+        var codecs: [String] = []
+
+        @Option(help: "NAME=WIDTHxHEIGHT")
+        var resolution: [String] = []
+
+        @Option(help: "NAME=URI of the fMP4 initialization segment (EXT-X-MAP).")
+        var map: [String] = []
+
+        @Option(help: "When segment 0 starts (ISO 8601); defaults to one window before now, so playlists are full at once.")
+        var epoch: TimeArgument?
+
+        @Option(help: "The media loops every N segments (a discontinuity marks each loop).")
+        var loop: Int?
+
+        @Option(name: .customLong("public-url"), help: "Base URL players reach this service at, for asset-list URIs.")
+        var publicURL = "http://127.0.0.1:8080"
+
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var options: CommandOptions
+
+        func run() async throws {
+            func lookup(_ pairs: [String], _ name: String) -> String? {
+                pairs.first { $0.hasPrefix(name + "=") }.map { String($0.dropFirst(name.count + 1)) }
+            }
+            var renditions: [RenditionConfig] = []
+            for spec in rendition {
+                let parts = spec.split(separator: ",", maxSplits: 2).map(String.init)
+                guard parts.count == 3, let bandwidth = Int(parts[1]) else {
+                    throw CLIError(message: "rendition: \(spec.debugDescription) is not NAME,BANDWIDTH,URI-TEMPLATE", exitCode: ExitStatus.usage)
+                }
+                renditions.append(
+                    RenditionConfig(
+                        name: parts[0], bandwidth: bandwidth,
+                        codecs: lookup(codecs, parts[0]).map { $0.split(separator: ",").map(String.init) } ?? [],
+                        resolution: lookup(resolution, parts[0]), uriTemplate: parts[2], mapURI: lookup(map, parts[0])))
+            }
+            let now = wallClock()
+            let defaultEpoch = now.adding(milliseconds: -Int64(window) * segmentDuration.milliseconds)
+            let config = ChannelConfig(
+                id: id, segmentDurationMilliseconds: segmentDuration.milliseconds, windowSegments: window,
+                epoch: epoch?.timestamp ?? Timestamp(milliseconds: defaultEpoch.milliseconds - defaultEpoch.milliseconds % 1000), renditions: renditions,
+                loopSegments: loop, publicBaseURL: publicURL)
+            try await cueline.run(.createChannel(config), channel: id, database: database, options: options) { outcome in
+                "created channel \(id): \(renditions.count) renditions, \(DecimalNumber(milliseconds: config.segmentDurationMilliseconds)) s segments, target duration \(config.targetDuration), epoch \(config.epoch)"
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the channels.")
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Flag(help: "Print JSON.")
+        var json = false
+
+        func run() async throws {
+            let store = try await openStore(database)
+            var configs: [ChannelConfig] = []
+            for id in try await store.channelIDs() {
+                do {
+                    if let config = try await ChannelLoader.load(id, from: store).config { configs.append(config) }
+                } catch {
+                    FileHandle.standardError.write(Data("warning: stream \(id) is not readable as a channel: \(error)\n".utf8))
+                }
+            }
+            if json {
+                try printJSON(configs)
+                return
+            }
+            print(table(
+                ["CHANNEL", "SEGMENT", "TD", "WINDOW", "RENDITIONS", "EPOCH"],
+                configs.map { config in
+                    [config.id, "\(DecimalNumber(milliseconds: config.segmentDurationMilliseconds))s", "\(config.targetDuration)",
+                     "\(config.windowSegments)", config.renditions.map(\.name).joined(separator: ","), config.epoch.iso8601]
+                }))
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import HLS
+import Logging
+import Projector
+import Schedule
+
+/// Options of the commands that change a schedule.
+struct CommandOptions: ParsableArguments {
+    @Option(help: "Who is acting (recorded on the event); defaults to $USER.")
+    var actor: String?
+
+    @Option(help: "Why (recorded on the event).")
+    var reason: String?
+
+    @Option(name: .customLong("command-id"), help: "Idempotency key: retrying with the same id never applies twice.")
+    var commandID: String?
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    func context() -> CommandContext {
+        CommandContext(
+            commandID: commandID ?? UUID().uuidString.lowercased(),
+            actor: actor ?? ProcessInfo.processInfo.environment["USER"] ?? "operator", source: "cli", reason: reason)
+    }
+}
+
+/// Opens the store and checks its schema: one place for every database-backed command.
+func openStore(_ database: DatabaseOptions) async throws -> PostgresEventStore {
+    let store = PostgresEventStore(pool: PostgresPool(url: database.url, maximumConnections: 4))
+    try await store.checkSchema()
+    return store
+}
+
+/// Runs a schedule command and prints what happened.
+func run(_ command: ScheduleCommand, channel: String, database: DatabaseOptions, options: CommandOptions, describe: (CommandOutcome) -> String) async throws {
+    let store = try await openStore(database)
+    let handler = CommandHandler(store: store, clock: wallClock)
+    let outcome: CommandOutcome
+    do {
+        outcome = try await handler.handle(command, channel: channel, context: options.context())
+    } catch {
+        switch error {
+        case .refused(let refusal):
+            let conflict: Bool
+            switch refusal {
+            case .alreadyLimited, .alreadyCancelled, .breakIDReused, .channelExists: conflict = true
+            default: conflict = false
+            }
+            throw CLIError(message: refusal.description, exitCode: conflict ? ExitStatus.conflict : ExitStatus.failure)
+        case .store(let storeError):
+            throw storeError
+        }
+    }
+    if options.json {
+        struct Output: Encodable {
+            var channel: String
+            var version: Int64
+            var replayed: Bool
+            var events: [RecordedEvent]
+        }
+        try printJSON(Output(channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events))
+    } else {
+        print(describe(outcome) + (outcome.result.replayed ? " (already applied: this is the original result)" : ""))
+    }
+}
