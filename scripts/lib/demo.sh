@@ -1,0 +1,86 @@
+# The demo channel: real tiny media made with ffmpeg, a local server, a channel with 3 renditions.
+# Source after common.sh. Functions only.
+
+DEMO_SEGMENT=2     # seconds per segment
+DEMO_LOOP=15       # segments of media per rendition (30 s, looped)
+
+# make_media DIR : 3 renditions of a 30 s test pattern in 2 s MPEG-TS segments, and a 30 s VOD ad.
+make_media() {
+    local dir=$1
+    [ -f "$dir/.complete" ] && return 0
+    apt_install ffmpeg
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    log "making demo media with ffmpeg (once; kept in $dir)"
+    local spec name size rate
+    for spec in 720p:1280x720:2000k 480p:854x480:1000k 360p:640x360:500k; do
+        IFS=: read -r name size rate <<<"$spec"
+        mkdir -p "$dir/$name"
+        ffmpeg -loglevel error -y -f lavfi -i "testsrc=size=$size:rate=25" -f lavfi -i "sine=frequency=440:sample_rate=48000" \
+            -t $((DEMO_SEGMENT * DEMO_LOOP)) -c:v libx264 -profile:v main -level 3.1 -preset veryfast -pix_fmt yuv420p \
+            -g 50 -keyint_min 50 -sc_threshold 0 -b:v "$rate" -c:a aac -b:a 96k -ac 2 \
+            -f hls -hls_time $DEMO_SEGMENT -hls_list_size 0 -hls_segment_filename "$dir/$name/seg%d.ts" "$dir/$name/source.m3u8" \
+            || die "ffmpeg failed making $name"
+    done
+    mkdir -p "$dir/ad"
+    ffmpeg -loglevel error -y -f lavfi -i "smptebars=size=1280x720:rate=25" -f lavfi -i "sine=frequency=1000:sample_rate=48000" \
+        -t 30 -c:v libx264 -profile:v main -level 3.1 -preset veryfast -pix_fmt yuv420p -g 50 -keyint_min 50 -sc_threshold 0 \
+        -b:v 1500k -c:a aac -b:a 96k -ac 2 -f hls -hls_time $DEMO_SEGMENT -hls_playlist_type vod \
+        -hls_segment_filename "$dir/ad/ad%d.ts" "$dir/ad/ad.m3u8" || die "ffmpeg failed making the ad"
+    touch "$dir/.complete"
+}
+
+# wait_http URL SECONDS : waits until URL answers 200.
+wait_http() {
+    local url=$1 limit=${2:-30} i
+    for ((i = 0; i < limit * 10; i++)); do
+        curl -fs -o /dev/null "$url" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# demo_up : database, build, migrations, media, server and the channel "demo". Sets CUELINE, DEMO_URL, SERVER_PID.
+demo_up() {
+    local root
+    root=$(repo_root)
+    ensure_build_deps
+    apt_install curl
+    DEMO_PGDIR=$(mktemp -d /tmp/cueline-demo-pg.XXXXXX)
+    chmod 755 "$DEMO_PGDIR"
+    start_cluster "$DEMO_PGDIR"
+    log "building"
+    (cd "$root" && swift build) || die "swift build failed"
+    CUELINE=$(cd "$root" && swift build --show-bin-path)/cueline
+    export CUELINE_MIGRATIONS=$root/Migrations
+    "$CUELINE" migrate
+    make_media "$root/.demo/media"
+    local port
+    port=$(free_port "${CUELINE_DEMO_PORT:-8080}")
+    DEMO_URL="http://127.0.0.1:$port"
+    "$CUELINE" serve --port "$port" --media-dir "$root/.demo/media" >"$DEMO_PGDIR/serve.log" 2>&1 &
+    SERVER_PID=$!
+    wait_http "$DEMO_URL/healthz" 30 || { cat "$DEMO_PGDIR/serve.log" >&2; die "cueline serve did not start"; }
+    log "cueline serve is running at $DEMO_URL (log: $DEMO_PGDIR/serve.log)"
+    "$CUELINE" channel create demo --segment-duration "$DEMO_SEGMENT" --window 8 --loop "$DEMO_LOOP" \
+        --rendition "720p,2300000,/media/720p/seg{n%$DEMO_LOOP}.ts" --resolution 720p=1280x720 \
+        --rendition "480p,1200000,/media/480p/seg{n%$DEMO_LOOP}.ts" --resolution 480p=854x480 \
+        --rendition "360p,700000,/media/360p/seg{n%$DEMO_LOOP}.ts" --resolution 360p=640x360 \
+        --codecs 720p=avc1.4d401f,mp4a.40.2 --codecs 480p=avc1.4d401f,mp4a.40.2 --codecs 360p=avc1.4d401f,mp4a.40.2 \
+        --public-url "$DEMO_URL" --actor demo
+    wait_http "$DEMO_URL/channels/demo/720p.m3u8" 10 || die "the demo channel's playlist is not served"
+}
+
+demo_down() {
+    [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+    stop_cluster
+    [ -n "${DEMO_PGDIR:-}" ] && rm -rf "$DEMO_PGDIR"
+    return 0
+}
+
+# seconds_until ISO : whole seconds from now until the ISO 8601 time (0 if past).
+seconds_until() {
+    local target now
+    target=$(date -d "$1" +%s%3N) now=$(date +%s%3N)
+    echo $(((target - now + 999) / 1000 > 0 ? (target - now + 999) / 1000 : 0))
+}
