@@ -68,6 +68,6 @@ let package = Package(
         .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS"], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["EventStore", "HLS"], path: "Tests/TestSupport"),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "HLS", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "EventStore"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "EventStore", "HLS"]),
     ]
 )

@@ -1,0 +1,104 @@
+import Foundation
+import HLS
+import TestSupport
+import Testing
+
+/// The live channel against a real PostgreSQL and the running server, driven by the CLI as an operator would.
+@Suite(
+    "Live channel end to end",
+    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+struct LiveChannelEndToEndTests {
+    struct Poll {
+        var at: ContinuousClock.Instant
+        var playlists: [String: String]
+    }
+
+    @Test("1 s segments: a break 15 s ahead, ended early mid-break from the CLI, polled every 500 ms")
+    func earlyReturnUnderPolling() async throws {
+        let url = try await TestDatabase.makeFreshDatabase()
+        let cli = CLIRunner(environment: ["DATABASE_URL": url])
+        #expect(try cli.run(["migrate"]).status == 0)
+        let server = try ServerProcess(databaseURL: url)
+        defer { server.stop() }
+        try await server.waitUntilReady()
+        let renditions = ["720p", "480p", "360p"]
+        let create = try cli.run(
+            ["channel", "create", "live", "--segment-duration", "1", "--window", "6", "--public-url", server.baseURL]
+                + renditions.flatMap { ["--rendition", "\($0),1000000,\($0)/seg{n}.ts"] })
+        #expect(create.status == 0, "\(create.stderr)")
+        let place = try cli.run(["break", "place", "live", "--id", "brk-1", "--in", "15s", "--duration", "20s", "--asset-uri", "https://ads.example.com/a.m3u8", "--json"])
+        #expect(place.status == 0, "\(place.stderr)")
+        let placedAt = ContinuousClock.now
+
+        var polls: [Poll] = []
+        var endedAt: ContinuousClock.Instant?
+        var augmentSeenAfterPolls: Int?
+        var changeLatency: Duration?
+        while ContinuousClock.now < placedAt + .seconds(28) {
+            var playlists: [String: String] = [:]
+            for rendition in renditions {
+                let (text, status) = try await HTTP.get("\(server.baseURL)/channels/live/\(rendition).m3u8")
+                #expect(status == 200, "\(text)")
+                playlists[rendition] = text
+            }
+            polls.append(Poll(at: ContinuousClock.now, playlists: playlists))
+            let hasAugment = playlists["720p"]!.contains("X-PLAYOUT-LIMIT=")
+            if let endedAt, augmentSeenAfterPolls == nil, hasAugment {
+                augmentSeenAfterPolls = polls.filter { $0.at > endedAt }.count
+            }
+            // 5 s into the break (15 s ahead + 5 s), end it early from the CLI.
+            if endedAt == nil, ContinuousClock.now > placedAt + .seconds(20) {
+                let result = try cli.run(["event", "cancel-current", "live", "--actor", "e2e"])
+                #expect(result.status == 0, "\(result.stderr)")
+                endedAt = ContinuousClock.now
+                // How long from the commit (the CLI has returned) to the changed playlist being served.
+                while ContinuousClock.now < endedAt! + .seconds(2) {
+                    if try await HTTP.get("\(server.baseURL)/channels/live/720p.m3u8").0.contains("X-PLAYOUT-LIMIT=") {
+                        changeLatency = ContinuousClock.now - endedAt!
+                        break
+                    }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+
+        #expect(endedAt != nil)
+        #expect(augmentSeenAfterPolls == 1, "the augmenting tag must appear in the first poll after the early return")
+        let latency = try #require(changeLatency)
+        print("schedule change visible \(latency) after the command returned")
+        #expect(latency < .milliseconds(100), "a schedule change must be served within 100 ms, took \(latency)")
+        #expect(polls.contains { $0.playlists["720p"]!.contains(#"ID="brk-1""#) && !$0.playlists["720p"]!.contains(",DURATION=") }, "the break was announced with PLANNED-DURATION only")
+
+        var previous: [String: ParsedMediaPlaylist] = [:]
+        for (index, poll) in polls.enumerated() {
+            var parsed: [(name: String, parsed: ParsedMediaPlaylist)] = []
+            for rendition in renditions {
+                let current = try PlaylistParser.parseMedia(poll.playlists[rendition]!)
+                #expect(Lint.check(current).isEmpty, "poll \(index) \(rendition): \(Lint.check(current))")
+                if let before = previous[rendition] {
+                    #expect(current.playlist.mediaSequence >= before.playlist.mediaSequence, "media sequence went backwards")
+                    let findings = Lint.checkUpdate(previous: before, current: current)
+                    #expect(findings.isEmpty, "poll \(index) \(rendition): \(findings)")
+                }
+                previous[rendition] = current
+                parsed.append((rendition, current))
+            }
+            let across = Lint.checkRenditions(parsed)
+            #expect(across.isEmpty, "poll \(index): \(across)")
+        }
+
+        // The same check through the CLI, on the pair around the early return.
+        if let endedAt, let after = polls.firstIndex(where: { $0.at > endedAt }), after > 0 {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let before = directory.appendingPathComponent("before.m3u8")
+            let current = directory.appendingPathComponent("after.m3u8")
+            try Data(polls[after - 1].playlists["720p"]!.utf8).write(to: before)
+            try Data(polls[after].playlists["720p"]!.utf8).write(to: current)
+            let lint = try CLIRunner().run(["lint", current.path, "--previous", before.path])
+            #expect(lint.status == 0, "\(lint.stdout)")
+        }
+    }
+}

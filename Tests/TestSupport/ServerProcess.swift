@@ -1,0 +1,68 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A `cueline serve` process on a free port, stopped when the test is done.
+public final class ServerProcess: @unchecked Sendable {
+    // Set once in init; the process is only terminated from `stop()`.
+    public let baseURL: String
+    public let port: Int
+    private let process: Process
+    public let logFile: URL
+
+    public init(databaseURL: String, extraArguments: [String] = []) throws {
+        port = Int.random(in: 20_000..<40_000)
+        baseURL = "http://127.0.0.1:\(port)"
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: CLIRunner().executable)
+        process.arguments = ["serve", "--port", String(port)] + extraArguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = databaseURL
+        process.environment = environment
+        logFile = FileManager.default.temporaryDirectory.appendingPathComponent("cueline-serve-\(port).log")
+        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: logFile)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+    }
+
+    /// Waits until /healthz answers.
+    public func waitUntilReady(timeout: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let (_, status) = try? await HTTP.get(baseURL + "/readyz"), status == 200 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw HTTP.Failure(message: "cueline serve did not become ready: \(log)")
+    }
+
+    public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    public func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+}
+
+public enum HTTP {
+    public struct Failure: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    /// GET with no caching; returns the body and the status.
+    public static func get(_ url: String) async throws -> (String, Int) {
+        var request = URLRequest(url: URL(string: url)!)
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        request.timeoutInterval = 5
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return (String(decoding: data, as: UTF8.self), (response as? HTTPURLResponse)?.statusCode ?? 0)
+    }
+}
