@@ -68,6 +68,7 @@ let package = Package(
         .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS"], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["EventStore", "HLS"], path: "Tests/TestSupport"),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "HLS", "TestSupport"]),
+        .testTarget(name: "ProjectorTests", dependencies: ["Projector", "Schedule", "EventStore", "HLS"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "EventStore", "HLS"]),
     ]
 )

@@ -111,6 +111,8 @@ public enum Routes {
             return errorResponse(.serviceUnavailable, "channel \(channel) has not started; its first playlist is due at \(firstSegmentEnds)")
         case .unknownBreak(let channel, let id):
             return errorResponse(.notFound, "break \(id) does not exist on channel \(channel)")
+        case .upstreamMissing(let channel, let rendition):
+            return errorResponse(.serviceUnavailable, "channel \(channel): no usable upstream playlist for \(rendition) yet; see the server log")
         case .renderFailed(let reason):
             return errorResponse(.internalServerError, "the playlist could not be rendered (\(reason)); see the server log")
         }

@@ -13,7 +13,8 @@ import Synchronization
 /// wall clock does.
 public final class ChannelFollower: Service, Sendable {
     public struct Rendered: Sendable {
-        /// Segments completed at the tick rendered (identifies the window).
+        /// Segments completed at the tick rendered (identifies the window); for relay channels, the upstream
+        /// generation.
         public var completedSegments: Int64
         /// The channel version the schedule was folded to.
         public var version: Int64
@@ -30,12 +31,16 @@ public final class ChannelFollower: Service, Sendable {
         case notStarted(channel: String, firstSegmentEnds: Timestamp)
         case unknownBreak(channel: String, id: String)
         case renderFailed(String)
+        case upstreamMissing(channel: String, rendition: String)
     }
 
     private struct Entry {
         var state: ChannelState
         var rendered: Rendered?
         var lastTick = Timestamp(milliseconds: .min)
+        /// Relay channels: the latest upstream playlist of each rendition, and a counter of their changes.
+        var upstreams: [String: MediaPlaylist] = [:]
+        var upstreamGeneration: Int64 = 0
     }
 
     private struct Shared {
@@ -184,14 +189,14 @@ public final class ChannelFollower: Service, Sendable {
             }
             let tick = max(now, entry.lastTick)
             entry.lastTick = tick
-            let timeline = Timeline(config)
-            let completed = timeline.completedSegments(at: tick)
+            let completed = config.source == .clock ? Timeline(config).completedSegments(at: tick) : entry.upstreamGeneration
             if let cached = entry.rendered, cached.completedSegments == completed, cached.version == entry.state.version {
                 shared.channels[channel] = entry
                 return .success(cached)
             }
             do {
-                let rendered = try Self.render(config: config, state: entry.state, tick: tick)
+                var rendered = try Self.render(config: config, state: entry.state, tick: tick, upstreams: entry.upstreams)
+                rendered.completedSegments = completed
                 entry.rendered = rendered
                 shared.channels[channel] = entry
                 return .success(rendered)
@@ -209,17 +214,40 @@ public final class ChannelFollower: Service, Sendable {
             throw .unknownRendition(channel: channel, rendition: rendition)
         }
         guard let text = rendered.playlists[rendition] else {
+            if case .relay = config.source { throw .upstreamMissing(channel: channel, rendition: rendition) }
             throw .notStarted(channel: channel, firstSegmentEnds: Timeline(config).segmentStart(Int64((3 * config.targetDuration * 1000 + Int(config.segmentDurationMilliseconds) - 1) / Int(config.segmentDurationMilliseconds))))
         }
         return (text, rendered.targetDuration)
     }
 
+    /// Relay channels: the upstream playlist of one rendition changed.
+    public func updateUpstream(_ channel: String, rendition: String, playlist: MediaPlaylist) {
+        shared.withLock { shared in
+            guard var entry = shared.channels[channel], entry.upstreams[rendition] != playlist else { return }
+            entry.upstreams[rendition] = playlist
+            entry.upstreamGeneration += 1
+            entry.rendered = nil
+            shared.channels[channel] = entry
+        }
+    }
+
     /// Renders every rendition of a channel from one snapshot. Pure; also used by replay.
-    public static func render(config: ChannelConfig, state: ChannelState, tick: Timestamp) throws -> Rendered {
+    public static func render(
+        config: ChannelConfig, state: ChannelState, tick: Timestamp, upstreams: [String: MediaPlaylist] = [:]
+    ) throws -> Rendered {
         var playlists: [String: String] = [:]
         for rendition in config.renditions {
-            if let playlist = PlaylistBuilder.mediaPlaylist(config: config, state: state, rendition: rendition, at: tick) {
-                playlists[rendition.name] = try PlaylistRenderer.render(playlist)
+            switch config.source {
+            case .clock:
+                if let playlist = PlaylistBuilder.mediaPlaylist(config: config, state: state, rendition: rendition, at: tick) {
+                    playlists[rendition.name] = try PlaylistRenderer.render(playlist)
+                }
+            case .relay(let template):
+                if let upstream = upstreams[rendition.name] {
+                    let url = RelayDecorator.upstreamURL(template: template, rendition: rendition.name)
+                    playlists[rendition.name] = try PlaylistRenderer.render(
+                        try RelayDecorator.decorate(upstream, upstreamURL: url, config: config, state: state))
+                }
             }
         }
         return Rendered(

@@ -39,7 +39,8 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
     public enum Source: Hashable, Sendable, Codable {
         /// Segment n covers [epoch + n·d, epoch + (n+1)·d); URIs come from each rendition's template.
         case clock
-        /// Follow an upstream encoder's live media playlist and decorate it (not served by this build yet).
+        /// Follow an upstream encoder's live media playlists and decorate them. `upstream` is a URL or a file
+        /// path in which `{rendition}` stands for the rendition's name.
         case relay(upstream: String)
     }
 
@@ -59,7 +60,7 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         guard !renditions.isEmpty else { throw .invalidField("rendition", "a channel needs at least one rendition") }
         var names: Set<String> = []
         for rendition in renditions {
-            try rendition.validate()
+            try rendition.validate(needsTemplate: source == .clock)
             guard names.insert(rendition.name).inserted else {
                 throw .invalidField("rendition", "name \(rendition.name) is used twice")
             }
@@ -68,8 +69,13 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         guard publicBaseURL.hasPrefix("http://") || publicBaseURL.hasPrefix("https://"), !publicBaseURL.contains("\""),
             !publicBaseURL.contains(where: \.isNewline)
         else { throw .invalidField("public-url", "must be an absolute http(s) URL (got \(publicBaseURL.debugDescription))") }
-        if case .relay(let upstream) = source, upstream.isEmpty {
-            throw .invalidField("source", "a relay channel needs an upstream playlist URL")
+        if case .relay(let upstream) = source {
+            guard !upstream.isEmpty, !upstream.contains(where: \.isNewline) else {
+                throw .invalidField("relay", "a relay channel needs an upstream playlist URL or path")
+            }
+            guard renditions.count == 1 || upstream.contains("{rendition}") else {
+                throw .invalidField("relay", "with several renditions the upstream must contain {rendition}")
+            }
         }
     }
 }
@@ -99,12 +105,12 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
         self.mapURI = mapURI
     }
 
-    func validate() throws(ScheduleError) {
+    func validate(needsTemplate: Bool) throws(ScheduleError) {
         guard isIdentifier(name) else {
             throw .invalidField("rendition", "name \(name.debugDescription) must be 1–64 characters of a-z, 0-9, '-' or '_'")
         }
         guard bandwidth > 0 else { throw .invalidField("rendition", "\(name): bandwidth must be a positive number of bits per second") }
-        guard uriTemplate.contains("{n"), !uriTemplate.contains(where: \.isNewline), !uriTemplate.hasPrefix("#") else {
+        guard !needsTemplate || uriTemplate.contains("{n"), !uriTemplate.contains(where: \.isNewline), !uriTemplate.hasPrefix("#") else {
             throw .invalidField("rendition", "\(name): the URI template must contain {n} or {n%K} and no line break")
         }
         if let resolution, Resolution(resolution) == nil {

@@ -79,7 +79,9 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         return [.playoutLimitSet(id: id, limitMilliseconds: limit, kind: .playoutLimit)]
 
     case .cancelCurrentEvent:
-        guard let current = state.breaks.first(where: { $0.phase(liveEdge: liveEdge) == .onAir }) else {
+        // On air by its planned times: a break another operator just ended at this live edge is "already limited",
+        // not "nothing on air".
+        guard let current = state.breaks.first(where: { !$0.isCancelled && $0.start < liveEdge && liveEdge < $0.spec.plannedEnd }) else {
             throw .nothingOnAir(channel: state.channel, liveEdge: liveEdge)
         }
         guard current.playoutLimitMilliseconds == nil else {

@@ -7,11 +7,13 @@ public enum PlaylistBuilder {
     public static func mediaPlaylist(
         config: ChannelConfig, state: ChannelState, rendition: RenditionConfig, at tick: Timestamp
     ) -> MediaPlaylist? {
+        guard config.source == .clock else { return nil }
         let timeline = Timeline(config)
         let window = timeline.window(at: tick)
         // A live playlist must hold three target durations: publish nothing until it can.
         guard Int64(window.count) * config.segmentDurationMilliseconds >= Int64(3 * config.targetDuration) * 1000 else { return nil }
-        let placed = dateRanges(config: config, state: state, window: window)
+        let starts = window.map { timeline.segmentStart($0) }
+        let placed = dateRanges(config: config, state: state, segmentStarts: starts, liveEdge: timeline.segmentStart(window.upperBound))
         var segments: [Segment] = []
         segments.reserveCapacity(window.count)
         for n in window {
@@ -19,7 +21,7 @@ public enum PlaylistBuilder {
             if let loop = config.loopSegments, n > 0, n % Int64(loop) == 0 { tags.append(.discontinuity) }
             if n == window.lowerBound, let map = rendition.mapURI { tags.append(.map(MediaInitialization(uri: map))) }
             tags.append(.programDateTime(timeline.segmentStart(n)))
-            for range in placed.bySegment[n] ?? [] { tags.append(.dateRange(range)) }
+            for range in placed.bySegment[Int(n - window.lowerBound)] ?? [] { tags.append(.dateRange(range)) }
             segments.append(
                 Segment(duration: DecimalNumber(milliseconds: config.segmentDurationMilliseconds), uri: rendition.segmentURI(n), tags: tags))
         }
@@ -44,13 +46,18 @@ public enum PlaylistBuilder {
             })
     }
 
-    /// The date ranges in the window, placed: before the segment holding their start, on the first segment
-    /// if they started before the window, after the last segment if they start at or after the live edge.
-    public static func dateRanges(config: ChannelConfig, state: ChannelState, window: Range<Int64>) -> PlacedDateRanges {
-        let timeline = Timeline(config)
-        let windowStart = timeline.segmentStart(window.lowerBound)
-        let liveEdge = timeline.segmentStart(window.upperBound)
+    /// The date ranges in a window of segments, placed: before the segment holding their start, on the first
+    /// segment if they started before the window, after the last segment if they start at or after the live edge.
+    ///
+    /// - Parameters:
+    ///   - segmentStarts: the program date-time of each segment in the window, in order.
+    ///   - liveEdge: the end of the last segment.
+    /// - Returns: the ranges by index into `segmentStarts`, and those trailing the last segment.
+    public static func dateRanges(
+        config: ChannelConfig, state: ChannelState, segmentStarts: [Timestamp], liveEdge: Timestamp
+    ) -> PlacedDateRanges {
         var placed = PlacedDateRanges()
+        guard let windowStart = segmentStarts.first else { return placed }
         for item in state.breaks where !item.isCancelled {
             // Garbage-collect all tags of an ID together once the range ends before the window's first segment.
             guard item.end > windowStart else { continue }
@@ -63,8 +70,10 @@ public enum PlaylistBuilder {
             if item.start >= liveEdge {
                 placed.trailing += tags
             } else {
-                let holding = item.start.milliseconds(since: config.epoch) / config.segmentDurationMilliseconds
-                placed.bySegment[max(window.lowerBound, holding), default: []] += tags
+                // The last segment starting at or before the break's start (the first one if none does).
+                var index = 0
+                for (offset, start) in segmentStarts.enumerated() where start <= item.start { index = offset }
+                placed.bySegment[index, default: []] += tags
             }
         }
         return placed
@@ -129,7 +138,8 @@ public enum PlaylistBuilder {
 
 /// Date ranges of one window, already placed.
 public struct PlacedDateRanges: Hashable, Sendable {
-    public var bySegment: [Int64: [DateRange]] = [:]
+    /// By index of the segment in the window.
+    public var bySegment: [Int: [DateRange]] = [:]
     public var trailing: [DateRange] = []
 }
 

@@ -39,6 +39,9 @@ struct ChannelCommand: AsyncParsableCommand {
         @Option(help: "NAME=URI of the fMP4 initialization segment (EXT-X-MAP).")
         var map: [String] = []
 
+        @Option(help: "Relay: follow this upstream media playlist (URL or path; {rendition} stands for the name) instead of the clock.")
+        var relay: String?
+
         @Option(help: "When segment 0 starts (ISO 8601); defaults to one window before now, so playlists are full at once.")
         var epoch: TimeArgument?
 
@@ -57,9 +60,10 @@ struct ChannelCommand: AsyncParsableCommand {
             }
             var renditions: [RenditionConfig] = []
             for spec in rendition {
-                let parts = spec.split(separator: ",", maxSplits: 2).map(String.init)
+                var parts = spec.split(separator: ",", maxSplits: 2).map(String.init)
+                if relay != nil && parts.count == 2 { parts.append("") }
                 guard parts.count == 3, let bandwidth = Int(parts[1]) else {
-                    throw CLIError(message: "rendition: \(spec.debugDescription) is not NAME,BANDWIDTH,URI-TEMPLATE", exitCode: ExitStatus.usage)
+                    throw CLIError(message: "rendition: \(spec.debugDescription) is not NAME,BANDWIDTH,URI-TEMPLATE (NAME,BANDWIDTH with --relay)", exitCode: ExitStatus.usage)
                 }
                 renditions.append(
                     RenditionConfig(
@@ -72,7 +76,7 @@ struct ChannelCommand: AsyncParsableCommand {
             let config = ChannelConfig(
                 id: id, segmentDurationMilliseconds: segmentDuration.milliseconds, windowSegments: window,
                 epoch: epoch?.timestamp ?? Timestamp(milliseconds: defaultEpoch.milliseconds - defaultEpoch.milliseconds % 1000), renditions: renditions,
-                loopSegments: loop, publicBaseURL: publicURL)
+                source: relay.map { .relay(upstream: $0) } ?? .clock, loopSegments: loop, publicBaseURL: publicURL)
             try await cueline.run(.createChannel(config), channel: id, database: database, options: options) { outcome in
                 "created channel \(id): \(renditions.count) renditions, \(DecimalNumber(milliseconds: config.segmentDurationMilliseconds)) s segments, target duration \(config.targetDuration), epoch \(config.epoch)"
             }

@@ -32,7 +32,7 @@ struct Serve: AsyncParsableCommand {
         let router = Routes.router(follower: follower, handler: handler, mediaDirectory: mediaDir)
         let app = Application(
             router: router, configuration: .init(address: .hostname(host, port: port), serverName: "cueline"),
-            services: [follower],
+            services: [follower, RelayPoller(follower: follower, logger: logger)],
             onServerRunning: { [logger] _ in logger.notice("serving", metadata: ["address": "http://\(host):\(port)"]) },
             logger: logger)
         try await app.runService()

@@ -1,0 +1,144 @@
+import EventStore
+import HLS
+import Projector
+import Schedule
+import Synchronization
+import Testing
+
+/// A clock the test moves by hand.
+final class TestClock: Sendable {
+    private let now = Mutex(Timestamp(iso8601: "2026-03-01T12:01:00Z")!)
+    var read: @Sendable () -> Timestamp { { [self] in self.now.withLock { $0 } } }
+    func set(_ seconds: Double) {
+        now.withLock { $0 = Timestamp(iso8601: "2026-03-01T12:00:00Z")!.adding(milliseconds: Int64(seconds * 1000)) }
+    }
+}
+
+let epoch = Timestamp(iso8601: "2026-03-01T12:00:00Z")!
+
+func config(_ id: String = "demo", source: ChannelConfig.Source = .clock) -> ChannelConfig {
+    ChannelConfig(
+        id: id, segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch,
+        renditions: ["720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: source == .clock ? "\($0)/seg{n}.ts" : "") },
+        source: source, publicBaseURL: "http://127.0.0.1:8080")
+}
+
+func context(_ id: String = UUID().uuidString) -> CommandContext {
+    CommandContext(commandID: id, actor: "op", source: "test")
+}
+
+import Foundation
+
+@Suite("Follower and command handler")
+struct FollowerTests {
+    @Test("the follower catches up and serves playlists; a command shows without waiting for a tick")
+    func catchUpAndServe() async throws {
+        let store = InMemoryEventStore()
+        let clock = TestClock()
+        let handler = CommandHandler(store: store, clock: clock.read)
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
+        try await follower.catchUp()
+        clock.set(60)
+        let before = try follower.mediaPlaylist("demo", rendition: "720p").text
+        _ = try await handler.handle(
+            .placeBreak(PlaceBreak(id: "brk-1", start: .inMilliseconds(30_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+            channel: "demo", context: context())
+        try await follower.catchUp()
+        let after = try follower.mediaPlaylist("demo", rendition: "720p").text
+        #expect(!before.contains("brk-1"))
+        #expect(after.contains(#"ID="brk-1""#))
+        #expect(Lint.checkUpdate(previous: try PlaylistParser.parseMedia(before), current: try PlaylistParser.parseMedia(after)).isEmpty)
+        #expect(follower.isReady)
+    }
+
+    @Test("a wall clock that steps back never makes the playlist go backwards")
+    func clockStepsBack() async throws {
+        let store = InMemoryEventStore()
+        let clock = TestClock()
+        _ = try await CommandHandler(store: store, clock: clock.read).handle(.createChannel(config()), channel: "demo", context: context())
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        try await follower.catchUp()
+        clock.set(120)
+        let later = try PlaylistParser.parseMedia(follower.mediaPlaylist("demo", rendition: "720p").text)
+        clock.set(60)
+        let stepped = try PlaylistParser.parseMedia(follower.mediaPlaylist("demo", rendition: "720p").text)
+        #expect(stepped.playlist.mediaSequence == later.playlist.mediaSequence)
+    }
+
+    @Test("unknown channel and rendition are lookup errors")
+    func lookups() async throws {
+        let store = InMemoryEventStore()
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: TestClock().read)
+        _ = try await CommandHandler(store: store, clock: TestClock().read).handle(.createChannel(config()), channel: "demo", context: context())
+        try await follower.catchUp()
+        #expect(throws: ChannelFollower.LookupError.unknownChannel("nope")) { try follower.mediaPlaylist("nope", rendition: "720p") }
+        #expect(throws: ChannelFollower.LookupError.unknownRendition(channel: "demo", rendition: "1080p")) { try follower.mediaPlaylist("demo", rendition: "1080p") }
+    }
+
+    @Test("relay channels serve the decorated upstream once it arrives")
+    func relay() async throws {
+        let store = InMemoryEventStore()
+        let clock = TestClock()
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        _ = try await CommandHandler(store: store, clock: clock.read).handle(
+            .createChannel(config(source: .relay(upstream: "http://encoder.example/{rendition}.m3u8"))), channel: "demo", context: context())
+        try await follower.catchUp()
+        #expect(throws: ChannelFollower.LookupError.upstreamMissing(channel: "demo", rendition: "720p")) { try follower.mediaPlaylist("demo", rendition: "720p") }
+        let upstream = MediaPlaylist(
+            version: 3, targetDuration: 6, mediaSequence: 7,
+            segments: (7..<11).map { Segment(duration: DecimalNumber(milliseconds: 6000), uri: "s\($0).ts", tags: $0 == 7 ? [.programDateTime(epoch.adding(milliseconds: 42_000))] : []) })
+        follower.updateUpstream("demo", rendition: "720p", playlist: upstream)
+        let text = try follower.mediaPlaylist("demo", rendition: "720p").text
+        #expect(text.contains("http://encoder.example/s7.ts"))
+        #expect(text.components(separatedBy: "#EXT-X-PROGRAM-DATE-TIME").count == 5)
+    }
+
+    @Test("a retried command returns the original result, even after the schedule moved on")
+    func retry() async throws {
+        let store = InMemoryEventStore()
+        let clock = TestClock()
+        let handler = CommandHandler(store: store, clock: clock.read)
+        _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
+        clock.set(60)
+        _ = try await handler.handle(
+            .placeBreak(PlaceBreak(id: "brk-1", start: .at(epoch.adding(milliseconds: 90_000)), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+            channel: "demo", context: context())
+        clock.set(103)
+        let first = try await handler.handle(.cancelCurrentEvent, channel: "demo", context: context("end-1"))
+        clock.set(104)
+        let retry = try await handler.handle(.cancelCurrentEvent, channel: "demo", context: context("end-1"))
+        #expect(retry.result.replayed)
+        #expect(retry.result.events == first.result.events)
+        #expect(try await store.version(of: "demo") == 3)
+    }
+
+    @Test("two operators ending the same break at once: one succeeds, the other is refused, one augmenting tag")
+    func race() async throws {
+        let store = InMemoryEventStore()
+        let clock = TestClock()
+        let handler = CommandHandler(store: store, clock: clock.read)
+        _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
+        clock.set(60)
+        _ = try await handler.handle(
+            .placeBreak(PlaceBreak(id: "brk-1", start: .at(epoch.adding(milliseconds: 90_000)), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+            channel: "demo", context: context())
+        clock.set(103)
+        @Sendable func endCurrent() async -> String {
+            do {
+                _ = try await handler.handle(.cancelCurrentEvent, channel: "demo", context: context())
+                return "applied"
+            } catch {
+                return "\(error)"
+            }
+        }
+        async let first = endCurrent()
+        async let second = endCurrent()
+        let outcomes = await [first, second]
+        #expect(outcomes.filter { $0 == "applied" }.count == 1, "\(outcomes)")
+        #expect(outcomes.contains { $0.contains("already has a playout limit") }, "got: \(outcomes.joined(separator: " | "))")
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        try await follower.catchUp()
+        #expect(try follower.mediaPlaylist("demo", rendition: "720p").text.components(separatedBy: "X-PLAYOUT-LIMIT").count == 2)
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import HLS
+import Schedule
+import Testing
+
+@Suite("Relay source")
+struct RelayDecoratorTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/relay")
+
+    private func relayChannel() throws -> Channel {
+        var config = demoConfig(renditions: ["720p"])
+        config.source = .relay(upstream: "http://encoder.example/live/{rendition}/index.m3u8")
+        config.renditions[0].uriTemplate = ""
+        var channel = try Channel(config)
+        // On air at the upstream live edge (12:01:50): started 12:01:20 (the discontinuity), planned 60 s.
+        try channel.apply(place("brk-1", start: 80, duration: 60), at: at(62))
+        return channel
+    }
+
+    @Test("upstream segments decorated: dates on every segment, URIs absolute, our ranges placed, upstream interstitials dropped")
+    func decorate() throws {
+        let channel = try relayChannel()
+        let upstream = try PlaylistParser.parseMedia(String(contentsOf: Self.fixtures.appendingPathComponent("upstream.m3u8"), encoding: .utf8))
+        let decorated = try RelayDecorator.decorate(
+            upstream.playlist, upstreamURL: "http://encoder.example/live/720p/index.m3u8", config: channel.state.config!, state: channel.state)
+        let text = try PlaylistRenderer.render(decorated)
+        let golden = Self.fixtures.appendingPathComponent("decorated.m3u8")
+        if ProcessInfo.processInfo.environment["CUELINE_RECORD_GOLDEN"] == "1" { try Data(text.utf8).write(to: golden) }
+        #expect(text == (try String(contentsOf: golden, encoding: .utf8)))
+
+        #expect(Lint.check(text).isEmpty, "\(Lint.check(text))")
+        let segments = decorated.segments
+        #expect(segments.allSatisfy { $0.programDateTime != nil })
+        #expect(segments.map(\.programDateTime!.iso8601) == ["2026-03-01T12:01:00.000Z", "2026-03-01T12:01:06.000Z", "2026-03-01T12:01:20.000Z", "2026-03-01T12:01:26.000Z", "2026-03-01T12:01:32.000Z"])
+        #expect(segments.map(\.uri) == ["http://encoder.example/live/720p/seg300.m4s", "http://encoder.example/live/720p/seg301.m4s", "http://encoder.example/live/720p/seg302.m4s", "https://cdn.example/other/seg303.m4s", "http://encoder.example/live/720p/seg304.m4s"])
+        #expect(segments[2].map?.uri == "http://encoder.example/live/init-v2.mp4")
+        #expect(!text.contains("encoder-ad"))
+        #expect(text.contains(#"ID="chapter-2""#))
+        #expect(text.contains("#EXT-X-ENCODER-HEARTBEAT:42"))
+        #expect(decorated.dateRanges.filter { $0.id == "brk-1" }.count == 1)
+        #expect(decorated.mediaSequence == 300 && decorated.discontinuitySequence == 2)
+    }
+
+    @Test("an upstream without program date-times cannot be decorated")
+    func noDates() throws {
+        let channel = try relayChannel()
+        let upstream = MediaPlaylist(targetDuration: 6, segments: [Segment(duration: DecimalNumber(integer: 6), uri: "a.ts")])
+        #expect(throws: RelayDecorator.Failure.noProgramDateTime) {
+            try RelayDecorator.decorate(upstream, upstreamURL: "http://x/a.m3u8", config: channel.state.config!, state: channel.state)
+        }
+    }
+
+    @Test("a relay channel with several renditions needs {rendition} in the upstream")
+    func validation() {
+        var config = demoConfig()
+        config.source = .relay(upstream: "http://encoder.example/live/index.m3u8")
+        #expect(throws: ScheduleError.invalidField("relay", "with several renditions the upstream must contain {rendition}")) { try config.validate() }
+    }
+}
