@@ -7,7 +7,59 @@ import Schedule
 
 struct ChannelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "channel", abstract: "Create and list channels.", subcommands: [Create.self, List.self])
+        commandName: "channel", abstract: "Create and list channels, change their renditions.",
+        subcommands: [Create.self, UpdateRenditions.self, List.self])
+
+    /// The rendition options shared by `create` and `update-renditions`.
+    struct RenditionOptions: ParsableArguments {
+        @Option(help: "NAME,BANDWIDTH,URI-TEMPLATE (NAME,BANDWIDTH for relay channels); repeat per rendition.")
+        var rendition: [String]
+
+        @Option(help: "NAME=CODEC,CODEC")
+        var codecs: [String] = []
+
+        @Option(help: "NAME=WIDTHxHEIGHT")
+        var resolution: [String] = []
+
+        @Option(help: "NAME=URI of the fMP4 initialization segment (EXT-X-MAP).")
+        var map: [String] = []
+
+        func renditions(relay: Bool) throws -> [RenditionConfig] {
+            func lookup(_ pairs: [String], _ name: String) -> String? {
+                pairs.first { $0.hasPrefix(name + "=") }.map { String($0.dropFirst(name.count + 1)) }
+            }
+            return try rendition.map { spec in
+                var parts = spec.split(separator: ",", maxSplits: 2).map(String.init)
+                if relay && parts.count == 2 { parts.append("") }
+                guard parts.count == 3, let bandwidth = Int(parts[1]) else {
+                    throw CLIError(message: "rendition: \(spec.debugDescription) is not NAME,BANDWIDTH,URI-TEMPLATE (NAME,BANDWIDTH with --relay)", exitCode: ExitStatus.usage)
+                }
+                return RenditionConfig(
+                    name: parts[0], bandwidth: bandwidth,
+                    codecs: lookup(codecs, parts[0]).map { $0.split(separator: ",").map(String.init) } ?? [],
+                    resolution: lookup(resolution, parts[0]), uriTemplate: parts[2], mapURI: lookup(map, parts[0]))
+            }
+        }
+    }
+
+    struct UpdateRenditions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "update-renditions", abstract: "Replace a channel's renditions (the segment timing never changes).")
+
+        @Argument var id: String
+        @OptionGroup var renditionOptions: RenditionOptions
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var options: CommandOptions
+
+        func run() async throws {
+            let store = try await openStore(database)
+            let relay = try await ChannelLoader.load(id, from: store).config.map { $0.source != .clock } ?? false
+            let renditions = try renditionOptions.renditions(relay: relay)
+            try await cueline.run(.updateRenditions(renditions), channel: id, database: database, options: options) { outcome in
+                "channel \(id) now has renditions \(renditions.map(\.name).joined(separator: ", ")) (version \(outcome.result.version))"
+            }
+        }
+    }
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -27,17 +79,7 @@ struct ChannelCommand: AsyncParsableCommand {
         @Option(help: "Segments in the live window (at least 3 target durations).")
         var window: Int
 
-        @Option(help: "NAME,BANDWIDTH,URI-TEMPLATE")
-        var rendition: [String]
-
-        @Option(help: "NAME=CODEC,CODEC")
-        var codecs: [String] = []
-
-        @Option(help: "NAME=WIDTHxHEIGHT")
-        var resolution: [String] = []
-
-        @Option(help: "NAME=URI of the fMP4 initialization segment (EXT-X-MAP).")
-        var map: [String] = []
+        @OptionGroup var renditionOptions: RenditionOptions
 
         @Option(help: "Relay: follow this upstream media playlist (URL or path; {rendition} stands for the name) instead of the clock.")
         var relay: String?
@@ -55,22 +97,7 @@ struct ChannelCommand: AsyncParsableCommand {
         @OptionGroup var options: CommandOptions
 
         func run() async throws {
-            func lookup(_ pairs: [String], _ name: String) -> String? {
-                pairs.first { $0.hasPrefix(name + "=") }.map { String($0.dropFirst(name.count + 1)) }
-            }
-            var renditions: [RenditionConfig] = []
-            for spec in rendition {
-                var parts = spec.split(separator: ",", maxSplits: 2).map(String.init)
-                if relay != nil && parts.count == 2 { parts.append("") }
-                guard parts.count == 3, let bandwidth = Int(parts[1]) else {
-                    throw CLIError(message: "rendition: \(spec.debugDescription) is not NAME,BANDWIDTH,URI-TEMPLATE (NAME,BANDWIDTH with --relay)", exitCode: ExitStatus.usage)
-                }
-                renditions.append(
-                    RenditionConfig(
-                        name: parts[0], bandwidth: bandwidth,
-                        codecs: lookup(codecs, parts[0]).map { $0.split(separator: ",").map(String.init) } ?? [],
-                        resolution: lookup(resolution, parts[0]), uriTemplate: parts[2], mapURI: lookup(map, parts[0])))
-            }
+            let renditions = try renditionOptions.renditions(relay: relay != nil)
             let now = wallClock()
             let defaultEpoch = now.adding(milliseconds: -Int64(window) * segmentDuration.milliseconds)
             let config = ChannelConfig(
