@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
     ],
     targets: [
         // Pure: playlist model, renderer, parser, lint. Foundation only.
@@ -46,6 +47,7 @@ let package = Package(
             dependencies: [
                 "Schedule", "HLS", "EventStore", "Projector",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -68,7 +70,7 @@ let package = Package(
         .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS"], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["EventStore", "HLS"], path: "Tests/TestSupport"),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "HLS", "TestSupport"]),
-        .testTarget(name: "ProjectorTests", dependencies: ["Projector", "Schedule", "EventStore", "HLS"]),
+        .testTarget(name: "ProjectorTests", dependencies: ["Projector", "Schedule", "EventStore", "HLS", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "EventStore", "HLS"]),
     ]
 )

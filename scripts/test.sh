@@ -21,3 +21,6 @@ log "migrating the test database"
 
 log "running the tests"
 swift test --skip-build "$@"
+
+log "checking deploy/ (systemd unit, YAML, container build command)"
+scripts/check-deploy.sh "$CUELINE_BIN"

@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import HLS
+import HTTPTypes
 import Hummingbird
 import Logging
 import Projector
@@ -13,9 +14,22 @@ public enum Routes {
     /// Builds the router.
     ///
     /// - Parameter mediaDirectory: when set, files under it are served at `/media/…` (demo segments and ads).
-    public static func router(follower: ChannelFollower, handler: CommandHandler, mediaDirectory: String?) -> Router<BasicRequestContext> {
+    ///   - metrics: renders the Prometheus exposition for `/metrics`.
+    ///   - acceptCommands: serve `POST /channels/{channel}/commands` (unauthenticated: closed networks only).
+    public static func router(
+        follower: ChannelFollower, handler: CommandHandler, mediaDirectory: String?, metrics: (@Sendable () -> String)? = nil,
+        acceptCommands: Bool = false
+    ) -> Router<BasicRequestContext> {
         let router = Router()
+        router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(CORSMiddleware(allowOrigin: .all))
+        if let metrics {
+            router.get("/metrics") { _, _ -> Response in
+                var headers = HTTPFields()
+                headers[.contentType] = "text/plain; version=0.0.4"
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: metrics())))
+            }
+        }
         if let mediaDirectory {
             router.middlewares.add(FileMiddleware(mediaDirectory, urlBasePath: "/media", searchForIndexHtml: false))
         }
@@ -85,6 +99,56 @@ public enum Routes {
                 return jsonResponse(EventPage(channel: channel, events: events, next: events.last?.version))
             } catch {
                 return errorResponse(.serviceUnavailable, "the event log is unreachable: \(error)")
+            }
+        }
+
+        if acceptCommands {
+            router.post("/channels/{channel}/commands") { request, context -> Response in
+                let channel = try context.parameters.require("channel")
+                let body = try await request.body.collect(upTo: 64 * 1024)
+                let decoder = JSONDecoder()
+                decoder.keyDecodingStrategy = .convertFromSnakeCase
+                let parsed: CommandRequest
+                do {
+                    parsed = try decoder.decode(CommandRequest.self, from: body)
+                } catch {
+                    return errorResponse(.unprocessableContent, "the body is not a valid command: \(error)", field: "body")
+                }
+                let command: ScheduleCommand
+                do {
+                    command = try parsed.scheduleCommand()
+                } catch let invalid as CommandRequest.Invalid {
+                    return errorResponse(.unprocessableContent, "\(invalid.field) \(invalid.reason)", field: invalid.field)
+                }
+                let expected = request.headers[.ifMatch].flatMap { Int64($0.trimmingCharacters(in: CharacterSet(charactersIn: "\" W/"))) }
+                let commandContext = CommandContext(
+                    commandID: request.headers[HTTPField.Name("Idempotency-Key")!] ?? UUID().uuidString.lowercased(),
+                    actor: parsed.actor ?? "http", source: "http", reason: parsed.reason)
+                do {
+                    let outcome = try await handler.handle(command, channel: channel, context: commandContext, expectedVersion: expected)
+                    var response = jsonResponse(CommandResponse(channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events))
+                    response.status = .created
+                    return response
+                } catch let error as CommandError {
+                    switch error {
+                    case .refused(let refusal):
+                        switch refusal {
+                        case .alreadyLimited, .alreadyCancelled, .breakIDReused:
+                            return errorResponse(.conflict, refusal.description, field: refusal.field)
+                        case .unknownChannel, .unknownBreak:
+                            return errorResponse(.notFound, refusal.description)
+                        default:
+                            return errorResponse(.unprocessableContent, refusal.description, field: refusal.field)
+                        }
+                    case .store(let storeError):
+                        switch storeError {
+                        case .versionConflict, .commandIDReused: return errorResponse(.conflict, storeError.description)
+                        default: return errorResponse(.serviceUnavailable, "the event log is unavailable; nothing was written. Retry with the same Idempotency-Key")
+                        }
+                    }
+                } catch {
+                    return errorResponse(.internalServerError, "the command failed; see the server log")
+                }
             }
         }
 

@@ -104,3 +104,10 @@ struct EventPage: Encodable {
     var events: [RecordedEvent]
     var next: Int64?
 }
+
+struct CommandResponse: Encodable {
+    var channel: String
+    var version: Int64
+    var replayed: Bool
+    var events: [RecordedEvent]
+}

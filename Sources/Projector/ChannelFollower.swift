@@ -1,6 +1,7 @@
 import EventStore
 import HLS
 import Logging
+import Metrics
 import Schedule
 import ServiceLifecycle
 import Synchronization
@@ -72,6 +73,9 @@ public final class ChannelFollower: Service, Sendable {
         self.pollInterval = pollInterval
         self.logger = logger
         (appliedPositions, changes) = AsyncStream<Int64>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        // Registered up front so that dashboards see a zero, not a missing series.
+        _ = Counter(label: "cueline_database_errors_total")
+        _ = Counter(label: "cueline_ticks_rendered_total")
     }
 
     /// The wake-up stream of a PostgreSQL store: LISTEN on the store's NOTIFY channel.
@@ -114,6 +118,7 @@ public final class ChannelFollower: Service, Sendable {
                     wakeContinuation.yield()
                 }
             }
+            group.addTask { try await self.tickAtSegmentBoundaries() }
             group.addTask {
                 var iterator = wake.makeAsyncIterator()
                 repeat {
@@ -134,6 +139,7 @@ public final class ChannelFollower: Service, Sendable {
                 defer { shared.lastError = "\(error)" }
                 return shared.lastError == nil
             }
+            Counter(label: "cueline_database_errors_total").increment()
             if first { logger.error("cannot read the event log; serving the last known schedule", metadata: ["error": "\(error)"]) }
         }
     }
@@ -167,6 +173,34 @@ public final class ChannelFollower: Service, Sendable {
             logger.debug("applied events", metadata: ["position": "\(position)", "count": "\(batch.count)"])
         }
         shared.withLock { $0.caughtUpOnce = true }
+        let head = try await store.headPosition()
+        Gauge(label: "cueline_log_position_lag").record(max(0, head - position))
+    }
+
+    /// Renders every clock channel as soon as a segment boundary passes, so requests find the new window
+    /// ready, and records how late after the boundary that happened.
+    func tickAtSegmentBoundaries() async throws {
+        let rendered = Counter(label: "cueline_ticks_rendered_total")
+        let lateness = Timer(label: "cueline_tick_lateness_seconds", preferredDisplayUnit: .seconds)
+        var lastRendered: [String: Int64] = [:]
+        while !Task.isCancelled {
+            let now = clock()
+            var next = now.adding(milliseconds: 1000)
+            for state in channels() {
+                guard let config = state.config, config.source == .clock else { continue }
+                let timeline = Timeline(config)
+                let completed = timeline.completedSegments(at: now)
+                if lastRendered[config.id] != completed, (try? self.rendered(config.id)) != nil {
+                    if lastRendered[config.id] != nil {
+                        lateness.recordNanoseconds(max(0, now.milliseconds(since: timeline.segmentStart(completed))) * 1_000_000)
+                        rendered.increment()
+                    }
+                    lastRendered[config.id] = completed
+                }
+                next = min(next, timeline.nextBoundary(after: now))
+            }
+            try await Task.sleep(for: .milliseconds(max(1, next.milliseconds(since: clock()))))
+        }
     }
 
     // MARK: - Reads

@@ -1,6 +1,7 @@
 import EventStore
 import HLS
 import Logging
+import Metrics
 import Schedule
 
 /// Who sends a command, and the id that makes a retry safe.
@@ -66,6 +67,7 @@ public struct CommandHandler: Sendable {
                     channel: channel, expectedVersion: .any, events: [],
                     command: CommandMetadata(commandID: context.commandID, request: request, actor: context.actor, source: context.source, decidedAt: Timestamp(milliseconds: 0)))
                 if let previous = try await store.previousResult(of: probe) {
+                    Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", "replayed")]).increment()
                     let state = try await ChannelLoader.load(channel, from: store)
                     let events = try previous.events.map { try EventCodec.decode(type: $0.type, schemaVersion: $0.schemaVersion, payload: $0.payload) }
                     return CommandOutcome(result: previous, events: events, state: state)
@@ -80,6 +82,7 @@ public struct CommandHandler: Sendable {
                     events = try decide(command, state: state, now: now)
                 } catch {
                     logger.info("command refused", metadata: ["channel": "\(channel)", "command": "\(command.name)", "reason": "\(error)"])
+                    Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", "refused")]).increment()
                     throw CommandError.refused(error)
                 }
                 let append = AppendRequest(
@@ -96,6 +99,7 @@ public struct CommandHandler: Sendable {
                 for recorded in result.events {
                     after = evolve(after, try ChannelLoader.decode(recorded))
                 }
+                Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", result.replayed ? "replayed" : "applied")]).increment()
                 logger.info("command applied", metadata: ["channel": "\(channel)", "command": "\(command.name)", "version": "\(result.version)"])
                 return CommandOutcome(result: result, events: events, state: after)
             } catch let error as CommandError {
@@ -104,6 +108,14 @@ public struct CommandHandler: Sendable {
                 logger.debug("lost a race, deciding again", metadata: ["channel": "\(c)", "expected": "\(e)", "actual": "\(a)"])
                 continue
             } catch let error as StoreError {
+                let outcome: String
+                switch error {
+                case .versionConflict, .commandIDReused: outcome = "conflict"
+                case .unavailable, .database, .schemaOutdated:
+                    outcome = "error"
+                    Counter(label: "cueline_database_errors_total").increment()
+                }
+                Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", outcome)]).increment()
                 throw .store(error)
             } catch {
                 throw .store(.database("\(error)"))

@@ -2,6 +2,8 @@ import ArgumentParser
 import EventStore
 import Foundation
 import Logging
+import Metrics
+import Prometheus
 import Schedule
 
 @main
@@ -15,19 +17,31 @@ struct Cueline: AsyncParsableCommand {
             """,
         subcommands: [
             Migrate.self, Serve.self, ChannelCommand.self, BreakCommand.self, EventCommand.self, ScheduleCommandLine.self,
-            LintCommand.self,
+            LintCommand.self, ConfigCommand.self,
         ]
     )
 
+    /// The Prometheus registry `/metrics` exposes.
+    static let metrics = PrometheusCollectorRegistry()
+
     static func main() async {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = Logger.Level(rawValue: ProcessInfo.processInfo.environment["CUELINE_LOG_LEVEL"] ?? "")
-                ?? .warning
-            return handler
-        }
         do {
             var command = try parseAsRoot()
+            // The one place logging and metrics are bootstrapped. `serve` logs at its configured level and format;
+            // the other commands log warnings and worse (their output is for people).
+            let configuration = (command as? Serve).flatMap { try? $0.configuration() }
+            let level = configuration.flatMap { Logger.Level(rawValue: $0.logLevel) }
+                ?? Logger.Level(rawValue: ProcessInfo.processInfo.environment["CUELINE_LOG_LEVEL"] ?? "") ?? .warning
+            let json = (configuration?.logFormat ?? ProcessInfo.processInfo.environment["CUELINE_LOG_FORMAT"]) == "json"
+            LoggingSystem.bootstrap { label in
+                if json { return JSONLogHandler(label: label, logLevel: level) }
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            if command is Serve {
+                MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
+            }
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -89,11 +103,22 @@ struct CLIError: Error {
 struct DatabaseOptions: ParsableArguments {
     @Option(
         name: .customLong("database-url"),
-        help: "postgresql:// URL; defaults to DATABASE_URL, then libpq's PG* variables.")
+        help: "postgresql:// URL; defaults to DATABASE_URL, then the config file, then libpq's PG* variables.")
     var databaseURL: String?
 
-    var url: String {
-        databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"] ?? ""
+    @Option(help: "Config file (key = value lines); defaults to CUELINE_CONFIG. Flags and environment win over it.")
+    var config: String?
+
+    /// The resolved settings: flags, then environment, then the config file, then defaults.
+    func configuration(flags: [String: String?] = [:]) throws -> Configuration {
+        var all = flags
+        all["database_url"] = databaseURL
+        return try Configuration.resolve(file: config, environment: ProcessInfo.processInfo.environment, flags: all)
+    }
+
+    /// The database URL; empty means libpq's own PG* variables.
+    func url() throws -> String {
+        try configuration().databaseURL ?? ""
     }
 }
 

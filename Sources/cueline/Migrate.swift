@@ -15,8 +15,9 @@ struct Migrate: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let migrator = try Migrator.load(directory: try Self.locateMigrations(migrations))
-        let report = try await migrator.migrate(url: database.url)
+        let settings = try database.configuration()
+        let migrator = try Migrator.load(directory: try Self.locateMigrations(migrations ?? settings.migrations))
+        let report = try await migrator.migrate(url: settings.databaseURL ?? "")
         if json {
             try printJSON(report)
         } else if report.applied.isEmpty {

@@ -9,27 +9,45 @@ import Projector
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Serve the channels' playlists over HTTP, following the event log.")
 
-    @Option(help: "Address to listen on.")
-    var host = "127.0.0.1"
+    @Option(help: "Address to listen on (CUELINE_HOST; default 127.0.0.1).")
+    var host: String?
 
-    @Option(help: "Port to listen on.")
-    var port = 8080
+    @Option(help: "Port to listen on (CUELINE_PORT; default 8080).")
+    var port: Int?
 
-    @Option(name: .customLong("media-dir"), help: "Serve the files under this directory at /media (demo segments, ads).")
+    @Option(name: .customLong("media-dir"), help: "Serve the files under this directory at /media (CUELINE_MEDIA_DIR).")
     var mediaDir: String?
+
+    @Option(name: .customLong("log-level"), help: "trace … critical (CUELINE_LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    @Option(name: .customLong("log-format"), help: "text or json (CUELINE_LOG_FORMAT; default text).")
+    var logFormat: String?
+
+    @Flag(name: .customLong("unauthenticated-commands"), help: "Accept POST /channels/{channel}/commands without a token (closed networks only).")
+    var unauthenticatedCommands = false
 
     @OptionGroup var database: DatabaseOptions
 
+    func configuration() throws -> Configuration {
+        try database.configuration(flags: [
+            "host": host, "port": port.map(String.init), "media_dir": mediaDir, "log_level": logLevel, "log_format": logFormat,
+        ])
+    }
+
     func run() async throws {
-        var logger = Logger(label: "cueline.serve")
-        logger.logLevel = Logger.Level(rawValue: ProcessInfo.processInfo.environment["CUELINE_LOG_LEVEL"] ?? "") ?? .info
-        let store = PostgresEventStore(pool: PostgresPool(url: database.url, maximumConnections: 8), logger: logger)
+        let settings = try configuration()
+        let (host, port, url) = (settings.host, settings.port, settings.databaseURL ?? "")
+        let logger = Logger(label: "cueline.serve")
+        let store = PostgresEventStore(pool: PostgresPool(url: url, maximumConnections: 8), logger: logger)
         try await store.checkSchema()
         let follower = ChannelFollower(
-            store: store, wakeups: ChannelFollower.postgresWakeups(url: database.url), clock: wallClock, logger: logger)
+            store: store, wakeups: ChannelFollower.postgresWakeups(url: url), clock: wallClock, logger: logger)
         try await follower.catchUp()
         let handler = CommandHandler(store: store, clock: wallClock, logger: logger)
-        let router = Routes.router(follower: follower, handler: handler, mediaDirectory: mediaDir)
+        let router = Routes.router(
+            follower: follower, handler: handler, mediaDirectory: settings.mediaDir, metrics: { Cueline.metrics.emitToString() },
+            acceptCommands: unauthenticatedCommands)
         let app = Application(
             router: router, configuration: .init(address: .hostname(host, port: port), serverName: "cueline"),
             services: [follower, RelayPoller(follower: follower, logger: logger)],

@@ -29,7 +29,7 @@ struct CommandOptions: ParsableArguments {
 
 /// Opens the store and checks its schema: one place for every database-backed command.
 func openStore(_ database: DatabaseOptions) async throws -> PostgresEventStore {
-    let store = PostgresEventStore(pool: PostgresPool(url: database.url, maximumConnections: 4))
+    let store = PostgresEventStore(pool: PostgresPool(url: try database.url(), maximumConnections: 4))
     try await store.checkSchema()
     return store
 }

@@ -30,6 +30,24 @@ struct PostgresOnlyTests {
         #expect(try await store.readStream(channel, after: 0, limit: 10) == appended.events)
     }
 
+    @Test("the service role can append and read but cannot alter the log, even by disabling the triggers")
+    func leastPrivilege() async throws {
+        let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { connection.close() }
+        try await connection.query("SET ROLE cueline_app")
+        let channel = uniqueChannel()
+        let appended = try await PostgresEventStore.append(makeRequest(channel: channel, expected: .noStream), on: connection)
+        #expect(appended.events.count == 1)
+        for statement in ["ALTER TABLE cueline_events DISABLE TRIGGER ALL", "DROP TABLE cueline_events", "UPDATE cueline_events SET actor = 'x'", "DELETE FROM cueline_commands"] {
+            do {
+                try await connection.query(PostgresQuery(sql: statement))
+                Issue.record("cueline_app could run \(statement)")
+            } catch let error as PostgresError {
+                #expect(error.sqlState == "42501" || error.sqlState == "42P01", "\(statement): \(error)")
+            }
+        }
+    }
+
     @Test("an append sends a NOTIFY hint that a listener receives")
     func notify() async throws {
         let store = TestDatabase.makeStore()

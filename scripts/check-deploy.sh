@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Checks deploy/: the systemd unit passes `systemd-analyze verify`, every YAML file parses (and the manifests have
+# the kinds they should), and the container build runs the same build command the README gives.
+# Usage: scripts/check-deploy.sh [path to a built cueline binary, for the unit's ExecStart]
+set -euo pipefail
+source "$(dirname "$0")/lib/common.sh"
+cd "$(repo_root)"
+failures=0
+fail() { printf 'FAIL: %s\n' "$*" >&2; failures=$((failures + 1)); }
+pass() { printf 'ok: %s\n' "$*"; }
+
+# 1. systemd unit. verify needs the ExecStart binaries to exist: point them at the built binary in a copy.
+if ! command -v systemd-analyze >/dev/null; then apt_install systemd; fi
+binary=${1:-$(swift build --show-bin-path 2>/dev/null)/cueline}
+[ -x "$binary" ] || die "no built cueline at $binary (run swift build, or pass its path)"
+unit_dir=$(mktemp -d)
+sed "s|/usr/local/bin/cueline|$binary|g" deploy/systemd/cueline.service >"$unit_dir/cueline.service"
+if out=$(systemd-analyze verify "$unit_dir/cueline.service" 2>&1) && [ -z "$out" ]; then
+    pass "systemd-analyze verify deploy/systemd/cueline.service"
+else
+    fail "systemd-analyze verify: $out"
+fi
+rm -rf "$unit_dir"
+
+# 2. YAML: compose file and Kubernetes manifests parse, with the expected kinds.
+python3 -c 'import yaml' 2>/dev/null || apt_install python3-yaml
+if python3 - <<'PY'
+import glob, sys, yaml
+ok = True
+compose = yaml.safe_load(open("deploy/compose.yaml"))
+for service in ("postgres", "migrate", "cueline-a", "cueline-b", "nginx"):
+    if service not in compose.get("services", {}):
+        print(f"compose.yaml has no service {service}"); ok = False
+kinds = set()
+for path in sorted(glob.glob("deploy/k8s/*.yaml")):
+    for doc in yaml.safe_load_all(open(path)):
+        if not doc: continue
+        if "kind" not in doc or "apiVersion" not in doc or "metadata" not in doc:
+            print(f"{path}: a document without kind/apiVersion/metadata"); ok = False
+        kinds.add(doc.get("kind"))
+        if doc.get("kind") == "Deployment":
+            container = doc["spec"]["template"]["spec"]["containers"][0]
+            if container["readinessProbe"]["httpGet"]["path"] != "/readyz" or container["livenessProbe"]["httpGet"]["path"] != "/healthz":
+                print(f"{path}: probes must use /readyz and /healthz"); ok = False
+missing = {"Deployment", "Service", "Job", "Secret", "PodDisruptionBudget"} - kinds
+if missing:
+    print(f"deploy/k8s lacks {sorted(missing)}"); ok = False
+sys.exit(0 if ok else 1)
+PY
+then pass "deploy/compose.yaml and deploy/k8s/*.yaml parse and hold the expected services and kinds"; else fail "YAML check"; fi
+
+# 3. The container build runs the README's build command.
+build_line=$(grep -E '^RUN scripts/build\.sh' deploy/Dockerfile | sed 's/^RUN //')
+if [ -n "$build_line" ] && grep -qF "scripts/build.sh" README.md && grep -qF "$(echo "$build_line" | cut -d' ' -f1)" README.md; then
+    pass "deploy/Dockerfile builds with the README's command ($build_line)"
+else
+    fail "deploy/Dockerfile does not build with scripts/build.sh as the README says"
+fi
+
+[ "$failures" -eq 0 ] || { printf '%d deploy check(s) failed\n' "$failures" >&2; exit 1; }
