@@ -7,6 +7,8 @@ source "$(dirname "$0")/lib/common.sh"
 cd "$(repo_root)"
 prefix=${1:-/usr/local}
 ensure_build_deps
+# Linking the Swift runtime statically pulls in FoundationNetworking, which links libcurl.
+apt_install libcurl4-openssl-dev
 swift build -c release --product cueline --static-swift-stdlib
 bin=$(swift build -c release --show-bin-path)
 install -D -m 0755 "$bin/cueline" "$prefix/bin/cueline"

@@ -63,8 +63,9 @@ struct CommandRequest: Decodable {
             }
             return .placeBreak(PlaceBreak(
                 id: id, start: startSpec, plannedDurationMilliseconds: try milliseconds(duration, "duration"), asset: asset,
-                restrict: try values(restrict, "restrict"), snap: try values(snap, "snap"), cue: try values(cue, "cue"),
-                clientAttributes: (attributes ?? [:]).sorted { $0.key < $1.key }.map { ClientAttribute(name: $0.key, value: .string($0.value)) }))
+                options: InterstitialOptions(
+                    restrict: try values(restrict, "restrict"), snap: try values(snap, "snap"), cue: try values(cue, "cue"),
+                    clientAttributes: (attributes ?? [:]).sorted { $0.key < $1.key }.map { ClientAttribute(name: $0.key, value: .string($0.value)) })))
         case "set_playout_limit":
             guard let id else { throw Invalid(field: "id", reason: "is required") }
             guard let playoutLimit else { throw Invalid(field: "playout_limit", reason: "is required") }

@@ -44,11 +44,11 @@ public struct BreakView: Codable, Sendable, Hashable {
         case .list(let uri): assetList = uri
         case .pod(let assets): pod = assets
         }
-        restrictions = item.spec.restrict?.map(\.rawValue) ?? []
-        snap = item.spec.snap?.map(\.rawValue) ?? []
-        cue = item.spec.cue?.map(\.rawValue) ?? []
+        restrictions = item.spec.options.restrict?.map(\.rawValue) ?? []
+        snap = item.spec.options.snap?.map(\.rawValue) ?? []
+        cue = item.spec.options.cue?.map(\.rawValue) ?? []
         var attributes: [String: String] = [:]
-        for attribute in item.spec.clientAttributes {
+        for attribute in item.spec.options.clientAttributes {
             switch attribute.value {
             case .string(let text): attributes[attribute.name] = text
             case .hex(let bytes): attributes[attribute.name] = bytes.description

@@ -51,7 +51,8 @@ public final class RelayPoller: Service, Sendable {
         public var description: String
     }
 
-    static func fetch(_ source: String) async throws -> String {
+    /// Reads a playlist from an http(s) URL or a file path.
+    public static func fetch(_ source: String) async throws -> String {
         if source.hasPrefix("http://") || source.hasPrefix("https://") {
             guard let url = URL(string: source) else { throw FetchError(description: "\(source) is not a valid URL") }
             var request = URLRequest(url: url)

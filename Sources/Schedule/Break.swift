@@ -1,11 +1,7 @@
 import HLS
 
-/// A break as placed: everything the placing tag publishes.
-public struct BreakSpec: Hashable, Sendable, Codable {
-    public var id: String
-    public var start: Timestamp
-    public var plannedDurationMilliseconds: Int64
-    public var asset: BreakAsset
+/// How an interstitial presents itself: what the placing tag publishes besides identity, timing and asset.
+public struct InterstitialOptions: Hashable, Sendable, Codable {
     public var restrict: [DateRange.Restriction]?
     public var snap: [DateRange.Snap]?
     public var cue: [DateRange.Cue]?
@@ -15,15 +11,10 @@ public struct BreakSpec: Hashable, Sendable, Codable {
     public var clientAttributes: [ClientAttribute]
 
     public init(
-        id: String, start: Timestamp, plannedDurationMilliseconds: Int64, asset: BreakAsset,
         restrict: [DateRange.Restriction]? = nil, snap: [DateRange.Snap]? = nil, cue: [DateRange.Cue]? = nil,
         timelineOccupies: DateRange.TimelineOccupies? = nil, timelineStyle: DateRange.TimelineStyle? = nil,
         contentMayVary: Bool? = nil, clientAttributes: [ClientAttribute] = []
     ) {
-        self.id = id
-        self.start = start
-        self.plannedDurationMilliseconds = plannedDurationMilliseconds
-        self.asset = asset
         self.restrict = restrict
         self.snap = snap
         self.cue = cue
@@ -31,6 +22,23 @@ public struct BreakSpec: Hashable, Sendable, Codable {
         self.timelineStyle = timelineStyle
         self.contentMayVary = contentMayVary
         self.clientAttributes = clientAttributes
+    }
+}
+
+/// A break as placed: everything the placing tag publishes.
+public struct BreakSpec: Hashable, Sendable, Codable {
+    public var id: String
+    public var start: Timestamp
+    public var plannedDurationMilliseconds: Int64
+    public var asset: BreakAsset
+    public var options: InterstitialOptions
+
+    public init(id: String, start: Timestamp, plannedDurationMilliseconds: Int64, asset: BreakAsset, options: InterstitialOptions = InterstitialOptions()) {
+        self.id = id
+        self.start = start
+        self.plannedDurationMilliseconds = plannedDurationMilliseconds
+        self.asset = asset
+        self.options = options
     }
 
     public var plannedEnd: Timestamp { start.adding(milliseconds: plannedDurationMilliseconds) }

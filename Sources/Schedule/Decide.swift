@@ -49,14 +49,12 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
             throw .overlap(id: id, otherID: other.id, otherStart: other.start, otherEnd: other.end)
         }
         try validateAsset(request.asset)
-        try validateAttributes(request)
+        try validateOptions(request.options)
         return [
             .breakPlaced(
                 BreakSpec(
                     id: id, start: start, plannedDurationMilliseconds: request.plannedDurationMilliseconds,
-                    asset: request.asset, restrict: request.restrict, snap: request.snap, cue: request.cue,
-                    timelineOccupies: request.timelineOccupies, timelineStyle: request.timelineStyle,
-                    contentMayVary: request.contentMayVary, clientAttributes: request.clientAttributes))
+                    asset: request.asset, options: request.options))
         ]
 
     case .setPlayoutLimit(let id, let limit):
@@ -130,7 +128,7 @@ private func validateAsset(_ asset: BreakAsset) throws(ScheduleError) {
     }
 }
 
-private func validateAttributes(_ request: PlaceBreak) throws(ScheduleError) {
+private func validateOptions(_ request: InterstitialOptions) throws(ScheduleError) {
     if let restrict = request.restrict, Set(restrict).count != restrict.count {
         throw .invalidField("restrict", "lists a value twice")
     }

@@ -82,10 +82,11 @@ public enum PlaylistBuilder {
     /// The tag published when the break is placed; it never changes afterwards.
     static func placingTag(_ spec: BreakSpec, config: ChannelConfig) -> DateRange {
         var range = DateRange(
-            id: spec.id, classAttribute: DateRange.interstitialClass, startDate: spec.start, cue: spec.cue,
-            plannedDuration: DecimalNumber(milliseconds: spec.plannedDurationMilliseconds), snap: spec.snap,
-            restrict: spec.restrict, contentMayVary: spec.contentMayVary, timelineOccupies: spec.timelineOccupies,
-            timelineStyle: spec.timelineStyle, clientAttributes: spec.clientAttributes)
+            id: spec.id, classAttribute: DateRange.interstitialClass, startDate: spec.start, cue: spec.options.cue,
+            plannedDuration: DecimalNumber(milliseconds: spec.plannedDurationMilliseconds), snap: spec.options.snap,
+            restrict: spec.options.restrict, contentMayVary: spec.options.contentMayVary,
+            timelineOccupies: spec.options.timelineOccupies, timelineStyle: spec.options.timelineStyle,
+            clientAttributes: spec.options.clientAttributes)
         switch spec.asset {
         case .uri(let uri): range.assetURI = withInterstitialID(uri, spec.id)
         case .list(let uri): range.assetList = withInterstitialID(uri, spec.id)

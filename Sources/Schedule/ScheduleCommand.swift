@@ -34,30 +34,13 @@ public struct PlaceBreak: Hashable, Sendable, Codable {
     public var start: Start
     public var plannedDurationMilliseconds: Int64
     public var asset: BreakAsset
-    public var restrict: [DateRange.Restriction]?
-    public var snap: [DateRange.Snap]?
-    public var cue: [DateRange.Cue]?
-    public var timelineOccupies: DateRange.TimelineOccupies?
-    public var timelineStyle: DateRange.TimelineStyle?
-    public var contentMayVary: Bool?
-    public var clientAttributes: [ClientAttribute]
+    public var options: InterstitialOptions
 
-    public init(
-        id: String? = nil, start: Start, plannedDurationMilliseconds: Int64, asset: BreakAsset,
-        restrict: [DateRange.Restriction]? = nil, snap: [DateRange.Snap]? = nil, cue: [DateRange.Cue]? = nil,
-        timelineOccupies: DateRange.TimelineOccupies? = nil, timelineStyle: DateRange.TimelineStyle? = nil,
-        contentMayVary: Bool? = nil, clientAttributes: [ClientAttribute] = []
-    ) {
+    public init(id: String? = nil, start: Start, plannedDurationMilliseconds: Int64, asset: BreakAsset, options: InterstitialOptions = InterstitialOptions()) {
         self.id = id
         self.start = start
         self.plannedDurationMilliseconds = plannedDurationMilliseconds
         self.asset = asset
-        self.restrict = restrict
-        self.snap = snap
-        self.cue = cue
-        self.timelineOccupies = timelineOccupies
-        self.timelineStyle = timelineStyle
-        self.contentMayVary = contentMayVary
-        self.clientAttributes = clientAttributes
+        self.options = options
     }
 }

@@ -75,8 +75,9 @@ struct BreakCommand: AsyncParsableCommand {
             let request = PlaceBreak(
                 id: id, start: at.map { .at($0.timestamp) } ?? .inMilliseconds(inDuration!.milliseconds),
                 plannedDurationMilliseconds: duration.milliseconds, asset: asset,
-                restrict: try list(restrict, "restrict"), snap: try list(snap, "snap"), cue: try list(cue, "cue"),
-                clientAttributes: try attr.map(parseAttribute))
+                options: InterstitialOptions(
+                    restrict: try list(restrict, "restrict"), snap: try list(snap, "snap"), cue: try list(cue, "cue"),
+                    clientAttributes: try attr.map(parseAttribute)))
             try await cueline.run(.placeBreak(request), channel: channel, database: database, options: options) { outcome in
                 guard case .breakPlaced(let spec)? = outcome.events.first else { return "placed" }
                 return "placed \(spec.id) on \(channel): starts \(spec.start), planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s (version \(outcome.result.version))"

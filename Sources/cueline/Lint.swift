@@ -1,10 +1,7 @@
 import ArgumentParser
 import Foundation
 import HLS
-
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import Projector
 
 struct LintCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -78,17 +75,10 @@ struct LintCommand: AsyncParsableCommand {
     }
 
     static func load(_ source: String) async throws -> String {
-        if source.hasPrefix("http://") || source.hasPrefix("https://") {
-            guard let url = URL(string: source) else { throw CLIError(message: "\(source) is not a valid URL") }
-            let (data, response) = try await URLSession.shared.data(from: url)
-            if let http = response as? HTTPURLResponse, http.statusCode != 200 {
-                throw CLIError(message: "GET \(source) answered \(http.statusCode)")
-            }
-            return String(decoding: data, as: UTF8.self)
+        do {
+            return try await RelayPoller.fetch(source)
+        } catch let error as RelayPoller.FetchError {
+            throw CLIError(message: error.description.hasPrefix("cannot read") ? "\(error.description): no such file or not readable" : error.description)
         }
-        guard let data = FileManager.default.contents(atPath: source) else {
-            throw CLIError(message: "cannot read \(source): no such file or not readable")
-        }
-        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -29,6 +29,18 @@ func context(_ id: String = UUID().uuidString) -> CommandContext {
 
 import Foundation
 
+/// A channel "demo" created at the epoch, with brk-1 placed at 60 s to start at 90 s for 30 s.
+func channelWithBreak(_ store: any EventStore) async throws -> (CommandHandler, TestClock) {
+    let clock = TestClock()
+    let handler = CommandHandler(store: store, clock: clock.read)
+    _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
+    clock.set(60)
+    _ = try await handler.handle(
+        .placeBreak(PlaceBreak(id: "brk-1", start: .at(epoch.adding(milliseconds: 90_000)), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+        channel: "demo", context: context())
+    return (handler, clock)
+}
+
 @Suite("Follower and command handler")
 struct FollowerTests {
     @Test("the follower catches up and serves playlists; a command shows without waiting for a tick")
@@ -97,13 +109,7 @@ struct FollowerTests {
     @Test("a retried command returns the original result, even after the schedule moved on")
     func retry() async throws {
         let store = InMemoryEventStore()
-        let clock = TestClock()
-        let handler = CommandHandler(store: store, clock: clock.read)
-        _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
-        clock.set(60)
-        _ = try await handler.handle(
-            .placeBreak(PlaceBreak(id: "brk-1", start: .at(epoch.adding(milliseconds: 90_000)), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
-            channel: "demo", context: context())
+        let (handler, clock) = try await channelWithBreak(store)
         clock.set(103)
         let first = try await handler.handle(.cancelCurrentEvent, channel: "demo", context: context("end-1"))
         clock.set(104)
@@ -116,13 +122,7 @@ struct FollowerTests {
     @Test("two operators ending the same break at once: one succeeds, the other is refused, one augmenting tag")
     func race() async throws {
         let store = InMemoryEventStore()
-        let clock = TestClock()
-        let handler = CommandHandler(store: store, clock: clock.read)
-        _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
-        clock.set(60)
-        _ = try await handler.handle(
-            .placeBreak(PlaceBreak(id: "brk-1", start: .at(epoch.adding(milliseconds: 90_000)), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
-            channel: "demo", context: context())
+        let (handler, clock) = try await channelWithBreak(store)
         clock.set(103)
         @Sendable func endCurrent() async -> String {
             do {

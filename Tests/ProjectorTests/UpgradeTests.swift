@@ -24,13 +24,7 @@ struct UpgradeTests {
         _ = try await previous.migrate(url: url)
 
         let store = PostgresEventStore(pool: PostgresPool(url: url))
-        let clock = TestClock()
-        let handler = CommandHandler(store: store, clock: clock.read)
-        _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
-        clock.set(60)
-        _ = try await handler.handle(
-            .placeBreak(PlaceBreak(id: "brk-1", start: .at(epoch.adding(milliseconds: 90_000)), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
-            channel: "demo", context: context())
+        let (handler, clock) = try await channelWithBreak(store)
         _ = try await handler.handle(
             .placeBreak(PlaceBreak(id: "brk-2", start: .at(epoch.adding(milliseconds: 200_000)), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
             channel: "demo", context: context())

@@ -84,9 +84,9 @@ struct DecideTests {
             (.placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 0, asset: .uri("https://a/x.m3u8"))), "duration"),
             (.placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .uri("/relative.m3u8"))), "asset_uri"),
             (.placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .pod([]))), "pod"),
-            (.placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .uri("https://a/x.m3u8"), cue: [.pre, .post])), "cue"),
-            (.placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .uri("https://a/x.m3u8"), clientAttributes: [ClientAttribute(name: "X-ASSET-URI", value: .string("x"))])), "attr"),
-            (.placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .uri("https://a/x.m3u8"), clientAttributes: [ClientAttribute(name: "X-NOTE", value: .string("say \"hi\""))])), "attr"),
+            (.placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .uri("https://a/x.m3u8"), options: InterstitialOptions(cue: [.pre, .post]))), "cue"),
+            (.placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .uri("https://a/x.m3u8"), options: InterstitialOptions(clientAttributes: [ClientAttribute(name: "X-ASSET-URI", value: .string("x"))]))), "attr"),
+            (.placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .uri("https://a/x.m3u8"), options: InterstitialOptions(clientAttributes: [ClientAttribute(name: "X-NOTE", value: .string("say \"hi\""))]))), "attr"),
             (.placeBreak(PlaceBreak(start: .inMilliseconds(-1), plannedDurationMilliseconds: 1000, asset: .uri("https://a/x.m3u8"))), "in"),
         ])
     func badInput(command: ScheduleCommand, field: String) throws {
