@@ -22,6 +22,7 @@ show "multivariant playlist" "$DEMO_URL/channels/demo/master.m3u8"
 log "placing a 30 s break 16 s from now"
 "$CUELINE" break place demo --id ad-1 --in 16s --duration 30s --asset-uri "$DEMO_URL/media/ad/ad.m3u8" \
     --restrict skip,jump --snap out,in --actor demo --reason "demo break"
+sleep 0.2  # commands take effect 50 ms after they arrive, on every instance alike
 start=$("$CUELINE" schedule demo --json | sed -n 's/.*"start" : "\(.*\)".*/\1/p' | head -n 1)
 show "720p before the break: the break is announced ahead of the live edge (PLANNED-DURATION only)" "$DEMO_URL/channels/demo/720p.m3u8"
 
@@ -31,6 +32,7 @@ sleep "$wait_for"
 show "720p during the break" "$DEMO_URL/channels/demo/720p.m3u8"
 log "ending the break early (cancel current event)"
 "$CUELINE" event cancel-current demo --actor demo --reason "back to the match"
+sleep 0.2
 show "720p after the early return: the original tag is unchanged, an augmenting tag adds X-PLAYOUT-LIMIT and DURATION" \
     "$DEMO_URL/channels/demo/720p.m3u8"
 printf '\n'

@@ -56,10 +56,13 @@ public enum Routes {
             let file = try context.parameters.require("playlist")
             guard file.hasSuffix(".m3u8") else { return errorResponse(.notFound, "no such resource: \(file)") }
             do {
-                let (text, targetDuration) = try follower.mediaPlaylist(channel, rendition: String(file.dropLast(5)))
+                let (text, targetDuration, tick) = try follower.mediaPlaylist(channel, rendition: String(file.dropLast(5)))
                 // A CDN may hold a live playlist for half a target duration: a schedule change reaches viewers
                 // well within the three target durations they play behind the live edge.
-                return playlistResponse(text, maxAge: max(1, targetDuration / 2))
+                var response = playlistResponse(text, maxAge: max(1, targetDuration / 2))
+                // The instant these bytes were rendered for: `cueline replay --at` gives them back.
+                response.headers[HTTPField.Name("X-Cueline-Tick")!] = tick.iso8601
+                return response
             } catch let error as ChannelFollower.LookupError {
                 return lookupErrorResponse(error)
             }

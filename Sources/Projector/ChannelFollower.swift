@@ -36,7 +36,10 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     private struct Entry {
+        /// Every event folded: the schedule as the log has it now.
         var state: ChannelState
+        /// The events themselves, to fold those in effect at a tick (see `EffectiveTime`).
+        var events: [RecordedScheduleEvent] = []
         var rendered: Rendered?
         var lastTick = Timestamp(milliseconds: .min)
         /// Relay channels: the latest upstream playlist of each rendition, and a counter of their changes.
@@ -76,6 +79,7 @@ public final class ChannelFollower: Service, Sendable {
         // Registered up front so that dashboards see a zero, not a missing series.
         _ = Counter(label: "cueline_database_errors_total")
         _ = Counter(label: "cueline_ticks_rendered_total")
+        _ = Counter(label: "cueline_late_events_total")
     }
 
     /// The wake-up stream of a PostgreSQL store: LISTEN on the store's NOTIFY channel.
@@ -160,10 +164,19 @@ public final class ChannelFollower: Service, Sendable {
                 }
             }
             position = batch.last!.position
+            let now = clock()
+            let live = shared.withLock { $0.caughtUpOnce }
+            for (channel, recorded) in decoded where live && recorded.attribution.at < now {
+                Counter(label: "cueline_late_events_total").increment()
+                logger.warning("event reached this instance after it took effect; replay may differ from what was served meanwhile", metadata: [
+                    "channel": "\(channel)", "position": "\(recorded.position)", "late_ms": "\(now.milliseconds(since: recorded.attribution.at))",
+                ])
+            }
             shared.withLock { shared in
                 for (channel, recorded) in decoded {
                     var entry = shared.channels[channel] ?? Entry(state: ChannelState(channel: channel))
                     entry.state = evolve(entry.state, recorded)
+                    entry.events.append(recorded)
                     entry.rendered = nil
                     shared.channels[channel] = entry
                 }
@@ -218,18 +231,21 @@ public final class ChannelFollower: Service, Sendable {
     public func rendered(_ channel: String) throws(LookupError) -> Rendered {
         let now = clock()
         let result: Result<Rendered, LookupError> = shared.withLock { shared in
-            guard var entry = shared.channels[channel], let config = entry.state.config else {
+            guard var entry = shared.channels[channel], entry.state.config != nil else {
                 return .failure(.unknownChannel(channel))
             }
             let tick = max(now, entry.lastTick)
             entry.lastTick = tick
+            // The schedule in effect at this tick: events decided later are not shown yet (usually none).
+            let inEffect = (entry.events.last?.attribution.at ?? tick) <= tick ? entry.state : fold(channel, entry.events, asOf: tick)
+            guard let config = inEffect.config else { return .failure(.unknownChannel(channel)) }
             let completed = config.source == .clock ? Timeline(config).completedSegments(at: tick) : entry.upstreamGeneration
-            if let cached = entry.rendered, cached.completedSegments == completed, cached.version == entry.state.version {
+            if let cached = entry.rendered, cached.completedSegments == completed, cached.version == inEffect.version {
                 shared.channels[channel] = entry
                 return .success(cached)
             }
             do {
-                var rendered = try Self.render(config: config, state: entry.state, tick: tick, upstreams: entry.upstreams)
+                var rendered = try Self.render(config: config, state: inEffect, tick: tick, upstreams: entry.upstreams)
                 rendered.completedSegments = completed
                 entry.rendered = rendered
                 shared.channels[channel] = entry
@@ -242,7 +258,7 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     /// One rendition's media playlist now.
-    public func mediaPlaylist(_ channel: String, rendition: String) throws(LookupError) -> (text: String, targetDuration: Int) {
+    public func mediaPlaylist(_ channel: String, rendition: String) throws(LookupError) -> (text: String, targetDuration: Int, tick: Timestamp) {
         let rendered = try rendered(channel)
         guard let config = state(of: channel)?.config, config.renditions.contains(where: { $0.name == rendition }) else {
             throw .unknownRendition(channel: channel, rendition: rendition)
@@ -251,7 +267,7 @@ public final class ChannelFollower: Service, Sendable {
             if case .relay = config.source { throw .upstreamMissing(channel: channel, rendition: rendition) }
             throw .notStarted(channel: channel, firstSegmentEnds: Timeline(config).segmentStart(Int64((3 * config.targetDuration * 1000 + Int(config.segmentDurationMilliseconds) - 1) / Int(config.segmentDurationMilliseconds))))
         }
-        return (text, rendered.targetDuration)
+        return (text, rendered.targetDuration, rendered.tick)
     }
 
     /// Relay channels: the upstream playlist of one rendition changed.

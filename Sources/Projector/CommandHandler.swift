@@ -76,7 +76,7 @@ public struct CommandHandler: Sendable {
                 if let expectedVersion, expectedVersion != state.version {
                     throw StoreError.versionConflict(channel: channel, expected: .exactly(expectedVersion), actual: state.version)
                 }
-                let now = clock()
+                let now = EffectiveTime.decisionTime(arrival: clock())
                 let events: [ScheduleEvent]
                 do {
                     events = try decide(command, state: state, now: now)

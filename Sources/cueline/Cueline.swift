@@ -17,7 +17,7 @@ struct Cueline: AsyncParsableCommand {
             """,
         subcommands: [
             Migrate.self, Serve.self, ChannelCommand.self, BreakCommand.self, EventCommand.self, ScheduleCommandLine.self,
-            LintCommand.self, ConfigCommand.self,
+            Replay.self, LintCommand.self, ConfigCommand.self,
         ]
     )
 

@@ -11,6 +11,8 @@ struct LiveChannelEndToEndTests {
     struct Poll {
         var at: ContinuousClock.Instant
         var playlists: [String: String]
+        /// X-Cueline-Tick of each rendition's response.
+        var ticks: [String: String]
     }
 
     @Test("1 s segments: a break 15 s ahead, ended early mid-break from the CLI, polled every 500 ms")
@@ -26,6 +28,13 @@ struct LiveChannelEndToEndTests {
             ["channel", "create", "live", "--segment-duration", "1", "--window", "6", "--public-url", server.baseURL]
                 + renditions.flatMap { ["--rendition", "\($0),1000000,\($0)/seg{n}.ts"] })
         #expect(create.status == 0, "\(create.stderr)")
+        // A command takes effect EffectiveTime.effectDelayMilliseconds after it arrives: wait for the channel.
+        var served = false
+        for _ in 0..<50 where !served {
+            served = try await HTTP.get("\(server.baseURL)/channels/live/720p.m3u8").1 == 200
+            if !served { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(served)
         let place = try cli.run(["break", "place", "live", "--id", "brk-1", "--in", "15s", "--duration", "20s", "--asset-uri", "https://ads.example.com/a.m3u8", "--json"])
         #expect(place.status == 0, "\(place.stderr)")
         let placedAt = ContinuousClock.now
@@ -36,12 +45,14 @@ struct LiveChannelEndToEndTests {
         var changeLatency: Duration?
         while ContinuousClock.now < placedAt + .seconds(28) {
             var playlists: [String: String] = [:]
+            var ticks: [String: String] = [:]
             for rendition in renditions {
-                let (text, status) = try await HTTP.get("\(server.baseURL)/channels/live/\(rendition).m3u8")
+                let (text, status, headers) = try await HTTP.getWithHeaders("\(server.baseURL)/channels/live/\(rendition).m3u8")
                 #expect(status == 200, "\(text)")
                 playlists[rendition] = text
+                ticks[rendition] = headers["x-cueline-tick"]
             }
-            polls.append(Poll(at: ContinuousClock.now, playlists: playlists))
+            polls.append(Poll(at: ContinuousClock.now, playlists: playlists, ticks: ticks))
             let hasAugment = playlists["720p"]!.contains("X-PLAYOUT-LIMIT=")
             if let endedAt, augmentSeenAfterPolls == nil, hasAugment {
                 augmentSeenAfterPolls = polls.filter { $0.at > endedAt }.count
@@ -87,6 +98,19 @@ struct LiveChannelEndToEndTests {
             let across = Lint.checkRenditions(parsed)
             #expect(across.isEmpty, "poll \(index): \(across)")
         }
+
+        // Every playlist served, replayed at the instant it was rendered for: byte-identical.
+        var replayed = 0
+        for poll in polls {
+            for rendition in renditions {
+                let tick = try #require(poll.ticks[rendition], "X-Cueline-Tick header missing")
+                let replay = try cli.run(["replay", "live", "--at", tick, "--rendition", rendition])
+                #expect(replay.status == 0, "\(replay.stderr)")
+                #expect(replay.stdout == poll.playlists[rendition], "replay at \(tick) of \(rendition) differs from what was served")
+                replayed += 1
+            }
+        }
+        print("replayed \(replayed) served playlists byte for byte")
 
         // The same check through the CLI, on the pair around the early return.
         if let endedAt, let after = polls.firstIndex(where: { $0.at > endedAt }), after > 0 {

@@ -7,7 +7,8 @@ import Testing
 
 /// A clock the test moves by hand.
 final class TestClock: Sendable {
-    private let now = Mutex(Timestamp(iso8601: "2026-03-01T12:01:00Z")!)
+    /// Starts a little before 12:01:00, so a channel created at once is in effect at `set(60)`.
+    private let now = Mutex(Timestamp(iso8601: "2026-03-01T12:00:59.900Z")!)
     var read: @Sendable () -> Timestamp { { [self] in self.now.withLock { $0 } } }
     func set(_ seconds: Double) {
         now.withLock { $0 = Timestamp(iso8601: "2026-03-01T12:00:00Z")!.adding(milliseconds: Int64(seconds * 1000)) }
@@ -52,11 +53,15 @@ struct FollowerTests {
         _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
         try await follower.catchUp()
         clock.set(60)
+        #expect(try follower.mediaPlaylist("demo", rendition: "720p").text.hasPrefix("#EXTM3U"))
         let before = try follower.mediaPlaylist("demo", rendition: "720p").text
         _ = try await handler.handle(
             .placeBreak(PlaceBreak(id: "brk-1", start: .inMilliseconds(30_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
             channel: "demo", context: context())
         try await follower.catchUp()
+        // Commands take effect EffectiveTime.effectDelayMilliseconds after they arrive, on every instance alike.
+        #expect(try !follower.mediaPlaylist("demo", rendition: "720p").text.contains("brk-1"))
+        clock.set(60.05)
         let after = try follower.mediaPlaylist("demo", rendition: "720p").text
         #expect(!before.contains("brk-1"))
         #expect(after.contains(#"ID="brk-1""#))
@@ -81,9 +86,11 @@ struct FollowerTests {
     @Test("unknown channel and rendition are lookup errors")
     func lookups() async throws {
         let store = InMemoryEventStore()
-        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: TestClock().read)
-        _ = try await CommandHandler(store: store, clock: TestClock().read).handle(.createChannel(config()), channel: "demo", context: context())
+        let clock = TestClock()
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        _ = try await CommandHandler(store: store, clock: clock.read).handle(.createChannel(config()), channel: "demo", context: context())
         try await follower.catchUp()
+        clock.set(61)
         #expect(throws: ChannelFollower.LookupError.unknownChannel("nope")) { try follower.mediaPlaylist("nope", rendition: "720p") }
         #expect(throws: ChannelFollower.LookupError.unknownRendition(channel: "demo", rendition: "1080p")) { try follower.mediaPlaylist("demo", rendition: "1080p") }
     }
@@ -96,6 +103,7 @@ struct FollowerTests {
         _ = try await CommandHandler(store: store, clock: clock.read).handle(
             .createChannel(config(source: .relay(upstream: "http://encoder.example/{rendition}.m3u8"))), channel: "demo", context: context())
         try await follower.catchUp()
+        clock.set(61)
         #expect(throws: ChannelFollower.LookupError.upstreamMissing(channel: "demo", rendition: "720p")) { try follower.mediaPlaylist("demo", rendition: "720p") }
         let upstream = MediaPlaylist(
             version: 3, targetDuration: 6, mediaSequence: 7,
@@ -139,6 +147,7 @@ struct FollowerTests {
         #expect(outcomes.contains { $0.contains("already has a playout limit") }, "got: \(outcomes.joined(separator: " | "))")
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         try await follower.catchUp()
+        clock.set(104)
         #expect(try follower.mediaPlaylist("demo", rendition: "720p").text.components(separatedBy: "X-PLAYOUT-LIMIT").count == 2)
     }
 }

@@ -59,10 +59,19 @@ public enum HTTP {
 
     /// GET with no caching; returns the body and the status.
     public static func get(_ url: String) async throws -> (String, Int) {
+        let (body, status, _) = try await getWithHeaders(url)
+        return (body, status)
+    }
+
+    /// GET with no caching; returns the body, the status and the response headers.
+    public static func getWithHeaders(_ url: String) async throws -> (String, Int, [String: String]) {
         var request = URLRequest(url: URL(string: url)!)
         request.cachePolicy = .reloadIgnoringLocalCacheData
         request.timeoutInterval = 5
         let (data, response) = try await URLSession.shared.data(for: request)
-        return (String(decoding: data, as: UTF8.self), (response as? HTTPURLResponse)?.statusCode ?? 0)
+        let http = response as? HTTPURLResponse
+        var headers: [String: String] = [:]
+        for (name, value) in http?.allHeaderFields ?? [:] { headers["\(name)".lowercased()] = "\(value)" }
+        return (String(decoding: data, as: UTF8.self), http?.statusCode ?? 0, headers)
     }
 }
