@@ -155,6 +155,48 @@ public enum Routes {
             }
         }
 
+        router.get("/channels/{channel}/replay") { request, context -> Response in
+            let channel = try context.parameters.require("channel")
+            guard let atText = request.uri.queryParameters["at"], let at = Timestamp(iso8601: String(atText)) else {
+                return errorResponse(.unprocessableContent, "at must be an ISO 8601 instant with a time zone", field: "at")
+            }
+            do {
+                let events = try await Replay.events(channel, from: handler.store)
+                let text = try Replay.playlist(
+                    channel, events, at: at, rendition: request.uri.queryParameters["rendition"].map(String.init),
+                    multivariant: request.uri.queryParameters["multivariant"] != nil)
+                var response = playlistResponse(text, maxAge: 31_536_000)
+                response.headers[HTTPField.Name("X-Cueline-Tick")!] = at.iso8601
+                return response
+            } catch let failure as Replay.Failure {
+                if case .channelDidNotExist = failure { return errorResponse(.notFound, failure.description) }
+                return errorResponse(.unprocessableContent, failure.description)
+            } catch {
+                return errorResponse(.serviceUnavailable, "the event log is unreachable: \(error)")
+            }
+        }
+
+        router.get("/channels/{channel}/as-run") { request, context -> Response in
+            let channel = try context.parameters.require("channel")
+            func instant(_ name: String) -> (Timestamp?, Bool) {
+                guard let text = request.uri.queryParameters[Substring(name)] else { return (nil, true) }
+                let value = Timestamp(iso8601: String(text))
+                return (value, value != nil)
+            }
+            let (from, fromOK) = instant("from")
+            let (to, toOK) = instant("to")
+            guard fromOK else { return errorResponse(.unprocessableContent, "from must be an ISO 8601 instant", field: "from") }
+            guard toOK else { return errorResponse(.unprocessableContent, "to must be an ISO 8601 instant", field: "to") }
+            guard let state = follower.state(of: channel) else { return lookupErrorResponse(.unknownChannel(channel)) }
+            let entries = AsRun.entries(state: state, from: from, to: to, at: follower.clock())
+            if request.uri.queryParameters["format"] == "csv" {
+                var headers = HTTPFields()
+                headers[.contentType] = "text/csv"
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: AsRun.csv(entries))))
+            }
+            return jsonResponse(AsRunReport(channel: channel, entries: entries, totals: AsRun.totals(entries)))
+        }
+
         router.get("/channels") { _, _ -> Response in
             jsonResponse(follower.channels().compactMap { $0.config.map(ChannelView.init) })
         }

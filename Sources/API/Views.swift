@@ -111,3 +111,9 @@ struct CommandResponse: Encodable {
     var replayed: Bool
     var events: [RecordedEvent]
 }
+
+struct AsRunReport: Encodable {
+    var channel: String
+    var entries: [AsRunEntry]
+    var totals: AsRunTotals
+}

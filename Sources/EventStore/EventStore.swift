@@ -27,6 +27,18 @@ public protocol EventStore: Sendable {
     /// The channel's current version (0 for a channel with no events).
     func version(of channel: String) async throws -> Int64
 
+    /// Records a refused command (append-only).
+    func recordRefusal(_ refusal: Refusal) async throws
+
+    /// A channel's refused commands in decision order.
+    func refusals(of channel: String) async throws -> [Refusal]
+
+    /// Records digests of served playlists; a sample already recorded (same channel, tick, rendition) is kept.
+    func recordRenderSamples(_ samples: [RenderSample]) async throws
+
+    /// A channel's recorded samples, oldest first, at most `limit`.
+    func renderSamples(of channel: String, limit: Int) async throws -> [RenderSample]
+
     /// Every channel with at least one event, sorted.
     func channelIDs() async throws -> [String]
 
@@ -136,10 +148,12 @@ public struct RecordedEvent: Sendable, Hashable, Codable {
     public var source: String
     public var commandID: String
     public var reason: String?
+    /// Chained to the previous event of the channel (`HashChain`); nil for events written before it existed.
+    public var hash: String?
 
     public init(
         position: Int64, channel: String, version: Int64, type: String, schemaVersion: Int, payload: String,
-        decidedAt: Timestamp, actor: String, source: String, commandID: String, reason: String?
+        decidedAt: Timestamp, actor: String, source: String, commandID: String, reason: String?, hash: String? = nil
     ) {
         self.position = position
         self.channel = channel
@@ -152,6 +166,49 @@ public struct RecordedEvent: Sendable, Hashable, Codable {
         self.source = source
         self.commandID = commandID
         self.reason = reason
+        self.hash = hash
+    }
+}
+
+/// A command that was refused: kept for the audit trail, never part of the schedule.
+public struct Refusal: Sendable, Hashable, Codable {
+    public var channel: String
+    public var commandID: String
+    /// The command's name (`place-break`…).
+    public var command: String
+    /// The canonical request, JSON.
+    public var request: String
+    public var actor: String
+    public var source: String
+    public var reason: String
+    public var decidedAt: Timestamp
+
+    public init(channel: String, commandID: String, command: String, request: String, actor: String, source: String, reason: String, decidedAt: Timestamp) {
+        self.channel = channel
+        self.commandID = commandID
+        self.command = command
+        self.request = request
+        self.actor = actor
+        self.source = source
+        self.reason = reason
+        self.decidedAt = decidedAt
+    }
+}
+
+/// The digest of one playlist as a server rendered it, for `cueline verify`.
+public struct RenderSample: Sendable, Hashable, Codable {
+    public var channel: String
+    public var tick: Timestamp
+    public var rendition: String
+    public var rendererVersion: Int
+    public var sha256: String
+
+    public init(channel: String, tick: Timestamp, rendition: String, rendererVersion: Int, sha256: String) {
+        self.channel = channel
+        self.tick = tick
+        self.rendition = rendition
+        self.rendererVersion = rendererVersion
+        self.sha256 = sha256
     }
 }
 

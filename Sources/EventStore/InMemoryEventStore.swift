@@ -6,6 +6,9 @@ public actor InMemoryEventStore: EventStore {
     private var versions: [String: Int64] = [:]
     private var commands: [String: (hash: String, result: AppendResult)] = [:]
     private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var lastHash: [String: String] = [:]
+    private var refused: [Refusal] = []
+    private var samples: [RenderSample] = []
 
     public init(events: [RecordedEvent] = []) {
         for event in events {
@@ -32,16 +35,20 @@ public actor InMemoryEventStore: EventStore {
         var recorded: [RecordedEvent] = []
         var version = current
         var position = Int64(events.count)
+        var previous = lastHash[request.channel] ?? HashChain.genesis(channel: request.channel)
         for event in request.events {
             version += 1
             position += 1
-            recorded.append(
-                RecordedEvent(
-                    position: position, channel: request.channel, version: version, type: event.type,
-                    schemaVersion: event.schemaVersion, payload: event.payload, decidedAt: request.command.decidedAt,
-                    actor: request.command.actor, source: request.command.source,
-                    commandID: request.command.commandID, reason: request.command.reason))
+            var stored = RecordedEvent(
+                position: position, channel: request.channel, version: version, type: event.type,
+                schemaVersion: event.schemaVersion, payload: event.payload, decidedAt: request.command.decidedAt,
+                actor: request.command.actor, source: request.command.source,
+                commandID: request.command.commandID, reason: request.command.reason)
+            stored.hash = HashChain.hash(previous: previous, event: stored)
+            previous = stored.hash!
+            recorded.append(stored)
         }
+        lastHash[request.channel] = previous
         events.append(contentsOf: recorded)
         versions[request.channel] = version
         let result = AppendResult(channel: request.channel, events: recorded, version: version, replayed: false)
@@ -73,6 +80,24 @@ public actor InMemoryEventStore: EventStore {
 
     public func version(of channel: String) -> Int64 {
         versions[channel] ?? 0
+    }
+
+    public func recordRefusal(_ refusal: Refusal) {
+        refused.append(refusal)
+    }
+
+    public func refusals(of channel: String) -> [Refusal] {
+        refused.filter { $0.channel == channel }.sorted { $0.decidedAt < $1.decidedAt }
+    }
+
+    public func recordRenderSamples(_ new: [RenderSample]) {
+        for sample in new where !samples.contains(where: { $0.channel == sample.channel && $0.tick == sample.tick && $0.rendition == sample.rendition }) {
+            samples.append(sample)
+        }
+    }
+
+    public func renderSamples(of channel: String, limit: Int) -> [RenderSample] {
+        Array(samples.filter { $0.channel == channel }.sorted { $0.tick < $1.tick }.prefix(limit))
     }
 
     public func channelIDs() -> [String] {

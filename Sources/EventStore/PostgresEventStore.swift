@@ -10,7 +10,7 @@ public struct PostgresEventStore: EventStore {
     /// The NOTIFY channel; its payload is `<channel> <last position>`.
     public static let notifyChannel = "cueline_events"
     /// The highest migration this build needs.
-    public static let requiredMigration = 2
+    public static let requiredMigration = 3
 
     public let pool: PostgresPool
     let logger: Logger
@@ -60,9 +60,11 @@ public struct PostgresEventStore: EventStore {
         // 1. Lock the stream (creating its row on first use). Concurrent appenders to this channel queue here.
         try await connection.query(
             "INSERT INTO cueline_streams (channel, version) VALUES (\(channel), 0) ON CONFLICT (channel) DO NOTHING")
-        let current = try await connection.query(
-            "SELECT version FROM cueline_streams WHERE channel = \(channel) FOR UPDATE"
-        ).rows[0].int64(0, "version")
+        let streamRow = try await connection.query(
+            "SELECT version, last_hash FROM cueline_streams WHERE channel = \(channel) FOR UPDATE"
+        ).rows[0]
+        let current = try streamRow.int64(0, "version")
+        var previousHash = streamRow.optionalString(1) ?? HashChain.genesis(channel: channel)
         // 2. Under the lock, a committed retry of this command is visible: answer with the original result.
         if let previous = try await previousResult(of: request, on: connection) {
             return previous
@@ -83,26 +85,29 @@ public struct PostgresEventStore: EventStore {
             var insert = PostgresQuery(
                 sql: """
                     INSERT INTO cueline_events (position, channel, version, type, schema_version, payload, \
-                    decided_at, actor, source, command_id, reason) VALUES
+                    decided_at, actor, source, command_id, reason, hash) VALUES
                     """)
             for (offset, event) in request.events.enumerated() {
-                let stored = RecordedEvent(
+                var stored = RecordedEvent(
                     position: first + Int64(offset), channel: channel, version: current + Int64(offset) + 1,
                     type: event.type, schemaVersion: event.schemaVersion, payload: event.payload,
                     decidedAt: command.decidedAt, actor: command.actor, source: command.source,
                     commandID: command.commandID, reason: command.reason)
+                stored.hash = HashChain.hash(previous: previousHash, event: stored)
+                previousHash = stored.hash!
                 recorded.append(stored)
                 let values = [
                     insert.bind(stored.position), insert.bind(stored.channel), insert.bind(stored.version),
                     insert.bind(stored.type), insert.bind(stored.schemaVersion), insert.bind(stored.payload) + "::json",
                     insert.bind(stored.decidedAt.iso8601) + "::timestamptz", insert.bind(stored.actor),
                     insert.bind(stored.source), insert.bind(stored.commandID), insert.bind(stored.reason),
+                    insert.bind(stored.hash),
                 ]
                 insert.sql += (offset == 0 ? " (" : ", (") + values.joined(separator: ", ") + ")"
             }
             try await connection.query(insert)
             try await connection.query(
-                "UPDATE cueline_streams SET version = \(newVersion) WHERE channel = \(channel)")
+                "UPDATE cueline_streams SET version = \(newVersion), last_hash = \(previousHash) WHERE channel = \(channel)")
             try await connection.query(
                 "SELECT pg_notify(\(notifyChannel), \(channel + " " + String(last)))")
         }
@@ -172,6 +177,73 @@ public struct PostgresEventStore: EventStore {
         }
     }
 
+    public func recordRefusal(_ refusal: Refusal) async throws {
+        try await mapErrors {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO cueline_refusals (channel, command_id, command, request, actor, source, reason, decided_at) \
+                    VALUES (\(refusal.channel), \(refusal.commandID), \(refusal.command), \(refusal.request)::json, \(refusal.actor), \
+                    \(refusal.source), \(refusal.reason), \(refusal.decidedAt.iso8601)::timestamptz)
+                    """)
+            }
+        }
+    }
+
+    public func refusals(of channel: String) async throws -> [Refusal] {
+        try await mapErrors {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT channel, command_id, command, request, actor, source, reason, \
+                    to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') FROM cueline_refusals \
+                    WHERE channel = \(channel) ORDER BY decided_at, id
+                    """
+                ).rows.map { row in
+                    Refusal(
+                        channel: try row.string(0, "channel"), commandID: try row.string(1, "command_id"), command: try row.string(2, "command"),
+                        request: try row.string(3, "request"), actor: try row.string(4, "actor"), source: try row.string(5, "source"),
+                        reason: try row.string(6, "reason"), decidedAt: Timestamp(iso8601: try row.string(7, "decided_at")) ?? Timestamp(milliseconds: 0))
+                }
+            }
+        }
+    }
+
+    public func recordRenderSamples(_ samples: [RenderSample]) async throws {
+        guard !samples.isEmpty else { return }
+        try await mapErrors {
+            try await pool.withConnection { connection in
+                var query = PostgresQuery(sql: "INSERT INTO cueline_render_samples (channel, tick, rendition, renderer_version, sha256) VALUES ")
+                for (index, sample) in samples.enumerated() {
+                    let values = [
+                        query.bind(sample.channel), query.bind(sample.tick.iso8601) + "::timestamptz", query.bind(sample.rendition),
+                        query.bind(sample.rendererVersion), query.bind(sample.sha256),
+                    ]
+                    query.sql += (index == 0 ? "(" : ", (") + values.joined(separator: ", ") + ")"
+                }
+                query.sql += " ON CONFLICT (channel, tick, rendition) DO NOTHING"
+                try await connection.query(query)
+            }
+        }
+    }
+
+    public func renderSamples(of channel: String, limit: Int) async throws -> [RenderSample] {
+        try await mapErrors {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT channel, to_char(tick AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), rendition, renderer_version, sha256 \
+                    FROM cueline_render_samples WHERE channel = \(channel) ORDER BY tick, rendition LIMIT \(limit)
+                    """
+                ).rows.map { row in
+                    RenderSample(
+                        channel: try row.string(0, "channel"), tick: Timestamp(iso8601: try row.string(1, "tick")) ?? Timestamp(milliseconds: 0),
+                        rendition: try row.string(2, "rendition"), rendererVersion: Int(try row.int64(3, "renderer_version")), sha256: try row.string(4, "sha256"))
+                }
+            }
+        }
+    }
+
     public func channelIDs() async throws -> [String] {
         try await mapErrors {
             try await pool.withConnection { connection in
@@ -191,7 +263,7 @@ public struct PostgresEventStore: EventStore {
 
     static let selectEvents = """
         SELECT position, channel, version, type, schema_version, payload, \
-        to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), actor, source, command_id, reason \
+        to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), actor, source, command_id, reason, hash \
         FROM cueline_events
         """
 
@@ -205,7 +277,7 @@ public struct PostgresEventStore: EventStore {
             version: try row.int64(2, "version"), type: try row.string(3, "type"),
             schemaVersion: Int(try row.int64(4, "schema_version")), payload: try row.string(5, "payload"),
             decidedAt: decidedAt, actor: try row.string(7, "actor"), source: try row.string(8, "source"),
-            commandID: try row.string(9, "command_id"), reason: row.optionalString(10))
+            commandID: try row.string(9, "command_id"), reason: row.optionalString(10), hash: row.optionalString(11))
     }
 
     /// Turns driver errors into store errors an operator can act on; store errors pass through.

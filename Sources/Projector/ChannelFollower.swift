@@ -196,14 +196,25 @@ public final class ChannelFollower: Service, Sendable {
         let rendered = Counter(label: "cueline_ticks_rendered_total")
         let lateness = Timer(label: "cueline_tick_lateness_seconds", preferredDisplayUnit: .seconds)
         var lastRendered: [String: Int64] = [:]
+        var lastSampledVersion: [String: Int64] = [:]
         while !Task.isCancelled {
+            var samples: [RenderSample] = []
             let now = clock()
             var next = now.adding(milliseconds: 1000)
             for state in channels() {
                 guard let config = state.config, config.source == .clock else { continue }
                 let timeline = Timeline(config)
                 let completed = timeline.completedSegments(at: now)
-                if lastRendered[config.id] != completed, (try? self.rendered(config.id)) != nil {
+                if lastRendered[config.id] != completed, let current = try? self.rendered(config.id) {
+                    // Sample what is served: every 30th window, and every window with a schedule change.
+                    if completed % 30 == 0 || lastSampledVersion[config.id] != current.version {
+                        lastSampledVersion[config.id] = current.version
+                        for (rendition, text) in current.playlists.sorted(by: { $0.key < $1.key }) {
+                            samples.append(RenderSample(
+                                channel: config.id, tick: current.tick, rendition: rendition,
+                                rendererVersion: PlaylistBuilder.rendererVersion, sha256: sha256Hex(text)))
+                        }
+                    }
                     if lastRendered[config.id] != nil {
                         lateness.recordNanoseconds(max(0, now.milliseconds(since: timeline.segmentStart(completed))) * 1_000_000)
                         rendered.increment()
@@ -211,6 +222,13 @@ public final class ChannelFollower: Service, Sendable {
                     lastRendered[config.id] = completed
                 }
                 next = min(next, timeline.nextBoundary(after: now))
+            }
+            if !samples.isEmpty {
+                do {
+                    try await store.recordRenderSamples(samples)
+                } catch {
+                    logger.warning("could not record render samples", metadata: ["error": "\(error)"])
+                }
             }
             try await Task.sleep(for: .milliseconds(max(1, next.milliseconds(since: clock()))))
         }

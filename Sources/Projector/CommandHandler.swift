@@ -82,6 +82,16 @@ public struct CommandHandler: Sendable {
                     events = try decide(command, state: state, now: now)
                 } catch {
                     logger.info("command refused", metadata: ["channel": "\(channel)", "command": "\(command.name)", "reason": "\(error)"])
+                    // The audit trail keeps who tried what and why it was refused; failing to record it must not
+                    // change the answer to the operator.
+                    do {
+                        try await store.recordRefusal(
+                            Refusal(
+                                channel: channel, commandID: context.commandID, command: command.name, request: request,
+                                actor: context.actor, source: context.source, reason: error.description, decidedAt: now))
+                    } catch {
+                        logger.warning("could not record a refused command", metadata: ["channel": "\(channel)", "error": "\(error)"])
+                    }
                     Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", "refused")]).increment()
                     throw CommandError.refused(error)
                 }

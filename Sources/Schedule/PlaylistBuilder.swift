@@ -3,6 +3,11 @@ import HLS
 /// Builds a channel's playlists from its configuration, its schedule and a tick time. Pure: the same inputs
 /// give the same playlists, which is what makes replay exact and lets instances serve without a leader.
 public enum PlaylistBuilder {
+    /// The version of what this builder and `PlaylistRenderer` produce. Any change to the bytes of a playlist for
+    /// the same log and tick must bump it and keep the old behaviour reachable, so replay of history stays exact;
+    /// `cueline verify` re-renders recorded samples with the version they were served with.
+    public static let rendererVersion = 1
+
     /// The media playlist of one rendition at `tick`, or nil before three target durations of segments exist.
     public static func mediaPlaylist(
         config: ChannelConfig, state: ChannelState, rendition: RenditionConfig, at tick: Timestamp

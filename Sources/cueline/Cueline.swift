@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import Logging
 import Metrics
+import Projector
 import Prometheus
 import Schedule
 
@@ -17,7 +18,7 @@ struct Cueline: AsyncParsableCommand {
             """,
         subcommands: [
             Migrate.self, Serve.self, ChannelCommand.self, BreakCommand.self, EventCommand.self, ScheduleCommandLine.self,
-            Replay.self, LintCommand.self, ConfigCommand.self,
+            ReplayCommand.self, AsRunCommand.self, LogCommand.self, VerifyCommand.self, LintCommand.self, ConfigCommand.self,
         ]
     )
 
@@ -68,6 +69,8 @@ struct Cueline: AsyncParsableCommand {
             (code, message) = (error.exitCode, error.message)
         case let error as ExitCode:
             Foundation.exit(error.rawValue)
+        case let error as Replay.Failure:
+            (code, message) = (ExitStatus.failure, error.description)
         case let error as ScheduleError:
             (code, message) = (ExitStatus.failure, error.description)
         default:

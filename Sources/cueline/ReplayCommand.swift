@@ -5,9 +5,9 @@ import HLS
 import Projector
 import Schedule
 
-struct Replay: AsyncParsableCommand {
+struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print a playlist exactly as it was served at an instant.",
+        commandName: "replay", abstract: "Print a playlist exactly as it was served at an instant.",
         discussion: """
             Folds the events in effect at --at (decided at or before it) and renders with the same code the server uses.
             Served playlists carry the instant they were rendered for in the X-Cueline-Tick header.
@@ -16,7 +16,10 @@ struct Replay: AsyncParsableCommand {
     @Argument var channel: String
 
     @Option(help: "The instant (ISO 8601), e.g. an X-Cueline-Tick header.")
-    var at: TimeArgument
+    var at: TimeArgument?
+
+    @Option(parsing: .upToNextOption, help: "Two instants A B: print every distinct version served between them, with the tick it first appeared at.")
+    var between: [TimeArgument] = []
 
     @Option(help: "Rendition; defaults to the first one.")
     var rendition: String?
@@ -26,35 +29,38 @@ struct Replay: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
+    func validate() throws {
+        guard (at == nil) != between.isEmpty else { throw ValidationError("give --at T or --between A B") }
+        guard between.isEmpty || (between.count == 2 && between[0].timestamp <= between[1].timestamp) else {
+            throw ValidationError("--between needs two instants, the earlier first")
+        }
+    }
+
     func run() async throws {
         let store = try await openStore(database)
-        var events: [RecordedScheduleEvent] = []
-        var version: Int64 = 0
-        while true {
-            let batch = try await store.readStream(channel, after: version, limit: 1000)
-            events += try batch.map(ChannelLoader.decode)
-            version = batch.last?.version ?? version
-            if batch.count < 1000 { break }
-        }
-        let state = fold(channel, events, asOf: at.timestamp)
-        guard let config = state.config else {
-            throw CLIError(message: "channel \(channel) did not exist at \(at.timestamp)")
-        }
-        guard config.source == .clock else {
-            throw CLIError(message: "channel \(channel) relays an upstream encoder; its upstream playlists are not recorded, so it cannot be replayed")
-        }
-        let rendered = try ChannelFollower.render(config: config, state: state, tick: at.timestamp)
-        if multivariant {
-            print(rendered.multivariant, terminator: "")
+        let events = try await Projector.Replay.events(channel, from: store)
+        if let at {
+            print(try Projector.Replay.playlist(channel, events, at: at.timestamp, rendition: rendition, multivariant: multivariant), terminator: "")
             return
         }
-        let name = rendition ?? config.renditions[0].name
-        guard config.renditions.contains(where: { $0.name == name }) else {
-            throw CLIError(message: "channel \(channel) had no rendition \(name) at \(at.timestamp); it had \(config.renditions.map(\.name).joined(separator: ", "))")
+        // Every instant the bytes can change: segment boundaries and the instants events took effect.
+        let (from, to) = (between[0].timestamp, between[1].timestamp)
+        var candidates: Set<Int64> = [from.milliseconds]
+        for event in events where event.attribution.at > from && event.attribution.at <= to { candidates.insert(event.attribution.at.milliseconds) }
+        if let config = fold(channel, events, asOf: to).config, config.source == .clock {
+            let timeline = Timeline(config)
+            var boundary = timeline.nextBoundary(after: from)
+            while boundary <= to {
+                candidates.insert(boundary.milliseconds)
+                boundary = timeline.nextBoundary(after: boundary)
+            }
         }
-        guard let text = rendered.playlists[name] else {
-            throw CLIError(message: "channel \(channel) served no playlist at \(at.timestamp): its window was not full yet")
+        var previous: String?
+        for tick in candidates.sorted().map(Timestamp.init(milliseconds:)) {
+            guard let text = try? Projector.Replay.playlist(channel, events, at: tick, rendition: rendition, multivariant: multivariant), text != previous else { continue }
+            print("=== \(tick.iso8601)")
+            print(text, terminator: "")
+            previous = text
         }
-        print(text, terminator: "")
     }
 }

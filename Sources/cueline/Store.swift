@@ -66,3 +66,13 @@ func run(_ command: ScheduleCommand, channel: String, database: DatabaseOptions,
         print(describe(outcome) + (outcome.result.replayed ? " (already applied: this is the original result)" : ""))
     }
 }
+
+/// Every event of a channel, in version order.
+func loadEvents(_ channel: String, from store: any EventStore) async throws -> [RecordedEvent] {
+    var events: [RecordedEvent] = []
+    while true {
+        let batch = try await store.readStream(channel, after: events.last?.version ?? 0, limit: 1000)
+        events += batch
+        if batch.count < 1000 { return events }
+    }
+}

@@ -24,8 +24,9 @@ struct MigrateCommandTests {
         #expect(second.status == 0)
         let report = try JSONDecoder().decode(MigrationReport.self, from: Data(second.stdout.utf8))
         #expect(report.applied.isEmpty)
-        #expect(report.alreadyApplied == ["0001_event_log.sql", "0002_least_privilege.sql"])
-        #expect(try await recordCount(url) == "2")
+        #expect(report.alreadyApplied.first == "0001_event_log.sql")
+        #expect(report.alreadyApplied.count == (try Migrator.load(directory: TestDatabase.migrationsDirectory)).migrations.count)
+        #expect(try await recordCount(url) == String((try Migrator.load(directory: TestDatabase.migrationsDirectory)).migrations.count))
     }
 
     @Test("two processes at once both succeed, one record per file")
@@ -37,7 +38,7 @@ struct MigrateCommandTests {
         let (ra, rb) = try await (a, b)
         #expect(ra.status == 0, "\(ra.stderr)")
         #expect(rb.status == 0, "\(rb.stderr)")
-        #expect(try await recordCount(url) == "2")
+        #expect(try await recordCount(url) == String((try Migrator.load(directory: TestDatabase.migrationsDirectory)).migrations.count))
     }
 
     @Test(

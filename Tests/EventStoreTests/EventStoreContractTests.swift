@@ -118,4 +118,37 @@ struct EventStoreContractTests {
         #expect(first.version == 0)
         #expect(try await store.append(request).replayed)
     }
+
+    @Test("every event is chained to the previous one of its channel, and an edit breaks the chain there", arguments: StoreKind.available)
+    func hashChain(kind: StoreKind) async throws {
+        let store = kind.make()
+        let channel = uniqueChannel()
+        _ = try await store.append(makeRequest(channel: channel, expected: .noStream, events: [NewEvent(type: "A", payload: "{}"), NewEvent(type: "B", payload: #"{"x":1}"#)]))
+        _ = try await store.append(makeRequest(channel: channel, expected: .exactly(2), reason: "why"))
+        let events = try await store.readStream(channel, after: 0, limit: 10)
+        #expect(events.allSatisfy { $0.hash != nil })
+        let clean = HashChain.verify(events)
+        #expect(clean.checked == 3 && clean.firstBreak == nil)
+        var tampered = events
+        tampered[1].payload = #"{"x":2}"#
+        #expect(HashChain.verify(tampered).firstBreak?.event.version == 2)
+        var reordered = events
+        reordered.swapAt(1, 2)
+        #expect(HashChain.verify(reordered).firstBreak != nil)
+    }
+
+    @Test("refused commands and render samples are kept", arguments: StoreKind.available)
+    func auditRecords(kind: StoreKind) async throws {
+        let store = kind.make()
+        let channel = uniqueChannel()
+        let refusal = Refusal(
+            channel: channel, commandID: "c1", command: "cancel-break", request: #"{"cancelBreak":{"id":"x"}}"#, actor: "mallory'; --",
+            source: "http", reason: "break x does not exist", decidedAt: Timestamp(milliseconds: 1_772_366_400_123))
+        try await store.recordRefusal(refusal)
+        #expect(try await store.refusals(of: channel) == [refusal])
+        let sample = RenderSample(channel: channel, tick: Timestamp(milliseconds: 1_772_366_406_000), rendition: "720p", rendererVersion: 1, sha256: "ab")
+        try await store.recordRenderSamples([sample, sample])
+        try await store.recordRenderSamples([sample])
+        #expect(try await store.renderSamples(of: channel, limit: 10) == [sample])
+    }
 }

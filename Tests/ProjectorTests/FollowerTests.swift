@@ -150,4 +150,18 @@ struct FollowerTests {
         clock.set(104)
         #expect(try follower.mediaPlaylist("demo", rendition: "720p").text.components(separatedBy: "X-PLAYOUT-LIMIT").count == 2)
     }
+
+    @Test("a refused command is recorded for the audit trail, not applied")
+    func refusalRecorded() async throws {
+        let store = InMemoryEventStore()
+        let (handler, _) = try await channelWithBreak(store)
+        do {
+            _ = try await handler.handle(.cancelBreak(id: "nope"), channel: "demo", context: CommandContext(commandID: "r1", actor: "eve", source: "http"))
+            Issue.record("cancelling an unknown break succeeded")
+        } catch {}
+        let refusals = try await store.refusals(of: "demo")
+        #expect(refusals.map(\.actor) == ["eve"])
+        #expect(refusals.first?.reason.contains("break nope does not exist") == true)
+        #expect(try await store.version(of: "demo") == 2)
+    }
 }

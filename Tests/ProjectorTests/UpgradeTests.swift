@@ -8,23 +8,22 @@ import Testing
 
 @Suite("Upgrading the schema", .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
 struct UpgradeTests {
-    private func renderTicks(_ store: PostgresEventStore, _ ticks: [Double]) async throws -> [String] {
-        let state = try await ChannelLoader.load("demo", from: store)
-        return try ticks.map { seconds in
-            let rendered = try ChannelFollower.render(config: state.config!, state: state, tick: epoch.adding(milliseconds: Int64(seconds * 1000)))
-            return rendered.multivariant + rendered.playlists.sorted { $0.key < $1.key }.map(\.value).joined()
+    let ticks: [Double] = [60.1, 96, 103.5, 108, 126, 150]
+
+    private func render(_ events: [RecordedScheduleEvent]) throws -> [String] {
+        try ticks.map { seconds in
+            let tick = epoch.adding(milliseconds: Int64(seconds * 1000))
+            return try Replay.playlist("demo", events, at: tick, rendition: nil, multivariant: true)
+                + Replay.playlist("demo", events, at: tick, rendition: "720p", multivariant: false)
+                + Replay.playlist("demo", events, at: tick, rendition: "360p", multivariant: false)
         }
     }
 
     @Test("a log written under the previous migration set replays to identical bytes after migrating")
     func upgradeKeepsHistory() async throws {
-        let url = try await TestDatabase.makeFreshDatabase()
-        let all = try Migrator.load(directory: TestDatabase.migrationsDirectory)
-        let previous = Migrator(migrations: Array(all.migrations.dropLast()), directory: "previous set")
-        _ = try await previous.migrate(url: url)
-
-        let store = PostgresEventStore(pool: PostgresPool(url: url))
-        let (handler, clock) = try await channelWithBreak(store)
+        // The history, decided as the service decides it.
+        let memory = InMemoryEventStore()
+        let (handler, clock) = try await channelWithBreak(memory)
         _ = try await handler.handle(
             .placeBreak(PlaceBreak(id: "brk-2", start: .at(epoch.adding(milliseconds: 200_000)), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
             channel: "demo", context: context())
@@ -32,14 +31,40 @@ struct UpgradeTests {
         _ = try await handler.handle(.cancelCurrentEvent, channel: "demo", context: context())
         clock.set(110)
         _ = try await handler.handle(.cancelBreak(id: "brk-2"), channel: "demo", context: context())
-        let ticks: [Double] = [60, 96, 103.5, 108, 126, 150]
-        let before = try await renderTicks(store, ticks)
+        let history = try await memory.readStream("demo", after: 0, limit: 100)
+        let before = try render(try await Replay.events("demo", from: memory))
+
+        // Written into a database at the previous migration set, in that schema's shape (no hash column).
+        let url = try await TestDatabase.makeFreshDatabase()
+        let all = try Migrator.load(directory: TestDatabase.migrationsDirectory)
+        _ = try await Migrator(migrations: Array(all.migrations.dropLast()), directory: "previous set").migrate(url: url)
+        let connection = try await PostgresConnection.connect(url: url)
+        defer { connection.close() }
+        for event in history {
+            try await connection.query(
+                """
+                INSERT INTO cueline_events (position, channel, version, type, schema_version, payload, decided_at, actor, source, command_id, reason) \
+                VALUES (\(event.position), \(event.channel), \(event.version), \(event.type), \(event.schemaVersion), \(event.payload)::json, \
+                \(event.decidedAt.iso8601)::timestamptz, \(event.actor), \(event.source), \(event.commandID), \(event.reason))
+                """)
+        }
+        try await connection.query("INSERT INTO cueline_streams (channel, version) VALUES ('demo', \(history.last!.version))")
+        try await connection.query("UPDATE cueline_log_head SET position = \(history.last!.position)")
 
         let report = try await all.migrate(url: url)
         #expect(report.applied == [all.migrations.last!.name])
+        let store = PostgresEventStore(pool: PostgresPool(url: url))
         try await store.checkSchema()
-        let after = try await renderTicks(store, ticks)
-        #expect(after == before)
+        #expect(try render(try await Replay.events("demo", from: store)) == before)
         #expect(before[2].contains("X-PLAYOUT-LIMIT=12.000"))
+
+        // New events chain from there; the old ones are reported as written before tamper evidence.
+        let upgraded = CommandHandler(store: store, clock: clock.read)
+        clock.set(120)
+        _ = try await upgraded.handle(
+            .placeBreak(PlaceBreak(id: "brk-3", start: .at(epoch.adding(milliseconds: 300_000)), plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/ad.m3u8"))),
+            channel: "demo", context: context())
+        let chain = HashChain.verify(try await store.readStream("demo", after: 0, limit: 100))
+        #expect(chain.unchained == history.count && chain.checked == 1 && chain.firstBreak == nil)
     }
 }

@@ -1,0 +1,186 @@
+import ArgumentParser
+import EventStore
+import Foundation
+import HLS
+import Projector
+import Schedule
+
+struct AsRunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "as-run", abstract: "What aired: per break, planned and actual times, who placed and ended it, through which door.")
+
+    @Argument var channel: String
+
+    @Option(help: "Breaks planned to start at or after this instant.")
+    var from: TimeArgument?
+
+    @Option(help: "Breaks planned to start before this instant.")
+    var to: TimeArgument?
+
+    @Option(help: "csv or json")
+    var format = "csv"
+
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        guard format == "csv" || format == "json" else { throw ValidationError("--format must be csv or json") }
+    }
+
+    func run() async throws {
+        let store = try await openStore(database)
+        let state = try await ChannelLoader.load(channel, from: store)
+        guard state.config != nil else { throw ScheduleError.unknownChannel(channel) }
+        let entries = AsRun.entries(state: state, from: from?.timestamp, to: to?.timestamp, at: wallClock())
+        if format == "json" {
+            struct Report: Encodable {
+                var channel: String
+                var entries: [AsRunEntry]
+                var totals: AsRunTotals
+            }
+            try printJSON(Report(channel: channel, entries: entries, totals: AsRun.totals(entries)))
+        } else {
+            print(AsRun.csv(entries), terminator: "")
+        }
+    }
+}
+
+struct LogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "log", abstract: "The audit trail: every command applied or refused, who, when, through which door, why.")
+
+    @Argument var channel: String
+
+    @Option(help: "Only what was decided at or before this instant.")
+    var at: TimeArgument?
+
+    @Flag(help: "Keep printing new entries as they are appended.")
+    var follow = false
+
+    @Flag(help: "Print JSON lines.")
+    var json = false
+
+    @OptionGroup var database: DatabaseOptions
+
+    struct Line: Encodable {
+        var decidedAt: Timestamp
+        var outcome: String
+        var what: String
+        var actor: String
+        var source: String
+        var commandID: String
+        var reason: String?
+        var version: Int64?
+        var position: Int64?
+        var payload: String?
+    }
+
+    func run() async throws {
+        let store = try await openStore(database)
+        var seenVersion: Int64 = 0
+        var seenRefusals = 0
+        repeat {
+            let events = try await store.readStream(channel, after: seenVersion, limit: 10_000)
+            let refusals = try await store.refusals(of: channel)
+            var lines: [Line] = events.map {
+                Line(decidedAt: $0.decidedAt, outcome: "applied", what: $0.type, actor: $0.actor, source: $0.source, commandID: $0.commandID,
+                     reason: $0.reason, version: $0.version, position: $0.position, payload: $0.payload)
+            }
+            lines += refusals.dropFirst(seenRefusals).map {
+                Line(decidedAt: $0.decidedAt, outcome: "refused", what: $0.command, actor: $0.actor, source: $0.source, commandID: $0.commandID,
+                     reason: $0.reason, version: nil, position: nil, payload: $0.request)
+            }
+            seenVersion = events.last?.version ?? seenVersion
+            seenRefusals = refusals.count
+            lines = lines.filter { line in at.map { line.decidedAt <= $0.timestamp } ?? true }.sorted { $0.decidedAt < $1.decidedAt }
+            for line in lines {
+                if json {
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                    encoder.keyEncodingStrategy = .convertToSnakeCase
+                    FileHandle.standardOutput.write(try encoder.encode(line) + Data("\n".utf8))
+                } else {
+                    var text = "\(line.decidedAt.iso8601)  \(line.outcome == "refused" ? "REFUSED " : "")\(line.what)  by \(line.actor) via \(line.source)"
+                    if let version = line.version { text += "  v\(version)" }
+                    if let reason = line.reason { text += line.outcome == "refused" ? "  because: \(reason)" : "  reason: \(reason)" }
+                    if line.outcome == "applied", let payload = line.payload { text += "\n    \(payload)" }
+                    print(text)
+                }
+            }
+            if follow { try await Task.sleep(for: .seconds(1)) }
+        } while follow
+    }
+}
+
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Prove the log is untouched: recompute every channel's hash chain, and re-render recorded samples of what was served.")
+
+    @Argument(help: "A channel; all channels when left out.")
+    var channel: String?
+
+    @Option(help: "How many recorded samples per channel to re-render.")
+    var samples = 50
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    @OptionGroup var database: DatabaseOptions
+
+    struct ChannelReport: Encodable {
+        var channel: String
+        var events: Int
+        var chained: Int
+        var unchained: Int
+        var firstBrokenLink: String?
+        var samplesChecked: Int
+        var samplesMismatched: [String]
+        var ok: Bool
+    }
+
+    func run() async throws {
+        let store = try await openStore(database)
+        var channels = [String]()
+        if let channel { channels = [channel] } else { channels = try await store.channelIDs() }
+        var reports: [ChannelReport] = []
+        for id in channels {
+            let events = try await loadEvents(id, from: store)
+            let chain = HashChain.verify(events)
+            var mismatched: [String] = []
+            var checked = 0
+            let recorded = try await store.renderSamples(of: id, limit: 100_000)
+            let stride = max(1, recorded.count / max(1, samples))
+            let decoded = chain.firstBreak == nil ? (try? events.map(ChannelLoader.decode)) : nil
+            for sample in recorded.enumerated().filter({ $0.offset % stride == 0 }).map(\.element).prefix(samples) {
+                guard let decoded else { break }
+                guard sample.rendererVersion == PlaylistBuilder.rendererVersion else {
+                    mismatched.append("\(sample.tick.iso8601) \(sample.rendition): rendered by renderer version \(sample.rendererVersion), which this build cannot reproduce")
+                    continue
+                }
+                checked += 1
+                let text = try? Projector.Replay.playlist(id, decoded, at: sample.tick, rendition: sample.rendition, multivariant: false)
+                if text.map(sha256Hex) != sample.sha256 {
+                    mismatched.append("\(sample.tick.iso8601) \(sample.rendition): replay differs from what was served")
+                }
+            }
+            reports.append(ChannelReport(
+                channel: id, events: events.count, chained: chain.checked, unchained: chain.unchained,
+                firstBrokenLink: chain.firstBreak?.description, samplesChecked: checked, samplesMismatched: mismatched,
+                ok: chain.firstBreak == nil && mismatched.isEmpty))
+        }
+        if json {
+            try printJSON(reports)
+        } else {
+            for report in reports {
+                if let broken = report.firstBrokenLink {
+                    print("\(report.channel): BROKEN: \(broken)")
+                } else {
+                    print("\(report.channel): \(report.chained) events chained" + (report.unchained > 0 ? ", \(report.unchained) written before tamper evidence" : "")
+                        + ", \(report.samplesChecked) served playlists re-rendered identically" + (report.samplesMismatched.isEmpty ? "" : ", \(report.samplesMismatched.count) DIFFER"))
+                }
+                for mismatch in report.samplesMismatched { print("  \(mismatch)") }
+            }
+        }
+        if reports.contains(where: { !$0.ok }) { throw ExitCode(1) }
+    }
+}
