@@ -66,6 +66,9 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "cueline-bench", dependencies: ["HLS"], path: "Benchmarks/HLSBenchmarks"),
+        .executableTarget(
+            name: "cueline-replay-bench", dependencies: ["HLS", "Schedule", "Projector", "EventStore"],
+            path: "Benchmarks/ReplayBenchmarks"),
         .testTarget(name: "HLSTests", dependencies: ["HLS"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS"], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["EventStore", "HLS"], path: "Tests/TestSupport"),

@@ -175,7 +175,7 @@ public final class ChannelFollower: Service, Sendable {
             shared.withLock { shared in
                 for (channel, recorded) in decoded {
                     var entry = shared.channels[channel] ?? Entry(state: ChannelState(channel: channel))
-                    entry.state = evolve(entry.state, recorded)
+                    entry.state.apply(recorded)
                     entry.events.append(recorded)
                     entry.rendered = nil
                     shared.channels[channel] = entry

@@ -140,7 +140,7 @@ public enum ChannelLoader {
         var state = ChannelState(channel: channel)
         while true {
             let batch = try await store.readStream(channel, after: state.version, limit: 1000)
-            for event in batch { state = evolve(state, try decode(event)) }
+            for event in batch { state.apply(try decode(event)) }
             if batch.count < 1000 { return state }
         }
     }

@@ -26,27 +26,36 @@ public struct ChannelState: Hashable, Sendable {
 /// Folds one event into the state. Pure.
 public func evolve(_ state: ChannelState, _ recorded: RecordedScheduleEvent) -> ChannelState {
     var state = state
-    state.version = recorded.version
-    state.position = max(state.position, recorded.position)
-    switch recorded.event {
-    case .channelCreated(let config):
-        state.config = config
-    case .renditionsUpdated(let renditions):
-        state.config?.renditions = renditions
-    case .breakPlaced(let spec):
-        let placed = BreakState(spec: spec, placed: recorded.attribution)
-        let index = state.breaks.firstIndex { $0.start > spec.start } ?? state.breaks.endIndex
-        state.breaks.insert(placed, at: index)
-    case .playoutLimitSet(let id, let limit, let kind):
-        if let index = state.breaks.firstIndex(where: { $0.id == id }) {
-            state.breaks[index].playoutLimitMilliseconds = limit
-            state.breaks[index].limited = recorded.attribution
-            state.breaks[index].limitKind = kind
-        }
-    case .breakCancelled(let id):
-        if let index = state.breaks.firstIndex(where: { $0.id == id }) {
-            state.breaks[index].cancelled = recorded.attribution
+    state.apply(recorded)
+    return state
+}
+
+extension ChannelState {
+    /// Folds one event in place: what `evolve` does, without copying the schedule (folding a long log stays linear).
+    public mutating func apply(_ recorded: RecordedScheduleEvent) {
+        version = recorded.version
+        position = max(position, recorded.position)
+        switch recorded.event {
+        case .channelCreated(let config):
+            self.config = config
+        case .renditionsUpdated(let renditions):
+            config?.renditions = renditions
+        case .breakPlaced(let spec):
+            let placed = BreakState(spec: spec, placed: recorded.attribution)
+            // Breaks are usually placed in order: look for the insertion point from the end.
+            var index = breaks.endIndex
+            while index > breaks.startIndex && breaks[index - 1].start > spec.start { index -= 1 }
+            breaks.insert(placed, at: index)
+        case .playoutLimitSet(let id, let limit, let kind):
+            if let index = breaks.lastIndex(where: { $0.id == id }) {
+                breaks[index].playoutLimitMilliseconds = limit
+                breaks[index].limited = recorded.attribution
+                breaks[index].limitKind = kind
+            }
+        case .breakCancelled(let id):
+            if let index = breaks.lastIndex(where: { $0.id == id }) {
+                breaks[index].cancelled = recorded.attribution
+            }
         }
     }
-    return state
 }

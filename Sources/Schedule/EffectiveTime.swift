@@ -21,7 +21,7 @@ public enum EffectiveTime {
 public func fold(_ channel: String, _ events: [RecordedScheduleEvent], asOf tick: Timestamp) -> ChannelState {
     var state = ChannelState(channel: channel)
     for event in events where event.attribution.at <= tick {
-        state = evolve(state, event)
+        state.apply(event)
     }
     return state
 }
