@@ -13,7 +13,7 @@ struct AuditEndToEndTests {
         var body: String
     }
 
-    @Test("every playlist served over a minute of breaks, early returns and cancels replays byte for byte; as-run, log and verify agree")
+    @Test("every playlist served over two minutes of breaks, early returns and cancels replays byte for byte; as-run, log and verify agree")
     func recordAndReplay() async throws {
         let url = try await TestDatabase.makeFreshDatabase()
         let cli = CLIRunner(environment: ["DATABASE_URL": url])
@@ -44,7 +44,7 @@ struct AuditEndToEndTests {
         let start = ContinuousClock.now
         var pending = script
         var served: [Served] = []
-        while ContinuousClock.now < start + .seconds(60) {
+        while ContinuousClock.now < start + .seconds(120) {
             while let (at, json, status) = pending.first, ContinuousClock.now >= start + .milliseconds(Int(at * 1000)) {
                 try await send(json, expect: status)
                 pending.removeFirst()
@@ -69,6 +69,13 @@ struct AuditEndToEndTests {
         print("replayed \(served.count) served playlists byte for byte")
         #expect(served.contains { $0.body.contains(#"ID="b2""#) && $0.body.contains("X-PLAYOUT-LIMIT=") })
         #expect(served.contains { $0.body.contains(#"ID="b4""#) && $0.body.contains("X-PLAYOUT-LIMIT=6.000") })
+
+        // --between lists every distinct version served in the interval, each at the tick it first appeared.
+        let served720 = served.filter { $0.rendition == "720p" }
+        let between = try cli.run(["replay", "audit", "--between", served720.first!.tick, served720.last!.tick, "--rendition", "720p"])
+        #expect(between.status == 0, "\(between.stderr)")
+        let versions = Set(between.stdout.components(separatedBy: "=== ").dropFirst().map { String($0.drop { $0 != "\n" }.dropFirst()) })
+        #expect(Set(served720.map(\.body)).isSubset(of: versions), "every served version is among those --between lists")
 
         // As-run: the totals match the script.
         let asRun = try cli.run(["as-run", "audit", "--format", "json"])
