@@ -24,3 +24,8 @@ swift test --skip-build "$@"
 
 log "checking deploy/ (systemd unit, YAML, container build command)"
 scripts/check-deploy.sh "$CUELINE_BIN"
+
+log "fault scenarios: two instances, SIGKILL mid-break, database outage"
+scripts/fault-two-instances.sh
+scripts/fault-kill9.sh
+scripts/fault-db-down.sh
