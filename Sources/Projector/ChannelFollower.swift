@@ -245,6 +245,11 @@ public final class ChannelFollower: Service, Sendable {
         shared.withLock { $0.channels[channel]?.state }.flatMap { $0.config == nil ? nil : $0 }
     }
 
+    /// The folded state of a channel as far as this follower has read, configured or not (for command handling).
+    public func followedState(of channel: String) -> ChannelState? {
+        shared.withLock { $0.channels[channel]?.state }
+    }
+
     /// The channel's playlists at the current tick, rendered once per window and schedule version.
     public func rendered(_ channel: String) throws(LookupError) -> Rendered {
         let now = clock()

@@ -47,11 +47,17 @@ public struct CommandHandler: Sendable {
     public let store: any EventStore
     let clock: @Sendable () -> Timestamp
     let logger: Logger
+    /// A known state of a channel to start from (the follower's), so a command reads only newer events.
+    let knownState: @Sendable (String) -> ChannelState?
 
-    public init(store: any EventStore, clock: @escaping @Sendable () -> Timestamp, logger: Logger = Logger(label: "cueline.commands")) {
+    public init(
+        store: any EventStore, clock: @escaping @Sendable () -> Timestamp, logger: Logger = Logger(label: "cueline.commands"),
+        knownState: @escaping @Sendable (String) -> ChannelState? = { _ in nil }
+    ) {
         self.store = store
         self.clock = clock
         self.logger = logger
+        self.knownState = knownState
     }
 
     /// - Parameter expectedVersion: when given (HTTP `If-Match`), a changed channel is a conflict, not re-decided.
@@ -72,7 +78,7 @@ public struct CommandHandler: Sendable {
                     let events = try previous.events.map { try EventCodec.decode(type: $0.type, schemaVersion: $0.schemaVersion, payload: $0.payload) }
                     return CommandOutcome(result: previous, events: events, state: state)
                 }
-                let state = try await ChannelLoader.load(channel, from: store)
+                let state = try await ChannelLoader.load(channel, from: store, startingFrom: knownState(channel))
                 if let expectedVersion, expectedVersion != state.version {
                     throw StoreError.versionConflict(channel: channel, expected: .exactly(expectedVersion), actual: state.version)
                 }
@@ -136,8 +142,9 @@ public struct CommandHandler: Sendable {
 
 /// Reads a channel's events and folds them.
 public enum ChannelLoader {
-    public static func load(_ channel: String, from store: any EventStore) async throws -> ChannelState {
-        var state = ChannelState(channel: channel)
+    /// - Parameter known: a state of this channel to continue from; only later events are read.
+    public static func load(_ channel: String, from store: any EventStore, startingFrom known: ChannelState? = nil) async throws -> ChannelState {
+        var state = known ?? ChannelState(channel: channel)
         while true {
             let batch = try await store.readStream(channel, after: state.version, limit: 1000)
             for event in batch { state.apply(try decode(event)) }

@@ -44,7 +44,7 @@ struct Serve: AsyncParsableCommand {
         let follower = ChannelFollower(
             store: store, wakeups: ChannelFollower.postgresWakeups(url: url), clock: wallClock, logger: logger)
         try await follower.catchUp()
-        let handler = CommandHandler(store: store, clock: wallClock, logger: logger)
+        let handler = CommandHandler(store: store, clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) })
         let router = Routes.router(
             follower: follower, handler: handler, mediaDirectory: settings.mediaDir, metrics: { Cueline.metrics.emitToString() },
             acceptCommands: unauthenticatedCommands)

@@ -164,4 +164,27 @@ struct FollowerTests {
         #expect(refusals.first?.reason.contains("break nope does not exist") == true)
         #expect(try await store.version(of: "demo") == 2)
     }
+
+    @Test("a handler starting from the follower's state reads only newer events and decides the same")
+    func knownState() async throws {
+        let store = InMemoryEventStore()
+        let (plain, clock) = try await channelWithBreak(store)
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        try await follower.catchUp()
+        let cached = CommandHandler(store: store, clock: clock.read, knownState: { follower.followedState(of: $0) })
+        // Another writer appends after the follower read: the handler must still see it.
+        _ = try await plain.handle(
+            .placeBreak(PlaceBreak(id: "brk-2", start: .at(epoch.adding(milliseconds: 300_000)), plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/b.m3u8"))),
+            channel: "demo", context: context())
+        do {
+            _ = try await cached.handle(
+                .placeBreak(PlaceBreak(id: "brk-2", start: .at(epoch.adding(milliseconds: 400_000)), plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/b.m3u8"))),
+                channel: "demo", context: context())
+            Issue.record("a reused id was accepted: the handler did not read past the follower's state")
+        } catch {
+            #expect("\(error)".contains("already used"))
+        }
+        let outcome = try await cached.handle(.cancelBreak(id: "brk-2"), channel: "demo", context: context())
+        #expect(outcome.result.version == 4)
+    }
 }
