@@ -129,6 +129,9 @@ public enum Routes {
                     actor: parsed.actor ?? "http", source: "http", reason: parsed.reason)
                 do {
                     let outcome = try await handler.handle(command, channel: channel, context: commandContext, expectedVersion: expected)
+                    // Show our own write before answering, whatever the state of LISTEN/NOTIFY (it reconnects
+                    // after a database restart). If this read fails, the follower's poll picks the event up.
+                    try? await follower.catchUp()
                     var response = jsonResponse(CommandResponse(channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events))
                     response.status = .created
                     return response

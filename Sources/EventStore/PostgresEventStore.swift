@@ -56,6 +56,11 @@ public struct PostgresEventStore: EventStore {
     package static func append(_ request: AppendRequest, on connection: PostgresConnection) async throws
         -> AppendResult
     {
+        // Outside a transaction every statement commits alone: the head would move and release its lock before
+        // the events exist, and a position reader could pass them. Refuse rather than break the ordering rule.
+        guard connection.isInTransaction else {
+            throw StoreError.database("internal error: an append must run inside a transaction; nothing was written")
+        }
         let channel = request.channel
         // 1. Lock the stream (creating its row on first use). Concurrent appenders to this channel queue here.
         try await connection.query(

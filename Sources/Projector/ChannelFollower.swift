@@ -137,7 +137,6 @@ public final class ChannelFollower: Service, Sendable {
     private func catchUpLogging() async {
         do {
             try await catchUp()
-            shared.withLock { $0.lastError = nil }
         } catch {
             let first = shared.withLock { shared -> Bool in
                 defer { shared.lastError = "\(error)" }
@@ -164,28 +163,37 @@ public final class ChannelFollower: Service, Sendable {
                 }
             }
             position = batch.last!.position
-            let now = clock()
-            let live = shared.withLock { $0.caughtUpOnce }
-            for (channel, recorded) in decoded where live && recorded.attribution.at < now {
-                Counter(label: "cueline_late_events_total").increment()
-                logger.warning("event reached this instance after it took effect; replay may differ from what was served meanwhile", metadata: [
-                    "channel": "\(channel)", "position": "\(recorded.position)", "late_ms": "\(now.milliseconds(since: recorded.attribution.at))",
-                ])
-            }
-            shared.withLock { shared in
-                for (channel, recorded) in decoded {
+            let (applied, live) = shared.withLock { shared -> ([(String, RecordedScheduleEvent)], Bool) in
+                // Catch-ups may run concurrently (the wake loop, and a command route showing its own write):
+                // whoever applies an event first wins; the other skips what is already folded in.
+                let fresh = decoded.filter { $0.1.position > shared.position }
+                for (channel, recorded) in fresh {
                     var entry = shared.channels[channel] ?? Entry(state: ChannelState(channel: channel))
                     entry.state.apply(recorded)
                     entry.events.append(recorded)
                     entry.rendered = nil
                     shared.channels[channel] = entry
                 }
-                shared.position = position
+                shared.position = max(shared.position, position)
+                return (fresh, shared.caughtUpOnce)
             }
+            guard !applied.isEmpty else { continue }
             changes.yield(position)
+            let now = clock()
+            for (channel, recorded) in applied where live && recorded.attribution.at < now {
+                Counter(label: "cueline_late_events_total").increment()
+                logger.warning("event reached this instance after it took effect; replay may differ from what was served meanwhile", metadata: [
+                    "channel": "\(channel)", "position": "\(recorded.position)", "late_ms": "\(now.milliseconds(since: recorded.attribution.at))",
+                ])
+            }
             logger.debug("applied events", metadata: ["position": "\(position)", "count": "\(batch.count)"])
         }
-        shared.withLock { $0.caughtUpOnce = true }
+        // Any successful read, whoever triggered it, means the log is reachable again.
+        let recovered = shared.withLock { shared -> Bool in
+            defer { shared.caughtUpOnce = true; shared.lastError = nil }
+            return shared.lastError != nil
+        }
+        if recovered { logger.notice("reading the event log again", metadata: ["position": "\(position)"]) }
         let head = try await store.headPosition()
         Gauge(label: "cueline_log_position_lag").record(max(0, head - position))
     }

@@ -15,12 +15,8 @@ struct AuditEndToEndTests {
 
     @Test("every playlist served over two minutes of breaks, early returns and cancels replays byte for byte; as-run, log and verify agree")
     func recordAndReplay() async throws {
-        let url = try await TestDatabase.makeFreshDatabase()
-        let cli = CLIRunner(environment: ["DATABASE_URL": url])
-        #expect(try cli.run(["migrate"]).status == 0)
-        let server = try ServerProcess(databaseURL: url, extraArguments: ["--unauthenticated-commands"])
+        let (url, cli, server) = try await ServerProcess.onFreshDatabase(extraArguments: ["--unauthenticated-commands"])
         defer { server.stop() }
-        try await server.waitUntilReady()
         let renditions = ["720p", "480p", "360p"]
         #expect(try cli.run(["channel", "create", "audit", "--segment-duration", "1", "--window", "6"] + renditions.flatMap { ["--rendition", "\($0),1000000,\($0)/seg{n}.ts"] }).status == 0)
         let commands = "\(server.baseURL)/channels/audit/commands"

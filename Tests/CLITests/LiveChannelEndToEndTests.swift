@@ -17,12 +17,8 @@ struct LiveChannelEndToEndTests {
 
     @Test("1 s segments: a break 15 s ahead, ended early mid-break from the CLI, polled every 500 ms")
     func earlyReturnUnderPolling() async throws {
-        let url = try await TestDatabase.makeFreshDatabase()
-        let cli = CLIRunner(environment: ["DATABASE_URL": url])
-        #expect(try cli.run(["migrate"]).status == 0)
-        let server = try ServerProcess(databaseURL: url)
+        let (_, cli, server) = try await ServerProcess.onFreshDatabase()
         defer { server.stop() }
-        try await server.waitUntilReady()
         let renditions = ["720p", "480p", "360p"]
         let create = try cli.run(
             ["channel", "create", "live", "--segment-duration", "1", "--window", "6", "--public-url", server.baseURL]

@@ -13,12 +13,8 @@ struct OperationsTests {
 
     @Test("after a scenario /metrics holds ticks, lateness, commands by type and outcome, log lag, errors and HTTP by route")
     func metricsAfterScenario() async throws {
-        let url = try await TestDatabase.makeFreshDatabase()
-        let cli = CLIRunner(environment: ["DATABASE_URL": url])
-        #expect(try cli.run(["migrate"]).status == 0)
-        let server = try ServerProcess(databaseURL: url, extraArguments: ["--unauthenticated-commands"])
+        let (_, cli, server) = try await ServerProcess.onFreshDatabase(extraArguments: ["--unauthenticated-commands"])
         defer { server.stop() }
-        try await server.waitUntilReady()
         #expect(try cli.run(["channel", "create", "ops", "--segment-duration", "1", "--window", "6", "--rendition", "720p,1000000,seg{n}.ts"]).status == 0)
         let commands = "\(server.baseURL)/channels/ops/commands"
 

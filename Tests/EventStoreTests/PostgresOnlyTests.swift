@@ -36,7 +36,13 @@ struct PostgresOnlyTests {
         defer { connection.close() }
         try await connection.query("SET ROLE cueline_app")
         let channel = uniqueChannel()
-        let appended = try await PostgresEventStore.append(makeRequest(channel: channel, expected: .noStream), on: connection)
+        // Outside a transaction the append is refused: its statements would commit one by one.
+        await #expect(throws: StoreError.self) {
+            try await PostgresEventStore.append(makeRequest(channel: channel, expected: .noStream), on: connection)
+        }
+        let appended = try await connection.withTransaction {
+            try await PostgresEventStore.append(makeRequest(channel: channel, expected: .noStream), on: $0)
+        }
         #expect(appended.events.count == 1)
         for statement in ["ALTER TABLE cueline_events DISABLE TRIGGER ALL", "DROP TABLE cueline_events", "UPDATE cueline_events SET actor = 'x'", "DELETE FROM cueline_commands"] {
             do {

@@ -187,4 +187,26 @@ struct FollowerTests {
         let outcome = try await cached.handle(.cancelBreak(id: "brk-2"), channel: "demo", context: context())
         #expect(outcome.result.version == 4)
     }
+
+    @Test("catch-ups running at once (the wake loop and a command route) fold each event in once")
+    func concurrentCatchUps() async throws {
+        let store = InMemoryEventStore()
+        let (handler, clock) = try await channelWithBreak(store)
+        for n in 2...20 {
+            _ = try await handler.handle(
+                .placeBreak(PlaceBreak(id: "brk-\(n)", start: .at(epoch.adding(milliseconds: Int64(n) * 100_000)), plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/b.m3u8"))),
+                channel: "demo", context: context())
+        }
+        let serial = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        try await serial.catchUp()
+        let racing = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<16 { group.addTask { try await racing.catchUp() } }
+            try await group.waitForAll()
+        }
+        let state = try #require(racing.state(of: "demo"))
+        #expect(state.breaks.map(\.id) == (1...20).map { "brk-\($0)" })
+        #expect(state == serial.state(of: "demo"))
+        #expect(racing.position == serial.position)
+    }
 }

@@ -75,3 +75,16 @@ public enum HTTP {
         return (String(decoding: data, as: UTF8.self), http?.statusCode ?? 0, headers)
     }
 }
+
+extension ServerProcess {
+    /// A fresh, migrated database with a ready `cueline serve` on it, and a CLI pointed at the same database.
+    public static func onFreshDatabase(extraArguments: [String] = []) async throws -> (url: String, cli: CLIRunner, server: ServerProcess) {
+        let url = try await TestDatabase.makeFreshDatabase()
+        let cli = CLIRunner(environment: ["DATABASE_URL": url])
+        let migrate = try cli.run(["migrate"])
+        guard migrate.status == 0 else { throw HTTP.Failure(message: "cueline migrate failed: \(migrate.stderr)") }
+        let server = try ServerProcess(databaseURL: url, extraArguments: extraArguments)
+        try await server.waitUntilReady()
+        return (url, cli, server)
+    }
+}

@@ -79,6 +79,15 @@ public final class PostgresConnection: @unchecked Sendable {
         queue.sync { handle.map { PQstatus($0) == CONNECTION_OK } ?? false }
     }
 
+    /// Whether a transaction block is open on this connection (`BEGIN` without `COMMIT`/`ROLLBACK` yet).
+    public var isInTransaction: Bool {
+        queue.sync {
+            guard let handle else { return false }
+            let status = PQtransactionStatus(handle)
+            return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+        }
+    }
+
     /// Runs one parameterized statement (`PQexecParams`).
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
