@@ -7,21 +7,12 @@ source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/demo.sh"
 cd "$(repo_root)"
 
-ensure_build_deps
-apt_install curl
-pgdir=$(mktemp -d /tmp/cueline-fault-pg.XXXXXX)
-chmod 755 "$pgdir"
-server=""
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; stop_cluster; rm -rf "$pgdir"; }
-trap cleanup EXIT
-start_cluster "$pgdir"
-swift build >/dev/null
-cueline=$(swift build --show-bin-path)/cueline
-export CUELINE_MIGRATIONS=$PWD/Migrations
-"$cueline" migrate >/dev/null
+throwaway_service
+cueline=$CUELINE
+pgdir=$SCRATCH
 port=$(free_port 18600)
 base="http://127.0.0.1:$port"
-"$cueline" serve --port "$port" --unauthenticated-commands >"$pgdir/serve.log" 2>&1 & server=$!
+"$cueline" serve --port "$port" --unauthenticated-commands >"$pgdir/serve.log" 2>&1 & BACKGROUND_PIDS+=($!)
 wait_http "$base/readyz" 30 || die "the server did not start"
 "$cueline" channel create outage --segment-duration 1 --window 6 --rendition 720p,1000000,720p/seg{n}.ts >/dev/null
 sleep 0.3

@@ -7,21 +7,13 @@ source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/demo.sh"
 cd "$(repo_root)"
 
-ensure_build_deps
-apt_install curl
-pgdir=$(mktemp -d /tmp/cueline-fault-pg.XXXXXX)
-chmod 755 "$pgdir"
+throwaway_service
+cueline=$CUELINE
+pgdir=$SCRATCH
 server=""
-cleanup() { [ -n "$server" ] && kill -9 "$server" 2>/dev/null; stop_cluster; rm -rf "$pgdir"; }
-trap cleanup EXIT
-start_cluster "$pgdir"
-swift build >/dev/null
-cueline=$(swift build --show-bin-path)/cueline
-export CUELINE_MIGRATIONS=$PWD/Migrations
-"$cueline" migrate >/dev/null
 port=$(free_port 18500)
 base="http://127.0.0.1:$port"
-start_server() { "$cueline" serve --port "$port" --unauthenticated-commands >>"$pgdir/serve.log" 2>&1 & server=$!; wait_http "$base/readyz" 30 || die "the server did not start"; }
+start_server() { "$cueline" serve --port "$port" --unauthenticated-commands >>"$pgdir/serve.log" 2>&1 & server=$!; BACKGROUND_PIDS+=($server); wait_http "$base/readyz" 30 || die "the server did not start"; }
 start_server
 "$cueline" channel create crash --segment-duration 1 --window 8 --rendition 720p,1000000,720p/seg{n}.ts >/dev/null
 sleep 0.3

@@ -7,20 +7,11 @@ source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/demo.sh"
 cd "$(repo_root)"
 
-ensure_build_deps
-apt_install curl
-pgdir=$(mktemp -d /tmp/cueline-fault-pg.XXXXXX)
-chmod 755 "$pgdir"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; stop_cluster; rm -rf "$pgdir"; }
-trap cleanup EXIT
-start_cluster "$pgdir"
-swift build >/dev/null
-cueline=$(swift build --show-bin-path)/cueline
-export CUELINE_MIGRATIONS=$PWD/Migrations
-"$cueline" migrate >/dev/null
-a=$(free_port 18400); "$cueline" serve --port "$a" --unauthenticated-commands >"$pgdir/a.log" 2>&1 & pids+=($!)
-b=$(free_port $((a + 1))); "$cueline" serve --port "$b" --unauthenticated-commands >"$pgdir/b.log" 2>&1 & pids+=($!)
+throwaway_service
+cueline=$CUELINE
+pgdir=$SCRATCH
+a=$(free_port 18400); "$cueline" serve --port "$a" --unauthenticated-commands >"$pgdir/a.log" 2>&1 & BACKGROUND_PIDS+=($!)
+b=$(free_port $((a + 1))); "$cueline" serve --port "$b" --unauthenticated-commands >"$pgdir/b.log" 2>&1 & BACKGROUND_PIDS+=($!)
 wait_http "http://127.0.0.1:$a/healthz" 30 && wait_http "http://127.0.0.1:$b/healthz" 30 || die "the instances did not start"
 "$cueline" channel create twin --segment-duration 1 --window 6 --rendition 720p,1000000,720p/seg{n}.ts --rendition 360p,500000,360p/seg{n}.ts >/dev/null
 sleep 0.3

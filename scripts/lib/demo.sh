@@ -84,3 +84,19 @@ seconds_until() {
     target=$(date -d "$1" +%s%3N) now=$(date +%s%3N)
     echo $(((target - now + 999) / 1000 > 0 ? (target - now + 999) / 1000 : 0))
 }
+
+# throwaway_service : a throwaway PostgreSQL, the built and migrated cueline, and a cleanup on exit that stops
+# every process in BACKGROUND_PIDS. Sets SCRATCH (a temporary directory) and CUELINE.
+throwaway_service() {
+    ensure_build_deps
+    apt_install curl
+    SCRATCH=$(mktemp -d /tmp/cueline-scratch.XXXXXX)
+    chmod 755 "$SCRATCH"
+    BACKGROUND_PIDS=()
+    trap 'for p in "${BACKGROUND_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done; stop_cluster; rm -rf "$SCRATCH"' EXIT
+    start_cluster "$SCRATCH"
+    swift build >/dev/null || die "swift build failed"
+    CUELINE=$(swift build --show-bin-path)/cueline
+    export CUELINE_MIGRATIONS=$PWD/Migrations
+    "$CUELINE" migrate >/dev/null
+}
