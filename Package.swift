@@ -22,6 +22,8 @@ let package = Package(
         .target(name: "HLS"),
         // Pure: channel config, commands, events, decide/evolve, window arithmetic.
         .target(name: "Schedule", dependencies: ["HLS"]),
+        // Pure: SCTE-35 splice_info_section parsing and CRC. No dependencies, so the fuzzer builds it alone.
+        .target(name: "SCTE35"),
         // libpq from Debian's libpq-dev.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // The event log: protocol, PostgreSQL implementation, in-memory implementation, migrations.
@@ -45,8 +47,9 @@ let package = Package(
         .target(
             name: "API",
             dependencies: [
-                "Schedule", "HLS", "EventStore", "Projector",
+                "Schedule", "HLS", "EventStore", "Projector", "SCTE35",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -74,6 +77,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["EventStore", "HLS"], path: "Tests/TestSupport"),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "HLS", "TestSupport"]),
         .testTarget(name: "ProjectorTests", dependencies: ["Projector", "Schedule", "EventStore", "HLS", "TestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "EventStore", "HLS"]),
+        .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35"]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "EventStore", "HLS", .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

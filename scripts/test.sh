@@ -29,3 +29,6 @@ log "fault scenarios: two instances, SIGKILL mid-break, database outage"
 scripts/fault-two-instances.sh
 scripts/fault-kill9.sh
 scripts/fault-db-down.sh
+
+log "SCTE-35 parser: the fuzz corpus under AddressSanitizer"
+scripts/fuzz-scte35.sh --replay

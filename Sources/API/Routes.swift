@@ -15,10 +15,10 @@ public enum Routes {
     ///
     /// - Parameter mediaDirectory: when set, files under it are served at `/media/…` (demo segments and ads).
     ///   - metrics: renders the Prometheus exposition for `/metrics`.
-    ///   - acceptCommands: serve `POST /channels/{channel}/commands` (unauthenticated: closed networks only).
+    ///   - access: who may send commands and read the schedule, log and audit endpoints.
     public static func router(
         follower: ChannelFollower, handler: CommandHandler, mediaDirectory: String?, metrics: (@Sendable () -> String)? = nil,
-        acceptCommands: Bool = false
+        hooks: HookSet = HookSet(), access: AccessPolicy
     ) -> Router<BasicRequestContext> {
         let router = Router()
         router.middlewares.add(MetricsMiddleware())
@@ -83,8 +83,9 @@ public enum Routes {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
         }
 
-        router.get("/channels/{channel}/schedule") { _, context -> Response in
+        router.get("/channels/{channel}/schedule") { request, context -> Response in
             let channel = try context.parameters.require("channel")
+            if case .failure(let refusal) = await access.authorize(request, .read(channel: channel)) { return refusal.response }
             guard let state = follower.state(of: channel), let config = state.config else {
                 return lookupErrorResponse(.unknownChannel(channel))
             }
@@ -94,6 +95,7 @@ public enum Routes {
 
         router.get("/channels/{channel}/events") { request, context -> Response in
             let channel = try context.parameters.require("channel")
+            if case .failure(let refusal) = await access.authorize(request, .read(channel: channel)) { return refusal.response }
             let after = request.uri.queryParameters["after"].flatMap { Int64($0) } ?? 0
             let limit = min(1000, max(1, request.uri.queryParameters["limit"].flatMap { Int($0) } ?? 100))
             guard follower.state(of: channel) != nil else { return lookupErrorResponse(.unknownChannel(channel)) }
@@ -105,61 +107,39 @@ public enum Routes {
             }
         }
 
-        if acceptCommands {
-            router.post("/channels/{channel}/commands") { request, context -> Response in
-                let channel = try context.parameters.require("channel")
-                let body = try await request.body.collect(upTo: 64 * 1024)
-                let decoder = JSONDecoder()
-                decoder.keyDecodingStrategy = .convertFromSnakeCase
-                let parsed: CommandRequest
-                do {
-                    parsed = try decoder.decode(CommandRequest.self, from: body)
-                } catch {
-                    return errorResponse(.unprocessableContent, "the body is not a valid command: \(error)", field: "body")
-                }
-                let command: ScheduleCommand
-                do {
-                    command = try parsed.scheduleCommand()
-                } catch let invalid as CommandRequest.Invalid {
-                    return errorResponse(.unprocessableContent, "\(invalid.field) \(invalid.reason)", field: invalid.field)
-                }
-                let expected = request.headers[.ifMatch].flatMap { Int64($0.trimmingCharacters(in: CharacterSet(charactersIn: "\" W/"))) }
-                let commandContext = CommandContext(
-                    commandID: request.headers[HTTPField.Name("Idempotency-Key")!] ?? UUID().uuidString.lowercased(),
-                    actor: parsed.actor ?? "http", source: "http", reason: parsed.reason)
-                do {
-                    let outcome = try await handler.handle(command, channel: channel, context: commandContext, expectedVersion: expected)
-                    // Show our own write before answering, whatever the state of LISTEN/NOTIFY (it reconnects
-                    // after a database restart). If this read fails, the follower's poll picks the event up.
-                    try? await follower.catchUp()
-                    var response = jsonResponse(CommandResponse(channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events))
-                    response.status = .created
-                    return response
-                } catch let error as CommandError {
-                    switch error {
-                    case .refused(let refusal):
-                        switch refusal {
-                        case .alreadyLimited, .alreadyCancelled, .breakIDReused:
-                            return errorResponse(.conflict, refusal.description, field: refusal.field)
-                        case .unknownChannel, .unknownBreak:
-                            return errorResponse(.notFound, refusal.description)
-                        default:
-                            return errorResponse(.unprocessableContent, refusal.description, field: refusal.field)
-                        }
-                    case .store(let storeError):
-                        switch storeError {
-                        case .versionConflict, .commandIDReused: return errorResponse(.conflict, storeError.description)
-                        default: return errorResponse(.serviceUnavailable, "the event log is unavailable; nothing was written. Retry with the same Idempotency-Key")
-                        }
-                    }
-                } catch {
-                    return errorResponse(.internalServerError, "the command failed; see the server log")
-                }
+        router.post("/channels/{channel}/commands") { request, context -> Response in
+            let channel = try context.parameters.require("channel")
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            let parsed: CommandRequest
+            do {
+                parsed = try decoder.decode(CommandRequest.self, from: body)
+            } catch {
+                return errorResponse(.unprocessableContent, "the body is not a valid command: \(error)", field: "body")
             }
+            let caller: Caller
+            switch await access.authorize(request, .command(parsed.command, channel: channel)) {
+            case .failure(let refusal): return refusal.response
+            case .success(let found): caller = found
+            }
+            let command: ScheduleCommand
+            do {
+                command = try parsed.scheduleCommand()
+            } catch let invalid as CommandRequest.Invalid {
+                return errorResponse(.unprocessableContent, "\(invalid.field) \(invalid.reason)", field: invalid.field)
+            }
+            return await execute(
+                command, channel: channel, request: request, actor: caller.actor(claimed: parsed.actor), source: "http",
+                reason: parsed.reason, handler: handler, follower: follower)
         }
+
+        addSCTE35Route(to: router, follower: follower, handler: handler, access: access)
+        addHookRoute(to: router, hooks: hooks, follower: follower, handler: handler)
 
         router.get("/channels/{channel}/replay") { request, context -> Response in
             let channel = try context.parameters.require("channel")
+            if case .failure(let refusal) = await access.authorize(request, .read(channel: channel)) { return refusal.response }
             guard let atText = request.uri.queryParameters["at"], let at = Timestamp(iso8601: String(atText)) else {
                 return errorResponse(.unprocessableContent, "at must be an ISO 8601 instant with a time zone", field: "at")
             }
@@ -181,6 +161,7 @@ public enum Routes {
 
         router.get("/channels/{channel}/as-run") { request, context -> Response in
             let channel = try context.parameters.require("channel")
+            if case .failure(let refusal) = await access.authorize(request, .read(channel: channel)) { return refusal.response }
             func instant(_ name: String) -> (Timestamp?, Bool) {
                 guard let text = request.uri.queryParameters[Substring(name)] else { return (nil, true) }
                 let value = Timestamp(iso8601: String(text))
@@ -200,10 +181,59 @@ public enum Routes {
             return jsonResponse(AsRunReport(channel: channel, entries: entries, totals: AsRun.totals(entries)))
         }
 
-        router.get("/channels") { _, _ -> Response in
-            jsonResponse(follower.channels().compactMap { $0.config.map(ChannelView.init) })
+        router.get("/channels") { request, _ -> Response in
+            let caller: Caller
+            switch await access.authorize(request, .readAll) {
+            case .failure(let refusal): return refusal.response
+            case .success(let found): caller = found
+            }
+            return jsonResponse(follower.channels().compactMap { $0.config.map(ChannelView.init) }.filter { caller.mayRead($0.id) })
         }
         return router
+    }
+
+    /// Runs a decided command and answers as the command API does: 201 with the events (also for a retry with the
+    /// same `Idempotency-Key`), 409 for a conflict or a race lost, 422 naming the field, 404, 503.
+    static func execute(
+        _ command: ScheduleCommand, channel: String, request: Request, actor: String, source: String, reason: String?,
+        handler: CommandHandler, follower: ChannelFollower, commandID: String? = nil
+    ) async -> Response {
+        let expectedText = request.headers[.ifMatch]?.trimmingCharacters(in: CharacterSet(charactersIn: "\" W/"))
+        let expected = expectedText.flatMap { Int64($0) }
+        if expectedText != nil, expected == nil {
+            return errorResponse(.unprocessableContent, "If-Match must be the channel version, a whole number", field: "If-Match")
+        }
+        let key = commandID ?? request.headers[HTTPField.Name("Idempotency-Key")!] ?? UUID().uuidString.lowercased()
+        guard key.count <= 200, !key.contains(where: { $0.isNewline }) else {
+            return errorResponse(.unprocessableContent, "Idempotency-Key must be at most 200 characters on one line", field: "Idempotency-Key")
+        }
+        let commandContext = CommandContext(commandID: key, actor: actor, source: source, reason: reason)
+        do {
+            let outcome = try await handler.handle(command, channel: channel, context: commandContext, expectedVersion: expected)
+            // Show our own write before answering, whatever the state of LISTEN/NOTIFY (it reconnects
+            // after a database restart). If this read fails, the follower's poll picks the event up.
+            try? await follower.catchUp()
+            var response = jsonResponse(CommandResponse(channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events))
+            response.status = .created
+            return response
+        } catch {
+            switch error {
+            case .refused(let refusal):
+                switch refusal {
+                case .alreadyLimited, .alreadyCancelled, .breakIDReused:
+                    return errorResponse(.conflict, refusal.description, field: refusal.field)
+                case .unknownChannel, .unknownBreak:
+                    return errorResponse(.notFound, refusal.description)
+                default:
+                    return errorResponse(.unprocessableContent, refusal.description, field: refusal.field)
+                }
+            case .store(let storeError):
+                switch storeError {
+                case .versionConflict, .commandIDReused: return errorResponse(.conflict, storeError.description)
+                default: return errorResponse(.serviceUnavailable, "the event log is unavailable; nothing was written. Retry with the same Idempotency-Key")
+                }
+            }
+        }
     }
 
     static func playlistResponse(_ text: String, maxAge: Int) -> Response {

@@ -10,7 +10,7 @@ public struct PostgresEventStore: EventStore {
     /// The NOTIFY channel; its payload is `<channel> <last position>`.
     public static let notifyChannel = "cueline_events"
     /// The highest migration this build needs.
-    public static let requiredMigration = 3
+    public static let requiredMigration = 4
 
     public let pool: PostgresPool
     let logger: Logger

@@ -9,12 +9,15 @@ public struct InterstitialOptions: Hashable, Sendable, Codable {
     public var timelineStyle: DateRange.TimelineStyle?
     public var contentMayVary: Bool?
     public var clientAttributes: [ClientAttribute]
+    /// The splice_info_section (0x-prefixed hex) that placed the break over SCTE-35, carried as `SCTE35-OUT`.
+    public var scte35Out: String?
 
     public init(
         restrict: [DateRange.Restriction]? = nil, snap: [DateRange.Snap]? = nil, cue: [DateRange.Cue]? = nil,
         timelineOccupies: DateRange.TimelineOccupies? = nil, timelineStyle: DateRange.TimelineStyle? = nil,
-        contentMayVary: Bool? = nil, clientAttributes: [ClientAttribute] = []
+        contentMayVary: Bool? = nil, clientAttributes: [ClientAttribute] = [], scte35Out: String? = nil
     ) {
+        self.scte35Out = scte35Out
         self.restrict = restrict
         self.snap = snap
         self.cue = cue
@@ -96,6 +99,8 @@ public struct BreakState: Hashable, Sendable, Codable {
     public var limited: Attribution?
     public var limitKind: EarlyReturnKind?
     public var cancelled: Attribution?
+    /// The splice_info_section of the SCTE-35 return that ended it, carried as `SCTE35-IN`.
+    public var scte35In: String?
 
     public var id: String { spec.id }
     public var start: Timestamp { spec.start }

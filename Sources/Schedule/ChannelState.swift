@@ -46,8 +46,9 @@ extension ChannelState {
             var index = breaks.endIndex
             while index > breaks.startIndex && breaks[index - 1].start > spec.start { index -= 1 }
             breaks.insert(placed, at: index)
-        case .playoutLimitSet(let id, let limit, let kind):
+        case .playoutLimitSet(let id, let limit, let kind, let scte35In):
             if let index = breaks.lastIndex(where: { $0.id == id }) {
+                breaks[index].scte35In = scte35In
                 breaks[index].playoutLimitMilliseconds = limit
                 breaks[index].limited = recorded.attribution
                 breaks[index].limitKind = kind

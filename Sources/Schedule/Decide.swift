@@ -89,6 +89,16 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         // them before their playhead does.
         return [.playoutLimitSet(id: current.id, limitMilliseconds: liveEdge.milliseconds(since: current.start), kind: .cancelCurrent)]
 
+    case .returnFromBreak(let id, let scte35In):
+        guard let current = state.breakState(id) else { throw .unknownBreak(channel: state.channel, id: id) }
+        guard !current.isCancelled else { throw .alreadyCancelled(id: id) }
+        guard current.playoutLimitMilliseconds == nil else {
+            throw .alreadyLimited(id: id, limit: DecimalNumber(milliseconds: current.playoutLimitMilliseconds!))
+        }
+        guard liveEdge > current.start else { throw .notOnAir(id: id, start: current.start, liveEdge: liveEdge) }
+        guard liveEdge < current.spec.plannedEnd else { throw .alreadyEnded(id: id, end: current.end) }
+        return [.playoutLimitSet(id: id, limitMilliseconds: liveEdge.milliseconds(since: current.start), kind: .scte35Return, scte35In: scte35In)]
+
     case .cancelBreak(let id):
         guard let current = state.breakState(id) else { throw .unknownBreak(channel: state.channel, id: id) }
         switch current.phase(liveEdge: liveEdge) {

@@ -29,6 +29,7 @@ public enum EventCodec {
         var id: String
         var limitMilliseconds: Int64
         var kind: EarlyReturnKind
+        var scte35In: String?
     }
     private struct Cancelled: Codable { var id: String }
 
@@ -38,7 +39,8 @@ public enum EventCodec {
         case .channelCreated(let config): payload = json(config)
         case .renditionsUpdated(let renditions): payload = json(Renditions(renditions: renditions))
         case .breakPlaced(let spec): payload = json(spec)
-        case .playoutLimitSet(let id, let limit, let kind): payload = json(Limit(id: id, limitMilliseconds: limit, kind: kind))
+        case .playoutLimitSet(let id, let limit, let kind, let scte35In):
+            payload = json(Limit(id: id, limitMilliseconds: limit, kind: kind, scte35In: scte35In))
         case .breakCancelled(let id): payload = json(Cancelled(id: id))
         }
         return Encoded(type: event.typeName, schemaVersion: ScheduleEvent.schemaVersion, payload: payload)
@@ -55,7 +57,7 @@ public enum EventCodec {
             case "BreakPlaced": return .breakPlaced(try decoder.decode(BreakSpec.self, from: data))
             case "PlayoutLimitSet":
                 let limit = try decoder.decode(Limit.self, from: data)
-                return .playoutLimitSet(id: limit.id, limitMilliseconds: limit.limitMilliseconds, kind: limit.kind)
+                return .playoutLimitSet(id: limit.id, limitMilliseconds: limit.limitMilliseconds, kind: limit.kind, scte35In: limit.scte35In)
             case "BreakCancelled": return .breakCancelled(id: try decoder.decode(Cancelled.self, from: data).id)
             default: throw DecodingFailure.unknownType(type)
             }

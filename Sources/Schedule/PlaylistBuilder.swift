@@ -68,7 +68,7 @@ public enum PlaylistBuilder {
             guard item.end > windowStart else { continue }
             var tags = [placingTag(item.spec, config: config)]
             if let limit = item.playoutLimitMilliseconds {
-                tags.append(closingTag(item.spec, duration: limit, playoutLimit: true))
+                tags.append(closingTag(item.spec, duration: limit, playoutLimit: true, scte35In: item.scte35In))
             } else if liveEdge >= item.spec.plannedEnd {
                 tags.append(closingTag(item.spec, duration: item.spec.plannedDurationMilliseconds, playoutLimit: false))
             }
@@ -91,7 +91,7 @@ public enum PlaylistBuilder {
             plannedDuration: DecimalNumber(milliseconds: spec.plannedDurationMilliseconds), snap: spec.options.snap,
             restrict: spec.options.restrict, contentMayVary: spec.options.contentMayVary,
             timelineOccupies: spec.options.timelineOccupies, timelineStyle: spec.options.timelineStyle,
-            clientAttributes: spec.options.clientAttributes)
+            clientAttributes: spec.options.clientAttributes, scte35Out: spec.options.scte35Out.flatMap { HexBytes(hex: $0) })
         switch spec.asset {
         case .uri(let uri): range.assetURI = withInterstitialID(uri, spec.id)
         case .list(let uri): range.assetList = withInterstitialID(uri, spec.id)
@@ -101,11 +101,12 @@ public enum PlaylistBuilder {
     }
 
     /// The augmenting tag: same ID, CLASS, START-DATE, plus DURATION (and X-PLAYOUT-LIMIT on an early return).
-    static func closingTag(_ spec: BreakSpec, duration: Int64, playoutLimit: Bool) -> DateRange {
+    static func closingTag(_ spec: BreakSpec, duration: Int64, playoutLimit: Bool, scte35In: String? = nil) -> DateRange {
         DateRange(
             id: spec.id, classAttribute: DateRange.interstitialClass, startDate: spec.start,
             duration: DecimalNumber(milliseconds: duration),
-            playoutLimit: playoutLimit ? DecimalNumber(milliseconds: duration) : nil)
+            playoutLimit: playoutLimit ? DecimalNumber(milliseconds: duration) : nil,
+            scte35In: scte35In.flatMap { HexBytes(hex: $0) })
     }
 
     /// This service's asset-list URL for a pod break.

@@ -8,6 +8,9 @@ public enum ScheduleCommand: Hashable, Sendable, Codable {
     case setPlayoutLimit(id: String, limitMilliseconds: Int64)
     case cancelCurrentEvent
     case cancelBreak(id: String)
+    /// An SCTE-35 return (splice_insert in, segmentation end): end this break at the live edge if it is on air.
+    /// `scte35In` is the section as 0x-prefixed hex, published as `SCTE35-IN`.
+    case returnFromBreak(id: String, scte35In: String?)
 
     /// A short name for logs and metrics labels.
     public var name: String {
@@ -18,6 +21,7 @@ public enum ScheduleCommand: Hashable, Sendable, Codable {
         case .setPlayoutLimit: return "set-playout-limit"
         case .cancelCurrentEvent: return "cancel-current-event"
         case .cancelBreak: return "cancel-break"
+        case .returnFromBreak: return "return-from-break"
         }
     }
 }

@@ -5,7 +5,8 @@ public enum ScheduleEvent: Hashable, Sendable {
     case channelCreated(ChannelConfig)
     case renditionsUpdated([RenditionConfig])
     case breakPlaced(BreakSpec)
-    case playoutLimitSet(id: String, limitMilliseconds: Int64, kind: EarlyReturnKind)
+    /// `scte35In`: the splice_info_section (0x-prefixed hex) of an SCTE-35 return, carried as `SCTE35-IN`.
+    case playoutLimitSet(id: String, limitMilliseconds: Int64, kind: EarlyReturnKind, scte35In: String? = nil)
     case breakCancelled(id: String)
 
     /// The `type` column.

@@ -157,7 +157,7 @@ struct EventCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await cueline.run(.cancelCurrentEvent, channel: channel, database: database, options: options) { outcome in
-                guard case .playoutLimitSet(let id, let limit, _)? = outcome.events.first else { return "ended the current event" }
+                guard case .playoutLimitSet(let id, let limit, _, _)? = outcome.events.first else { return "ended the current event" }
                 return "ended break \(id) on \(channel) after \(DecimalNumber(milliseconds: limit)) s (version \(outcome.result.version))"
             }
         }

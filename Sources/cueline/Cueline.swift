@@ -19,6 +19,7 @@ struct Cueline: AsyncParsableCommand {
         subcommands: [
             Migrate.self, Serve.self, ChannelCommand.self, BreakCommand.self, EventCommand.self, ScheduleCommandLine.self,
             ReplayCommand.self, AsRunCommand.self, LogCommand.self, VerifyCommand.self, LintCommand.self, ConfigCommand.self,
+            TokenCommand.self,
         ]
     )
 
@@ -60,6 +61,9 @@ struct Cueline: AsyncParsableCommand {
         switch error {
         case let error as StoreError:
             if case .versionConflict = error { code = ExitStatus.conflict } else { code = ExitStatus.failure }
+            message = error.description
+        case let error as TokenError:
+            if case .nameTaken = error { code = ExitStatus.conflict } else { code = ExitStatus.failure }
             message = error.description
         case let error as MigrationError:
             (code, message) = (ExitStatus.failure, error.description)

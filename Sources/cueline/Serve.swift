@@ -24,7 +24,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("log-format"), help: "text or json (CUELINE_LOG_FORMAT; default text).")
     var logFormat: String?
 
-    @Flag(name: .customLong("unauthenticated-commands"), help: "Accept POST /channels/{channel}/commands without a token (closed networks only).")
+    @Flag(name: .customLong("unauthenticated-commands"), help: "No tokens: accept commands and JSON reads from anyone who can reach the port (closed networks and demos only).")
     var unauthenticatedCommands = false
 
     @OptionGroup var database: DatabaseOptions
@@ -35,11 +35,15 @@ struct Serve: AsyncParsableCommand {
         ])
     }
 
+    @Option(help: "Feed hooks file (JSON): the rules that turn signed feed payloads into commands at POST /hooks/{name}.")
+    var hooks: String?
+
     func run() async throws {
         let settings = try configuration()
         let (host, port, url) = (settings.host, settings.port, settings.databaseURL ?? "")
         let logger = Logger(label: "cueline.serve")
-        let store = PostgresEventStore(pool: PostgresPool(url: url, maximumConnections: 8), logger: logger)
+        let pool = PostgresPool(url: url, maximumConnections: 8)
+        let store = PostgresEventStore(pool: pool, logger: logger)
         try await store.checkSchema()
         let follower = ChannelFollower(
             store: store, wakeups: ChannelFollower.postgresWakeups(url: url), clock: wallClock, logger: logger)
@@ -47,7 +51,8 @@ struct Serve: AsyncParsableCommand {
         let handler = CommandHandler(store: store, clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) })
         let router = Routes.router(
             follower: follower, handler: handler, mediaDirectory: settings.mediaDir, metrics: { Cueline.metrics.emitToString() },
-            acceptCommands: unauthenticatedCommands)
+            hooks: try hooks.map { try HookSet(file: $0, environment: ProcessInfo.processInfo.environment) } ?? HookSet(),
+            access: unauthenticatedCommands ? .open : .tokens(TokenCache(directory: PostgresTokenDirectory(pool: pool, logger: logger))))
         let app = Application(
             router: router, configuration: .init(address: .hostname(host, port: port), serverName: "cueline"),
             services: [follower, RelayPoller(follower: follower, logger: logger)],

@@ -58,14 +58,15 @@ public enum HTTP {
     }
 
     /// GET with no caching; returns the body and the status.
-    public static func get(_ url: String) async throws -> (String, Int) {
-        let (body, status, _) = try await getWithHeaders(url)
+    public static func get(_ url: String, headers: [String: String] = [:]) async throws -> (String, Int) {
+        let (body, status, _) = try await getWithHeaders(url, headers: headers)
         return (body, status)
     }
 
     /// GET with no caching; returns the body, the status and the response headers.
-    public static func getWithHeaders(_ url: String) async throws -> (String, Int, [String: String]) {
+    public static func getWithHeaders(_ url: String, headers: [String: String] = [:]) async throws -> (String, Int, [String: String]) {
         var request = URLRequest(url: URL(string: url)!)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.cachePolicy = .reloadIgnoringLocalCacheData
         request.timeoutInterval = 5
         let (data, response) = try await URLSession.shared.data(for: request)

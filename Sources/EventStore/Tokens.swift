@@ -1,0 +1,213 @@
+import Crypto
+import Foundation
+import Logging
+
+/// A bearer token of the HTTP API, as stored (the secret itself is never stored, only its SHA-256).
+public struct APIToken: Hashable, Sendable, Codable {
+    public enum Role: String, Hashable, Sendable, Codable, CaseIterable {
+        /// Every command and every read, on every channel or the listed ones.
+        case `operator`
+        /// Only the listed command types on the listed channels, and reads of those channels.
+        case automation
+        /// Reads only.
+        case viewer
+    }
+
+    /// Command types a token may be scoped to: the `command` values of `POST …/commands`.
+    public static let commandTypes = ["place_break", "set_playout_limit", "cancel_current_event", "cancel_break"]
+
+    public var name: String
+    public var role: Role
+    /// Empty: every channel (not allowed for automation).
+    public var channels: [String]
+    /// Automation only; empty: every command type.
+    public var commands: [String]
+    public var createdAt: String
+    public var createdBy: String
+    public var revokedAt: String?
+
+    public init(
+        name: String, role: Role, channels: [String] = [], commands: [String] = [], createdAt: String = "",
+        createdBy: String = "", revokedAt: String? = nil
+    ) {
+        self.name = name
+        self.role = role
+        self.channels = channels
+        self.commands = commands
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+        self.revokedAt = revokedAt
+    }
+
+    public func mayRead(channel: String) -> Bool {
+        channels.isEmpty || channels.contains(channel)
+    }
+
+    /// Why this token may not send `command` to `channel`, or nil when it may.
+    public func refusal(command: String, channel: String) -> String? {
+        switch role {
+        case .viewer:
+            return "token \(name) is a viewer token: it can read, not send commands"
+        case .operator, .automation:
+            guard mayRead(channel: channel) else { return "token \(name) is not allowed on channel \(channel)" }
+            guard commands.isEmpty || commands.contains(command) else {
+                return "token \(name) may send only \(commands.joined(separator: ", ")), not \(command)"
+            }
+            return nil
+        }
+    }
+
+    /// Checks what `cueline token create` is given; the database enforces the same rules.
+    public static func validate(name: String, role: Role, channels: [String], commands: [String]) throws(TokenError) {
+        guard name.range(of: #"^[a-z0-9][a-z0-9._-]{0,63}$"#, options: .regularExpression) != nil else {
+            throw .invalid(field: "name", reason: "\(name.debugDescription) must be 1–64 characters of a-z, 0-9, '.', '_' or '-'")
+        }
+        for channel in channels where channel.range(of: #"^[a-z0-9][a-z0-9_-]{0,63}$"#, options: .regularExpression) == nil {
+            throw .invalid(field: "channel", reason: "\(channel.debugDescription) is not a channel id")
+        }
+        for command in commands where !commandTypes.contains(command) {
+            throw .invalid(field: "command", reason: "\(command.debugDescription) is not one of \(commandTypes.joined(separator: ", "))")
+        }
+        if role == .automation && channels.isEmpty {
+            throw .invalid(field: "channel", reason: "an automation token needs at least one --channel")
+        }
+        if role != .automation && !commands.isEmpty {
+            throw .invalid(field: "command", reason: "only automation tokens are scoped to command types")
+        }
+    }
+}
+
+public enum TokenError: Error, Hashable, Sendable, CustomStringConvertible {
+    case invalid(field: String, reason: String)
+    case nameTaken(String)
+    case unknown(String)
+
+    public var description: String {
+        switch self {
+        case .invalid(let field, let reason): return "\(field): \(reason)"
+        case .nameTaken(let name): return "a token named \(name) exists already; revoke it or choose another name"
+        case .unknown(let name): return "no active token is named \(name)"
+        }
+    }
+}
+
+/// Token secrets: `cue_` and 64 hex digits of system randomness; stored as their SHA-256.
+public enum TokenSecret {
+    public static func generate() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return "cue_" + (0..<32).map { _ in
+            let byte = UInt8.random(in: 0...255, using: &generator)
+            return byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
+        }.joined()
+    }
+
+    public static func digest(_ secret: String) -> String {
+        sha256Hex(secret)
+    }
+}
+
+/// Where the server looks tokens up.
+public protocol TokenDirectory: Sendable {
+    /// The active (not revoked) token with this SHA-256, or nil.
+    func token(digest: String) async throws -> APIToken?
+}
+
+/// Tokens in `cueline_tokens`.
+public struct PostgresTokenDirectory: TokenDirectory {
+    let pool: PostgresPool
+    let logger: Logger
+
+    public init(pool: PostgresPool, logger: Logger = Logger(label: "cueline.tokens")) {
+        self.pool = pool
+        self.logger = logger
+    }
+
+    static let columns = """
+        name, role, array_to_string(channels, ','), array_to_string(commands, ','), \
+        to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), created_by, \
+        to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+        """
+
+    public func token(digest: String) async throws -> APIToken? {
+        try await storeErrors {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    "SELECT \(unescaped: Self.columns) FROM cueline_tokens WHERE token_sha256 = \(digest) AND revoked_at IS NULL"
+                ).rows.first.map(Self.decode)
+            }
+        }
+    }
+
+    /// Creates a token and returns its secret, which is not stored and cannot be shown again.
+    public func create(name: String, role: APIToken.Role, channels: [String], commands: [String], createdBy: String) async throws -> String {
+        try APIToken.validate(name: name, role: role, channels: channels, commands: commands)
+        let secret = TokenSecret.generate()
+        try await storeErrors {
+            do {
+                try await pool.withConnection { connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO cueline_tokens (name, role, channels, commands, token_sha256, created_by) VALUES \
+                        (\(name), \(role.rawValue), string_to_array(\(channels.joined(separator: ",")), ','), \
+                        string_to_array(\(commands.joined(separator: ",")), ','), \(TokenSecret.digest(secret)), \(createdBy))
+                        """)
+                }
+            } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "cueline_tokens_pkey" {
+                throw TokenError.nameTaken(name)
+            }
+        }
+        return secret
+    }
+
+    public func list() async throws -> [APIToken] {
+        try await storeErrors {
+            try await pool.withConnection { connection in
+                try await connection.query("SELECT \(unescaped: Self.columns) FROM cueline_tokens ORDER BY name").rows.map(Self.decode)
+            }
+        }
+    }
+
+    public func revoke(name: String) async throws {
+        let revoked = try await storeErrors {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    "UPDATE cueline_tokens SET revoked_at = clock_timestamp() WHERE name = \(name) AND revoked_at IS NULL RETURNING name"
+                ).rows.count
+            }
+        }
+        guard revoked == 1 else { throw TokenError.unknown(name) }
+    }
+
+    static func decode(_ row: [String?]) throws -> APIToken {
+        func list(_ index: Int) -> [String] {
+            (row.optionalString(index) ?? "").split(separator: ",").map(String.init)
+        }
+        return APIToken(
+            name: try row.string(0, "name"), role: APIToken.Role(rawValue: try row.string(1, "role")) ?? .viewer,
+            channels: list(2), commands: list(3), createdAt: try row.string(4, "created_at"),
+            createdBy: try row.string(5, "created_by"), revokedAt: row.optionalString(6))
+    }
+
+    private func storeErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PostgresError {
+            if error.isUnavailable { throw StoreError.unavailable("\(error)") }
+            throw StoreError.database("\(error)")
+        }
+    }
+}
+
+/// Tokens held in memory, for unit tests and the in-memory store.
+public final class InMemoryTokenDirectory: TokenDirectory {
+    private let tokens: [String: APIToken]
+
+    /// - Parameter tokens: secret → token.
+    public init(_ tokens: [String: APIToken]) {
+        self.tokens = Dictionary(uniqueKeysWithValues: tokens.map { (TokenSecret.digest($0.key), $0.value) })
+    }
+
+    public func token(digest: String) async throws -> APIToken? {
+        tokens[digest]
+    }
+}

@@ -1,0 +1,240 @@
+import Crypto
+import Foundation
+import TestSupport
+import Testing
+
+/// The command API with tokens, SCTE-35 and feed hooks, against a real server and database.
+@Suite(
+    "Command API: tokens, races, retries, SCTE-35, hooks",
+    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+struct CommandAPITests {
+    struct Setup {
+        var url: String
+        var cli: CLIRunner
+        var server: ServerProcess
+        var tokens: [String: String]
+
+        func auth(_ name: String) -> [String: String] { ["Authorization": "Bearer \(tokens[name]!)"] }
+        func commands(_ channel: String) -> String { "\(server.baseURL)/channels/\(channel)/commands" }
+    }
+
+    static let hookSecret = "a-feed-secret-of-32-bytes-length"
+
+    /// A fresh database with channels `one` and `two` (1 s segments) and tokens of every role, served with a hooks file.
+    private func setUp() async throws -> Setup {
+        let url = try await TestDatabase.makeFreshDatabase()
+        let cli = CLIRunner(environment: ["DATABASE_URL": url])
+        #expect(try cli.run(["migrate"]).status == 0)
+        for channel in ["one", "two"] {
+            #expect(try cli.run(["channel", "create", channel, "--segment-duration", "1", "--window", "6", "--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
+        }
+        var tokens: [String: String] = [:]
+        for (name, arguments) in [
+            ("desk", ["--role", "operator"]),
+            ("scores", ["--role", "automation", "--channel", "one", "--command", "cancel_current_event"]),
+            ("scte", ["--role", "automation", "--channel", "one", "--command", "place_break", "--command", "cancel_current_event", "--command", "cancel_break"]),
+            ("wall", ["--role", "viewer"]),
+        ] {
+            let created = try cli.run(["token", "create", name] + arguments)
+            #expect(created.status == 0, "\(created.stderr)")
+            tokens[name] = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let hooks = FileManager.default.temporaryDirectory.appendingPathComponent("hooks-\(UUID().uuidString).json")
+        try Data("""
+            {"hooks": [{"name": "feed", "secret": "\(Self.hookSecret)", "tolerance_seconds": 300, "rules": [
+              {"when": {"event": "goal"}, "channel": "one", "command": {"command": "cancel_current_event"}},
+              {"when": {"event": "timeout", "team": "home"}, "channel": "one",
+               "command": {"command": "place_break", "id": "$.break", "in": 5, "duration": "$.seconds", "asset_uri": "https://ads.example.com/t.m3u8"}}
+            ]}]}
+            """.utf8).write(to: hooks)
+        let server = try ServerProcess(databaseURL: url, extraArguments: ["--hooks", hooks.path])
+        try await server.waitUntilReady()
+        return Setup(url: url, cli: cli, server: server, tokens: tokens)
+    }
+
+    @Test("tokens: 401 without or with a bad token, 403 for the wrong role, channel or command type; playlists stay public")
+    func roles() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        let place = #"{"command":"place_break","in":30,"duration":10,"asset_uri":"https://ads.example.com/a.m3u8"}"#
+        let (missing, missingStatus) = try await HTTP.post(setup.commands("one"), json: place)
+        #expect(missingStatus == 401 && missing.contains("Bearer"), "\(missing)")
+        let (_, badStatus) = try await HTTP.post(setup.commands("one"), json: place, headers: ["Authorization": "Bearer cue_0000"])
+        #expect(badStatus == 401)
+        let (viewer, viewerStatus) = try await HTTP.post(setup.commands("one"), json: place, headers: setup.auth("wall"))
+        #expect(viewerStatus == 403 && viewer.contains("viewer"), "\(viewer)")
+        let (otherChannel, otherStatus) = try await HTTP.post(setup.commands("two"), json: #"{"command":"cancel_current_event"}"#, headers: setup.auth("scores"))
+        #expect(otherStatus == 403 && otherChannel.contains("channel two"), "\(otherChannel)")
+        let (wrongType, wrongTypeStatus) = try await HTTP.post(setup.commands("one"), json: place, headers: setup.auth("scores"))
+        #expect(wrongTypeStatus == 403 && wrongType.contains("place_break"), "\(wrongType)")
+        // Allowed through auth: nothing is on air, so the schedule refuses it (404-free, 422).
+        let (_, scopedStatus) = try await HTTP.post(setup.commands("one"), json: #"{"command":"cancel_current_event"}"#, headers: setup.auth("scores"))
+        #expect(scopedStatus == 422)
+        let (placed, placedStatus) = try await HTTP.post(setup.commands("two"), json: place, headers: setup.auth("desk"))
+        #expect(placedStatus == 201, "\(placed)")
+
+        // Reads need a token; the automation token sees only its channel.
+        let (_, anonymousRead) = try await HTTP.get("\(setup.server.baseURL)/channels/two/schedule")
+        #expect(anonymousRead == 401)
+        let (_, viewerRead) = try await HTTP.get("\(setup.server.baseURL)/channels/two/schedule", headers: setup.auth("wall"))
+        #expect(viewerRead == 200)
+        let (_, scopedRead) = try await HTTP.get("\(setup.server.baseURL)/channels/two/events", headers: setup.auth("scores"))
+        #expect(scopedRead == 403)
+        let (list, _) = try await HTTP.get("\(setup.server.baseURL)/channels", headers: setup.auth("scores"))
+        #expect(list.contains(#""id":"one""#) && !list.contains(#""id":"two""#), "\(list)")
+        let (_, playlist) = try await HTTP.get("\(setup.server.baseURL)/channels/two/720p.m3u8")
+        #expect(playlist == 200)
+
+        // The actor of the event is the token's name, whatever the body claims.
+        let (events, _) = try await HTTP.get("\(setup.server.baseURL)/channels/two/events", headers: setup.auth("wall"))
+        #expect(events.contains(#""actor":"desk""#), "\(events)")
+
+        // A revoked token stops working once the server's 5 s cache lapses.
+        #expect(try setup.cli.run(["token", "revoke", "wall"]).status == 0)
+        try await Task.sleep(for: .milliseconds(5300))
+        let (_, revoked) = try await HTTP.get("\(setup.server.baseURL)/channels/two/schedule", headers: setup.auth("wall"))
+        #expect(revoked == 401)
+        let listed = try setup.cli.run(["token", "list", "--json"])
+        #expect(listed.stdout.contains(#""name" : "wall""#) && !listed.stdout.contains(setup.tokens["wall"]!))
+        #expect(try setup.cli.run(["token", "create", "desk", "--role", "viewer"]).status == 3, "a taken name is a conflict")
+        #expect(try setup.cli.run(["token", "create", "x", "--role", "automation"]).status == 2, "automation needs a channel")
+    }
+
+    @Test("two operators end the same break at once: one 201, one 409, one augmenting tag; a retry is not applied twice")
+    func racesAndRetries() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        let (placed, placedStatus) = try await HTTP.post(
+            setup.commands("one"), json: #"{"command":"place_break","id":"race","in":0.1,"duration":60,"asset_uri":"https://ads.example.com/a.m3u8"}"#,
+            headers: setup.auth("desk").merging(["Idempotency-Key": "place-race"]) { $1 })
+        #expect(placedStatus == 201, "\(placed)")
+        // A retry after a dropped response: same key, same answer, nothing new in the log.
+        let (retry, retryStatus) = try await HTTP.post(
+            setup.commands("one"), json: #"{"command":"place_break","id":"race","in":0.1,"duration":60,"asset_uri":"https://ads.example.com/a.m3u8"}"#,
+            headers: setup.auth("desk").merging(["Idempotency-Key": "place-race"]) { $1 })
+        #expect(retryStatus == 201 && retry.contains(#""replayed":true"#) && retry.contains(#""version":2"#), "\(retry)")
+        let (_, reused) = try await HTTP.post(
+            setup.commands("one"), json: #"{"command":"cancel_break","id":"race"}"#,
+            headers: setup.auth("desk").merging(["Idempotency-Key": "place-race"]) { $1 })
+        #expect(reused == 409, "the same key for a different request is a conflict")
+        let (stale, staleStatus) = try await HTTP.post(setup.commands("one"), json: #"{"command":"cancel_break","id":"race"}"#, headers: setup.auth("desk").merging(["If-Match": "1"]) { $1 })
+        #expect(staleStatus == 409 && stale.contains("expected version"), "\(stale)")
+        let (_, badMatch) = try await HTTP.post(setup.commands("one"), json: #"{"command":"cancel_break","id":"race"}"#, headers: setup.auth("desk").merging(["If-Match": "soon"]) { $1 })
+        #expect(badMatch == 422)
+
+        try await Task.sleep(for: .milliseconds(2200))  // on air
+        async let first = HTTP.post(setup.commands("one"), json: #"{"command":"cancel_current_event"}"#, headers: setup.auth("desk"))
+        async let second = HTTP.post(setup.commands("one"), json: #"{"command":"cancel_current_event"}"#, headers: setup.auth("scores"))
+        let answers = try await [first, second]
+        #expect(answers.map(\.1).sorted() == [201, 409], "\(answers)")
+        try await Task.sleep(for: .milliseconds(150))
+        let (playlist, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/720p.m3u8")
+        #expect(playlist.components(separatedBy: "X-PLAYOUT-LIMIT=").count == 2, "\(playlist)")
+        let (events, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/events", headers: setup.auth("desk"))
+        #expect(events.components(separatedBy: #""type":"PlayoutLimitSet""#).count == 2)
+        #expect(events.components(separatedBy: #""type":"BreakPlaced""#).count == 2)
+    }
+
+    @Test("SQL in every string field is stored verbatim or refused, never executed")
+    func injection() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        let sql = #"'); DROP TABLE cueline_events; --"#
+        let escaped = sql.replacingOccurrences(of: "\"", with: "\\\"")
+        let (badID, badIDStatus) = try await HTTP.post(
+            setup.commands("one"), json: #"{"command":"place_break","id":"\#(escaped)","in":30,"duration":10,"asset_uri":"https://ads.example.com/a.m3u8"}"#,
+            headers: setup.auth("desk"))
+        #expect(badIDStatus == 422 && badID.contains(#""field":"id""#), "\(badID)")
+        let (badURI, badURIStatus) = try await HTTP.post(
+            setup.commands("one"), json: #"{"command":"place_break","in":30,"duration":10,"asset_uri":"\#(escaped)"}"#, headers: setup.auth("desk"))
+        #expect(badURIStatus == 422 && badURI.contains(#""field":"asset_uri""#))
+        let (stored, storedStatus) = try await HTTP.post(
+            setup.commands("one"),
+            json: #"{"command":"place_break","id":"ok","in":30,"duration":10,"asset_uri":"https://ads.example.com/a.m3u8?q=';DROP%20TABLE%20x;--","reason":"\#(escaped)","attributes":{"X-COM-EXAMPLE-NOTE":"\#(escaped)"}}"#,
+            headers: setup.auth("desk").merging(["Idempotency-Key": sql]) { $1 })
+        #expect(storedStatus == 201, "\(stored)")
+        let (_, unknownChannel) = try await HTTP.post("\(setup.server.baseURL)/channels/x';DROP%20TABLE%20cueline_events;--/commands", json: #"{"command":"cancel_current_event"}"#, headers: setup.auth("desk"))
+        #expect(unknownChannel == 404)
+        let log = try setup.cli.run(["log", "one", "--json"])
+        #expect(log.status == 0)
+        #expect(log.stdout.contains(#"DROP TABLE cueline_events; --"#), "the reason is stored verbatim")
+        #expect(log.stdout.contains(#"q=';DROP%20TABLE%20x;--"#))
+        #expect(try setup.cli.run(["verify", "one"]).status == 0, "the log and its hash chain are intact")
+    }
+
+    @Test("SCTE-35: an out places a break carrying SCTE35-OUT, a repeat is the same command, the in ends it with SCTE35-IN")
+    func scte35() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        let url = "\(setup.server.baseURL)/channels/one/scte35"
+        let start = "/DA0AAAAAAAA///wBQb+cr0AUAAeAhxDVUVJSAAAjn/PAAGlmbAICAAAAAAsoKGKNAIAmsnRfg=="
+        let end = "/DAvAAAAAAAA///wBQb+dGKQoAAZAhdDVUVJSAAAjn+fCAgAAAAALKChijUCAKnMZ1g="
+        let body = #"{"section":"\#(start)","asset_list":"https://ads.example.com/decide"}"#
+        let (_, anonymous) = try await HTTP.post(url, json: body)
+        #expect(anonymous == 401)
+        let (_, wrongChannel) = try await HTTP.post("\(setup.server.baseURL)/channels/two/scte35", json: body, headers: setup.auth("scte"))
+        #expect(wrongChannel == 403)
+        let (placed, placedStatus) = try await HTTP.post(url, json: body, headers: setup.auth("scte"))
+        #expect(placedStatus == 201 && placed.contains("scte35-1207959694"), "\(placed)")
+        // Encoders repeat a cue until the splice point: a repeat changes nothing.
+        let (repeated, repeatedStatus) = try await HTTP.post(url, json: body, headers: setup.auth("scte"))
+        #expect(repeatedStatus == 200 && repeated.contains("already scheduled"), "\(repeated)")
+        let (corrupt, corruptStatus) = try await HTTP.post(url, json: #"{"section":"\#(start.replacingOccurrences(of: "cr0AUAAe", with: "cr0AUAAf"))","asset_list":"https://ads.example.com/decide"}"#, headers: setup.auth("scte"))
+        #expect(corruptStatus == 422 && corrupt.contains("CRC_32") && corrupt.contains(#""field":"section""#), "\(corrupt)")
+        let (noAsset, noAssetStatus) = try await HTTP.post(
+            url, json: #"{"section":"/DAgAAAAAAAAAP/wDwUAAAABf//+AFJlwAABAAAAAMOOklg="}"#, headers: setup.auth("scte"))
+        #expect(noAssetStatus == 422 && noAsset.contains(#""field":"asset_uri""#), "\(noAsset)")
+
+        try await Task.sleep(for: .milliseconds(150))  // commands take effect 50 ms after they arrive, on every instance
+        let (playlist, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/720p.m3u8")
+        #expect(playlist.contains(#"ID="scte35-1207959694""#) && playlist.contains("SCTE35-OUT=0xFC303400"), "\(playlist)")
+        try await Task.sleep(for: .milliseconds(2200))  // on air
+        let (ended, endedStatus) = try await HTTP.post(url, json: #"{"section":"\#(end)"}"#, headers: setup.auth("scte"))
+        #expect(endedStatus == 201, "\(ended)")
+        try await Task.sleep(for: .milliseconds(150))
+        let (after, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/720p.m3u8")
+        #expect(after.contains("X-PLAYOUT-LIMIT=") && after.contains("SCTE35-IN=0xFC302F00"), "\(ended) \(after)")
+        let (again, againStatus) = try await HTTP.post(url, json: #"{"section":"\#(end)","reason":"repeat"}"#, headers: setup.auth("scte"))
+        #expect(againStatus == 200 && again.contains("already over"), "a repeated in changes nothing: \(again)")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("scte35-\(UUID().uuidString).m3u8")
+        try Data(after.utf8).write(to: file)
+        let lint = try setup.cli.run(["lint", file.path])
+        #expect(lint.status == 0, "\(lint.stdout)")
+    }
+
+    private func signed(_ body: String, at seconds: Int, secret: String = CommandAPITests.hookSecret) -> [String: String] {
+        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(seconds).\(body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return ["X-Cueline-Timestamp": String(seconds), "X-Cueline-Signature": "sha256=" + mac.map { String(format: "%02x", $0) }.joined()]
+    }
+
+    @Test("hooks: a signed payload becomes a command; bad signatures, stale timestamps and replays are refused or harmless")
+    func hooks() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        let url = "\(setup.server.baseURL)/hooks/feed"
+        let now = Int(Date().timeIntervalSince1970)
+        let timeout = #"{"event":"timeout","team":"home","break":"tv-timeout-1","seconds":20}"#
+        let (placed, placedStatus) = try await HTTP.post(url, json: timeout, headers: signed(timeout, at: now))
+        #expect(placedStatus == 201 && placed.contains("tv-timeout-1"), "\(placed)")
+        let (replayed, replayedStatus) = try await HTTP.post(url, json: timeout, headers: signed(timeout, at: now))
+        #expect(replayedStatus == 201 && replayed.contains(#""replayed":true"#), "a replayed delivery is not applied twice: \(replayed)")
+        let (badSignature, badStatus) = try await HTTP.post(url, json: timeout, headers: signed(timeout, at: now, secret: "another-secret-of-enough-length"))
+        #expect(badStatus == 401 && badSignature.contains("signature"), "\(badSignature)")
+        let (tampered, tamperedStatus) = try await HTTP.post(url, json: timeout.replacingOccurrences(of: "20", with: "90"), headers: signed(timeout, at: now))
+        #expect(tamperedStatus == 401, "\(tampered)")
+        let (expired, expiredStatus) = try await HTTP.post(url, json: timeout, headers: signed(timeout, at: now - 900))
+        #expect(expiredStatus == 401 && expired.contains("replay protection"), "\(expired)")
+        let (_, unsigned) = try await HTTP.post(url, json: timeout)
+        #expect(unsigned == 401)
+        let away = #"{"event":"timeout","team":"away"}"#
+        let (ignored, ignoredStatus) = try await HTTP.post(url, json: away, headers: signed(away, at: now))
+        #expect(ignoredStatus == 200 && ignored.contains("no rule"), "\(ignored)")
+        let missing = #"{"event":"timeout","team":"home","break":"tv-timeout-2"}"#
+        let (incomplete, incompleteStatus) = try await HTTP.post(url, json: missing, headers: signed(missing, at: now))
+        #expect(incompleteStatus == 422 && incomplete.contains("$.seconds"), "\(incomplete)")
+        let (_, unknownHook) = try await HTTP.post("\(setup.server.baseURL)/hooks/nope", json: timeout, headers: signed(timeout, at: now))
+        #expect(unknownHook == 404)
+        let (events, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/events", headers: setup.auth("desk"))
+        #expect(events.contains(#""actor":"hook:feed""#) && events.components(separatedBy: #""type":"BreakPlaced""#).count == 2, "\(events)")
+    }
+}
