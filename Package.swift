@@ -49,6 +49,7 @@ let package = Package(
             dependencies: [
                 "Schedule", "HLS", "EventStore", "Projector", "SCTE35",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

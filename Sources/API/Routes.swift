@@ -6,6 +6,7 @@ import Hummingbird
 import Logging
 import Projector
 import Schedule
+import ServiceLifecycle
 
 /// The HTTP interface: playlists and asset lists (public), schedule and log (JSON), health.
 public enum Routes {
@@ -96,9 +97,13 @@ public enum Routes {
         router.get("/channels/{channel}/events") { request, context -> Response in
             let channel = try context.parameters.require("channel")
             if case .failure(let refusal) = await access.authorize(request, .read(channel: channel)) { return refusal.response }
-            let after = request.uri.queryParameters["after"].flatMap { Int64($0) } ?? 0
+            let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!].flatMap { Int64($0) }
+            let after = lastEventID ?? request.uri.queryParameters["after"].flatMap { Int64($0) } ?? 0
             let limit = min(1000, max(1, request.uri.queryParameters["limit"].flatMap { Int($0) } ?? 100))
             guard follower.state(of: channel) != nil else { return lookupErrorResponse(.unknownChannel(channel)) }
+            if request.headers[.accept]?.contains("text/event-stream") == true || request.uri.queryParameters["stream"] != nil {
+                return eventStream(channel: channel, after: after, store: handler.store, follower: follower)
+            }
             do {
                 let events = try await handler.store.readStream(channel, after: after, limit: limit)
                 return jsonResponse(EventPage(channel: channel, events: events, next: events.last?.version))
@@ -236,6 +241,40 @@ public enum Routes {
         }
     }
 
+    /// Server-Sent Events: every event of the channel after `after` (or `Last-Event-ID`), then each new one as this
+    /// instance folds it in. The event id is the stream version, so a reconnecting client resumes where it left off.
+    /// A stream ends after 10 minutes and at shutdown; EventSource clients reconnect by themselves.
+    static func eventStream(channel: String, after: Int64, store: any EventStore, follower: ChannelFollower) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache"
+        let body = ResponseBody { writer in
+            var sent = after
+            let started = ContinuousClock.now
+            var lastWrite = ContinuousClock.now
+            try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+            while !Task.isCancelled && !Task.isShuttingDownGracefully && ContinuousClock.now - started < .seconds(600) {
+                if (follower.followedState(of: channel)?.version ?? 0) > sent {
+                    let events = (try? await store.readStream(channel, after: sent, limit: 1000)) ?? []
+                    for event in events {
+                        let data = String(decoding: encodeJSON(event), as: UTF8.self)
+                        try await writer.write(ByteBuffer(string: "id: \(event.version)\nevent: \(event.type)\ndata: \(data)\n\n"))
+                        sent = event.version
+                        lastWrite = ContinuousClock.now
+                    }
+                }
+                // A comment line now and then keeps proxies from timing out and finds clients that went away.
+                if ContinuousClock.now - lastWrite > .seconds(5) {
+                    try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                    lastWrite = ContinuousClock.now
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: headers, body: body)
+    }
+
     static func playlistResponse(_ text: String, maxAge: Int) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = playlistContentType
@@ -272,11 +311,16 @@ func errorResponse(_ status: HTTPResponse.Status, _ message: String, field: Stri
     return response
 }
 
-func jsonResponse(_ value: some Encodable) -> Response {
+/// The API's JSON: sorted keys, snake_case.
+func encodeJSON(_ value: some Encodable) -> Data {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     encoder.keyEncodingStrategy = .convertToSnakeCase
-    let data = (try? encoder.encode(value)) ?? Data(#"{"error":"encoding failed"}"#.utf8)
+    return (try? encoder.encode(value)) ?? Data(#"{"error":"encoding failed"}"#.utf8)
+}
+
+func jsonResponse(_ value: some Encodable) -> Response {
+    let data = encodeJSON(value)
     var headers = HTTPFields()
     headers[.contentType] = "application/json"
     headers[.cacheControl] = "no-cache"

@@ -237,4 +237,46 @@ struct CommandAPITests {
         let (events, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/events", headers: setup.auth("desk"))
         #expect(events.contains(#""actor":"hook:feed""#) && events.components(separatedBy: #""type":"BreakPlaced""#).count == 2, "\(events)")
     }
+
+    /// Runs curl for at most `seconds` and returns what it printed.
+    private func curl(_ arguments: [String], seconds: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        process.arguments = ["-sN", "--max-time", String(seconds)] + arguments
+        process.standardOutput = Pipe()
+        try process.run()
+        return process
+    }
+
+    private func output(_ process: Process) -> String {
+        process.waitUntilExit()
+        let data = (process.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test("GET …/events streams Server-Sent Events live, and resumes after Last-Event-ID")
+    func serverSentEvents() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        let url = "\(setup.server.baseURL)/channels/one/events"
+        let stream = try curl(["-H", "Accept: text/event-stream", "-H", "Authorization: Bearer \(setup.tokens["wall"]!)", url], seconds: 3)
+        try await Task.sleep(for: .milliseconds(700))
+        let (_, placed) = try await HTTP.post(
+            setup.commands("one"), json: #"{"command":"place_break","id":"live","in":30,"duration":10,"asset_uri":"https://ads.example.com/a.m3u8"}"#,
+            headers: setup.auth("desk"))
+        #expect(placed == 201)
+        try await Task.sleep(for: .milliseconds(500))
+        let (_, cancelled) = try await HTTP.post(setup.commands("one"), json: #"{"command":"cancel_break","id":"live"}"#, headers: setup.auth("desk"))
+        #expect(cancelled == 201)
+        let text = output(stream)
+        #expect(text.hasPrefix("retry: 1000"))
+        #expect(text.contains("id: 1\nevent: ChannelCreated\ndata: {"), "\(text)")
+        #expect(text.contains("id: 2\nevent: BreakPlaced\ndata: {"), "\(text)")
+        #expect(text.contains("id: 3\nevent: BreakCancelled\ndata: {"), "\(text)")
+
+        let resumed = output(try curl(["-H", "Accept: text/event-stream", "-H", "Last-Event-ID: 2", "-H", "Authorization: Bearer \(setup.tokens["wall"]!)", url], seconds: 1))
+        #expect(resumed.contains("id: 3\n") && !resumed.contains("id: 2\n"), "\(resumed)")
+        let refused = output(try curl(["-H", "Accept: text/event-stream", "-o", "/dev/null", "-w", "%{http_code}", url], seconds: 1))
+        #expect(refused == "401")
+    }
 }
