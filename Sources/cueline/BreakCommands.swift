@@ -173,7 +173,18 @@ struct ScheduleCommandLine: AsyncParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
+    @Option(help: "Read it from this server's HTTP API instead of the database (or CUELINE_SERVER).")
+    var server: String?
+
+    @Option(help: "API token for --server (or CUELINE_TOKEN).")
+    var token: String?
+
     func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        if let server = server ?? environment["CUELINE_SERVER"] {
+            try await remote(RemoteAPI(server: server, token: token ?? environment["CUELINE_TOKEN"]))
+            return
+        }
         let store = try await openStore(database)
         let state = try await ChannelLoader.load(channel, from: store)
         guard let config = state.config else { throw ScheduleError.unknownChannel(channel) }
@@ -190,6 +201,28 @@ struct ScheduleCommandLine: AsyncParsableCommand {
             state.breaks.map { item in
                 [item.id, item.phase(liveEdge: liveEdge).rawValue, item.start.iso8601, "\(DecimalNumber(milliseconds: item.spec.plannedDurationMilliseconds))s",
                  item.playoutLimitMilliseconds.map { "\(DecimalNumber(milliseconds: $0))s" } ?? "-", item.end.iso8601, item.placed.actor]
+            }))
+    }
+
+    /// The same table from `GET /channels/{channel}/schedule`.
+    func remote(_ api: RemoteAPI) async throws {
+        let answer = try await api.send("GET", "/channels/\(channel)/schedule")
+        guard answer.status == 200 else {
+            throw CLIError(message: (RemoteAPI.message(answer.body) ?? "HTTP \(answer.status)") + (answer.status == 401 || answer.status == 403 ? " (HTTP \(answer.status))" : ""))
+        }
+        if json {
+            FileHandle.standardOutput.write(answer.body + Data("\n".utf8))
+            return
+        }
+        let schedule = try JSONSerialization.jsonObject(with: answer.body) as? [String: Any] ?? [:]
+        print("channel \(channel), version \(schedule["version"] ?? "?"), live edge \(schedule["live_edge"] ?? "?")")
+        let breaks = schedule["breaks"] as? [[String: Any]] ?? []
+        func text(_ value: Any?, suffix: String = "") -> String { value.map { "\($0)\(suffix)" } ?? "-" }
+        print(table(
+            ["BREAK", "STATE", "START", "PLANNED", "LIMIT", "END", "PLACED BY"],
+            breaks.map { item in
+                [text(item["id"]), text(item["state"]), text(item["start_date"]), text(item["planned_duration"], suffix: "s"),
+                 text(item["playout_limit"], suffix: "s"), text(item["end_date"]), text(item["placed_by"])]
             }))
     }
 

@@ -8,7 +8,7 @@ import Schedule
 
 /// Options of the commands that change a schedule.
 struct CommandOptions: ParsableArguments {
-    @Option(help: "Who is acting (recorded on the event); defaults to $USER.")
+    @Option(help: "Who is acting (recorded on the event); defaults to $USER. With --server, the token's name is.")
     var actor: String?
 
     @Option(help: "Why (recorded on the event).")
@@ -19,6 +19,19 @@ struct CommandOptions: ParsableArguments {
 
     @Flag(help: "Print the result as JSON.")
     var json = false
+
+    @Option(help: "Send the command through this server's HTTP API instead of the database (or CUELINE_SERVER).")
+    var server: String?
+
+    @Option(help: "API token for --server (or CUELINE_TOKEN); see cueline token create.")
+    var token: String?
+
+    /// The remote API when `--server` or CUELINE_SERVER is given.
+    var remote: RemoteAPI? {
+        let environment = ProcessInfo.processInfo.environment
+        guard let server = server ?? environment["CUELINE_SERVER"] else { return nil }
+        return RemoteAPI(server: server, token: token ?? environment["CUELINE_TOKEN"])
+    }
 
     func context() -> CommandContext {
         CommandContext(
@@ -36,6 +49,10 @@ func openStore(_ database: DatabaseOptions) async throws -> PostgresEventStore {
 
 /// Runs a schedule command and prints what happened.
 func run(_ command: ScheduleCommand, channel: String, database: DatabaseOptions, options: CommandOptions, describe: (CommandOutcome) -> String) async throws {
+    if let remote = options.remote {
+        try await remote.run(command, channel: channel, options: options)
+        return
+    }
     let store = try await openStore(database)
     let handler = CommandHandler(store: store, clock: wallClock)
     let outcome: CommandOutcome
