@@ -36,6 +36,11 @@ public enum Routes {
         }
 
         router.get("/healthz") { _, _ in "ok\n" }
+        router.get("/openapi.json") { _, _ -> Response in
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.json + "\n")))
+        }
         router.get("/readyz") { _, _ -> Response in
             follower.isReady
                 ? Response(status: .ok, body: .init(byteBuffer: ByteBuffer(string: "ready\n")))

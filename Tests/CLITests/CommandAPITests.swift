@@ -303,4 +303,28 @@ struct CommandAPITests {
         let unreachable = try CLIRunner(environment: ["CUELINE_SERVER": "http://127.0.0.1:1", "CUELINE_TOKEN": "x"]).run(["event", "cancel-current", "one"])
         #expect(unreachable.status == 1 && unreachable.stderr.contains("cannot reach"), "\(unreachable.stderr)")
     }
+
+    @Test("/openapi.json is the checked-in openapi.json, and every documented path and method has a route")
+    func openAPI() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        let checkedIn = try String(contentsOf: TestDatabase.repositoryRoot.appendingPathComponent("openapi.json"), encoding: .utf8)
+        let (served, status) = try await HTTP.get("\(setup.server.baseURL)/openapi.json")
+        #expect(status == 200 && served == checkedIn, "regenerate it: cueline openapi > openapi.json")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(served.utf8)) as? [String: Any])
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        #expect(paths.count == 15)
+        for (template, operations) in paths {
+            let path = template.replacingOccurrences(of: "{channel}", with: "one").replacingOccurrences(of: "{rendition}", with: "720p")
+                .replacingOccurrences(of: "{id}", with: "x").replacingOccurrences(of: "{name}", with: "feed")
+            for method in operations.keys {
+                let (body, code) = method == "post"
+                    ? try await HTTP.post(setup.server.baseURL + path, json: "{}", headers: setup.auth("desk"))
+                    : try await HTTP.get(setup.server.baseURL + path + (path.hasSuffix("/events") ? "?limit=1" : ""), headers: setup.auth("desk"))
+                // Our own 404s name what is missing; the router's bare 404 means the path has no route.
+                #expect(code != 404 || body.contains(#""error""#), "\(method.uppercased()) \(template) has no route")
+                #expect(code != 405, "\(method.uppercased()) \(template) is not allowed")
+            }
+        }
+    }
 }

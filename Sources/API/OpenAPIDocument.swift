@@ -1,0 +1,189 @@
+/// The OpenAPI 3.1 document of the HTTP API, served at `/openapi.json` and printed by `cueline openapi`.
+/// The checked-in `openapi.json` at the top of the repository is this text (a test keeps them identical):
+/// edit here, then run `cueline openapi > openapi.json`.
+public enum OpenAPIDocument {
+    public static let json = #"""
+{
+  "openapi": "3.1.0",
+  "info": {
+    "title": "Cueline",
+    "version": "1",
+    "description": "The break schedule of live HLS channels. Playlists, asset lists, health and metrics are public. Commands and JSON reads need a bearer token from `cueline token create` (roles: operator, automation, viewer), unless the server runs with --unauthenticated-commands. Durations and offsets are decimal seconds written as strings (\"30.000\"); instants are ISO 8601 in UTC with milliseconds. Errors are {\"error\": message, \"field\": name} with the field that is wrong when there is one."
+  },
+  "servers": [{ "url": "http://127.0.0.1:8080" }],
+  "components": {
+    "securitySchemes": {
+      "token": { "type": "http", "scheme": "bearer", "description": "cueline token create NAME --role operator|automation|viewer" }
+    },
+    "parameters": {
+      "channel": { "name": "channel", "in": "path", "required": true, "schema": { "type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$" } },
+      "idempotencyKey": { "name": "Idempotency-Key", "in": "header", "required": false, "description": "A retry with the same key returns the first answer (201, replayed: true) and is never applied twice; the same key with a different request is 409.", "schema": { "type": "string", "maxLength": 200 } },
+      "ifMatch": { "name": "If-Match", "in": "header", "required": false, "description": "The channel version the command was decided against; 409 if the channel moved on.", "schema": { "type": "string" } }
+    },
+    "schemas": {
+      "Error": {
+        "type": "object", "required": ["error"],
+        "properties": { "error": { "type": "string" }, "field": { "type": "string" } }
+      },
+      "Seconds": { "type": "string", "pattern": "^-?[0-9]+(\\.[0-9]{1,9})?$", "examples": ["30.000"] },
+      "Instant": { "type": "string", "format": "date-time", "examples": ["2026-11-22T20:15:30.000Z"] },
+      "Command": {
+        "type": "object", "required": ["command"],
+        "description": "place_break needs duration, exactly one of start or in, and exactly one of asset_uri, asset_list or pod. set_playout_limit needs id and playout_limit. cancel_break needs id. cancel_current_event ends the break on air at the live edge.",
+        "properties": {
+          "command": { "type": "string", "enum": ["place_break", "set_playout_limit", "cancel_current_event", "cancel_break"] },
+          "id": { "type": "string", "pattern": "^[a-z0-9_-]{1,64}$" },
+          "start": { "$ref": "#/components/schemas/Instant" },
+          "in": { "type": "number", "minimum": 0, "maximum": 86400, "description": "seconds from now" },
+          "duration": { "type": "number", "exclusiveMinimum": 0, "maximum": 3600 },
+          "asset_uri": { "type": "string", "format": "uri" },
+          "asset_list": { "type": "string", "format": "uri" },
+          "pod": { "type": "array", "items": { "type": "object", "required": ["uri", "duration"], "properties": { "uri": { "type": "string", "format": "uri" }, "duration": { "type": "number" } } } },
+          "restrict": { "type": "array", "items": { "type": "string", "enum": ["skip", "jump"] } },
+          "snap": { "type": "array", "items": { "type": "string", "enum": ["out", "in"] } },
+          "cue": { "type": "array", "items": { "type": "string", "enum": ["pre", "post", "once"] } },
+          "attributes": { "type": "object", "additionalProperties": { "type": "string" }, "description": "X-… client attributes" },
+          "playout_limit": { "type": "number", "minimum": 0 },
+          "actor": { "type": "string", "description": "Only without tokens; with a token the actor is the token's name." },
+          "reason": { "type": "string" }
+        }
+      },
+      "Event": {
+        "type": "object",
+        "properties": {
+          "position": { "type": "integer" }, "channel": { "type": "string" }, "version": { "type": "integer" },
+          "type": { "type": "string", "enum": ["ChannelCreated", "RenditionsUpdated", "BreakPlaced", "PlayoutLimitSet", "BreakCancelled"] },
+          "schema_version": { "type": "integer" }, "payload": { "type": "string", "description": "the event's JSON, as stored" },
+          "decided_at": { "$ref": "#/components/schemas/Instant" }, "actor": { "type": "string" },
+          "source": { "type": "string", "enum": ["cli", "http", "scte35", "hook"] }, "command_id": { "type": "string" },
+          "reason": { "type": "string" }, "hash": { "type": "string" }
+        }
+      },
+      "CommandResult": {
+        "type": "object",
+        "properties": {
+          "channel": { "type": "string" }, "version": { "type": "integer" },
+          "replayed": { "type": "boolean", "description": "true when this answers a retry of a command already applied" },
+          "events": { "type": "array", "items": { "$ref": "#/components/schemas/Event" } }
+        }
+      },
+      "Ignored": {
+        "type": "object", "description": "Nothing was written, and why (a repeated SCTE-35 cue, a payload no hook rule matches).",
+        "properties": { "channel": { "type": "string" }, "hook": { "type": "string" }, "ignored": { "type": "string" } }
+      },
+      "Break": {
+        "type": "object",
+        "properties": {
+          "id": { "type": "string" },
+          "state": { "type": "string", "enum": ["scheduled", "on-air", "ended-early", "aired", "cancelled"] },
+          "start_date": { "$ref": "#/components/schemas/Instant" }, "planned_duration": { "$ref": "#/components/schemas/Seconds" },
+          "duration": { "$ref": "#/components/schemas/Seconds" }, "playout_limit": { "$ref": "#/components/schemas/Seconds" },
+          "resume_offset": { "$ref": "#/components/schemas/Seconds" }, "end_date": { "$ref": "#/components/schemas/Instant" },
+          "asset_uri": { "type": "string" }, "asset_list": { "type": "string" },
+          "pod": { "type": "array", "items": { "type": "object" } },
+          "restrictions": { "type": "array", "items": { "type": "string" } }, "snap": { "type": "array", "items": { "type": "string" } },
+          "cue": { "type": "array", "items": { "type": "string" } },
+          "user_attributes": { "type": "object", "additionalProperties": { "type": "string" } },
+          "placed_by": { "type": "string" }, "placed_at": { "$ref": "#/components/schemas/Instant" }, "placed_via": { "type": "string" },
+          "ended_early_by": { "type": "string" }, "ended_early_at": { "$ref": "#/components/schemas/Instant" },
+          "ended_early_how": { "type": "string", "enum": ["playout-limit", "cancel-current", "scte35-return"] },
+          "cancelled_by": { "type": "string" }, "cancelled_at": { "$ref": "#/components/schemas/Instant" }
+        }
+      },
+      "Schedule": {
+        "type": "object",
+        "properties": {
+          "channel": { "type": "string" }, "version": { "type": "integer" }, "live_edge": { "$ref": "#/components/schemas/Instant" },
+          "breaks": { "type": "array", "items": { "$ref": "#/components/schemas/Break" } }
+        }
+      },
+      "Channel": {
+        "type": "object",
+        "properties": {
+          "id": { "type": "string" }, "segment_duration": { "$ref": "#/components/schemas/Seconds" }, "target_duration": { "type": "integer" },
+          "window_segments": { "type": "integer" }, "epoch": { "$ref": "#/components/schemas/Instant" },
+          "renditions": { "type": "array", "items": { "type": "string" } }
+        }
+      }
+    },
+    "responses": {
+      "Created": { "description": "Applied (or the original answer to a retry).", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/CommandResult" } } } },
+      "Unauthorized": { "description": "No token, an unknown or revoked token, or (hooks) a bad signature or a timestamp outside the window.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
+      "Forbidden": { "description": "The token's role, channels or command types do not allow this.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
+      "NotFound": { "description": "Unknown channel, break or hook.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
+      "Conflict": { "description": "The channel changed first (If-Match), a race was lost (the break already ended or was cancelled), or the Idempotency-Key was used for another request.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
+      "Invalid": { "description": "A field is missing or wrong; field names it.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
+      "Unavailable": { "description": "The event log is unreachable; nothing was written. Retry with the same Idempotency-Key.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } }
+    }
+  },
+  "paths": {
+    "/channels": {
+      "get": { "summary": "The channels the token may read", "security": [{ "token": [] }],
+        "responses": { "200": { "description": "Channels", "content": { "application/json": { "schema": { "type": "array", "items": { "$ref": "#/components/schemas/Channel" } } } } }, "401": { "$ref": "#/components/responses/Unauthorized" } } }
+    },
+    "/channels/{channel}/master.m3u8": {
+      "get": { "summary": "Multivariant playlist (public)", "parameters": [{ "$ref": "#/components/parameters/channel" }],
+        "responses": { "200": { "description": "Playlist", "content": { "application/vnd.apple.mpegurl": {} } }, "404": { "$ref": "#/components/responses/NotFound" } } }
+    },
+    "/channels/{channel}/{rendition}.m3u8": {
+      "get": { "summary": "Live media playlist with HLS Interstitials (public)", "description": "X-Cueline-Tick gives the instant these bytes were rendered for; GET …/replay?at= that instant returns the same bytes.",
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "rendition", "in": "path", "required": true, "schema": { "type": "string" } }],
+        "responses": { "200": { "description": "Playlist", "headers": { "X-Cueline-Tick": { "schema": { "$ref": "#/components/schemas/Instant" } } }, "content": { "application/vnd.apple.mpegurl": {} } },
+          "404": { "$ref": "#/components/responses/NotFound" }, "503": { "description": "The channel has not started yet, or a relay has no upstream playlist." } } }
+    },
+    "/channels/{channel}/breaks/{id}/assets.json": {
+      "get": { "summary": "HLS asset list of a pod (public)", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }, { "name": "_HLS_start_offset", "in": "query", "schema": { "type": "string" } }],
+        "responses": { "200": { "description": "{\"ASSETS\": [{\"URI\", \"DURATION\"}]}", "content": { "application/json": {} } }, "404": { "$ref": "#/components/responses/NotFound" } } }
+    },
+    "/channels/{channel}/schedule": {
+      "get": { "summary": "Every break with its state and the fields a client-side scheduler needs", "security": [{ "token": [] }], "parameters": [{ "$ref": "#/components/parameters/channel" }],
+        "responses": { "200": { "description": "Schedule", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Schedule" } } } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" } } }
+    },
+    "/channels/{channel}/events": {
+      "get": { "summary": "The channel's event log: a page by version, or a live Server-Sent Events stream", "description": "With Accept: text/event-stream (or ?stream=1): every event after `after` or Last-Event-ID, then each new one; `id` is the stream version, `event` the type, `data` the event JSON. A stream ends after 10 minutes; EventSource reconnects.",
+        "security": [{ "token": [] }],
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "after", "in": "query", "schema": { "type": "integer", "minimum": 0 } }, { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 1000 } }, { "name": "Last-Event-ID", "in": "header", "schema": { "type": "integer" } }],
+        "responses": { "200": { "description": "A page, or the stream", "content": {
+            "application/json": { "schema": { "type": "object", "properties": { "channel": { "type": "string" }, "events": { "type": "array", "items": { "$ref": "#/components/schemas/Event" } }, "next": { "type": "integer" } } } },
+            "text/event-stream": { "schema": { "type": "string" } } } },
+          "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" } } }
+    },
+    "/channels/{channel}/commands": {
+      "post": { "summary": "Append a schedule command", "security": [{ "token": [] }],
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "$ref": "#/components/parameters/idempotencyKey" }, { "$ref": "#/components/parameters/ifMatch" }],
+        "requestBody": { "required": true, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Command" } } } },
+        "responses": { "201": { "$ref": "#/components/responses/Created" }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "409": { "$ref": "#/components/responses/Conflict" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/Unavailable" } } }
+    },
+    "/channels/{channel}/scte35": {
+      "post": { "summary": "Apply an SCTE-35 splice_info_section", "description": "splice_insert or time_signal with segmentation descriptors, CRC checked. Out places break scte35-<event id> at arrival (duration from the section, else `duration`), carrying the section as SCTE35-OUT; in/end returns from it (SCTE35-IN); a cancel cancels it (or ends it when on air). A repeated cue answers 200 ignored. The command type scoped on automation tokens is place_break, cancel_current_event or cancel_break.",
+        "security": [{ "token": [] }],
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "$ref": "#/components/parameters/idempotencyKey" }],
+        "requestBody": { "required": true, "content": { "application/json": { "schema": { "type": "object", "required": ["section"], "properties": {
+          "section": { "type": "string", "description": "base64 or hex (0x optional)" }, "asset_uri": { "type": "string" }, "asset_list": { "type": "string" },
+          "duration": { "type": "number", "description": "seconds, for an out that gives none" }, "reason": { "type": "string" } } } } } },
+        "responses": { "200": { "description": "Nothing to do", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Ignored" } } } }, "201": { "$ref": "#/components/responses/Created" }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "409": { "$ref": "#/components/responses/Conflict" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/Unavailable" } } }
+    },
+    "/hooks/{name}": {
+      "post": { "summary": "A signed feed payload, mapped to a command by the hooks file", "description": "X-Cueline-Signature is sha256=<hex HMAC-SHA256 of \"<X-Cueline-Timestamp>.<body>\"> under the hook's secret; the timestamp must be within the hook's window. The same delivery (or Idempotency-Key) is one command. The actor is hook:<name>.",
+        "parameters": [{ "name": "name", "in": "path", "required": true, "schema": { "type": "string" } }, { "name": "X-Cueline-Timestamp", "in": "header", "required": true, "schema": { "type": "integer" } }, { "name": "X-Cueline-Signature", "in": "header", "required": true, "schema": { "type": "string" } }, { "$ref": "#/components/parameters/idempotencyKey" }],
+        "requestBody": { "required": true, "content": { "application/json": { "schema": { "type": "object" } } } },
+        "responses": { "200": { "description": "No rule matches", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Ignored" } } } }, "201": { "$ref": "#/components/responses/Created" }, "401": { "$ref": "#/components/responses/Unauthorized" }, "404": { "$ref": "#/components/responses/NotFound" }, "409": { "$ref": "#/components/responses/Conflict" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/Unavailable" } } }
+    },
+    "/channels/{channel}/replay": {
+      "get": { "summary": "The exact playlist served at an instant, rebuilt from the log", "security": [{ "token": [] }],
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "at", "in": "query", "required": true, "schema": { "$ref": "#/components/schemas/Instant" } }, { "name": "rendition", "in": "query", "schema": { "type": "string" } }, { "name": "multivariant", "in": "query", "schema": { "type": "string" } }],
+        "responses": { "200": { "description": "Playlist", "content": { "application/vnd.apple.mpegurl": {} } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "422": { "$ref": "#/components/responses/Invalid" } } }
+    },
+    "/channels/{channel}/as-run": {
+      "get": { "summary": "What aired: every break with planned and actual times, who and how", "security": [{ "token": [] }],
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "from", "in": "query", "schema": { "$ref": "#/components/schemas/Instant" } }, { "name": "to", "in": "query", "schema": { "$ref": "#/components/schemas/Instant" } }, { "name": "format", "in": "query", "schema": { "type": "string", "enum": ["csv"] } }],
+        "responses": { "200": { "description": "JSON report, or CSV", "content": { "application/json": {}, "text/csv": {} } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "422": { "$ref": "#/components/responses/Invalid" } } }
+    },
+    "/healthz": { "get": { "summary": "The process is up (public)", "responses": { "200": { "description": "ok" } } } },
+    "/readyz": { "get": { "summary": "The log has been read and the database answers (public)", "responses": { "200": { "description": "ready" }, "503": { "$ref": "#/components/responses/Unavailable" } } } },
+    "/metrics": { "get": { "summary": "Prometheus metrics (public)", "responses": { "200": { "description": "text exposition", "content": { "text/plain": {} } } } } },
+    "/openapi.json": { "get": { "summary": "This document (public)", "responses": { "200": { "description": "OpenAPI 3.1", "content": { "application/json": {} } } } } }
+  }
+}
+"""#
+}
