@@ -180,9 +180,7 @@ extension Routes {
                 guard let matched else {
                     return jsonResponse(HookIgnored(hook: name, ignored: "no rule of hook \(name) matches this payload"))
                 }
-                let decoder = JSONDecoder()
-                decoder.keyDecodingStrategy = .convertFromSnakeCase
-                parsed = try decoder.decode(CommandRequest.self, from: matched.command)
+                parsed = try decodeJSON(CommandRequest.self, matched.command).get()
                 command = try parsed.scheduleCommand()
             } catch let invalid as CommandRequest.Invalid {
                 return errorResponse(.unprocessableContent, "\(invalid.field) \(invalid.reason)", field: invalid.field)

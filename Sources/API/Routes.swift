@@ -119,14 +119,10 @@ public enum Routes {
 
         router.post("/channels/{channel}/commands") { request, context -> Response in
             let channel = try context.parameters.require("channel")
-            let body = try await request.body.collect(upTo: 64 * 1024)
-            let decoder = JSONDecoder()
-            decoder.keyDecodingStrategy = .convertFromSnakeCase
             let parsed: CommandRequest
-            do {
-                parsed = try decoder.decode(CommandRequest.self, from: body)
-            } catch {
-                return errorResponse(.unprocessableContent, "the body is not a valid command: \(error)", field: "body")
+            switch try await decodeBody(CommandRequest.self, request) {
+            case .success(let value): parsed = value
+            case .failure(let error): return errorResponse(.unprocessableContent, "the body is not a valid command: \(error)", field: "body")
             }
             let caller: Caller
             switch await access.authorize(request, .command(parsed.command, channel: channel)) {
@@ -314,6 +310,18 @@ func errorResponse(_ status: HTTPResponse.Status, _ message: String, field: Stri
     var response = jsonResponse(Body(error: message, field: field))
     response.status = status
     return response
+}
+
+/// A JSON request body (snake_case keys, at most 64 KiB), or why it does not decode.
+func decodeBody<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> Result<T, any Error> {
+    let body = try await request.body.collect(upTo: 64 * 1024)
+    return decodeJSON(type, Data(buffer: body))
+}
+
+func decodeJSON<T: Decodable>(_ type: T.Type, _ data: Data) -> Result<T, any Error> {
+    let decoder = JSONDecoder()
+    decoder.keyDecodingStrategy = .convertFromSnakeCase
+    return Result { try decoder.decode(type, from: data) }
 }
 
 /// The API's JSON: sorted keys, snake_case.

@@ -78,13 +78,10 @@ extension Routes {
     ) {
         router.post("/channels/{channel}/scte35") { request, context -> Response in
             let channel = try context.parameters.require("channel")
-            let body = try await request.body.collect(upTo: 64 * 1024)
-            let decoder = JSONDecoder()
-            decoder.keyDecodingStrategy = .convertFromSnakeCase
             let parsed: SCTE35Request
-            do {
-                parsed = try decoder.decode(SCTE35Request.self, from: body)
-            } catch {
+            switch try await decodeBody(SCTE35Request.self, request) {
+            case .success(let value): parsed = value
+            case .failure(let error):
                 return errorResponse(.unprocessableContent, "the body must be JSON with section (base64 or hex) and asset_uri or asset_list: \(error)", field: "body")
             }
             let section: SpliceInfoSection

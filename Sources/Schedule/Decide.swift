@@ -58,13 +58,7 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         ]
 
     case .setPlayoutLimit(let id, let limit):
-        guard let current = state.breakState(id) else { throw .unknownBreak(channel: state.channel, id: id) }
-        guard !current.isCancelled else { throw .alreadyCancelled(id: id) }
-        guard current.playoutLimitMilliseconds == nil else {
-            throw .alreadyLimited(id: id, limit: DecimalNumber(milliseconds: current.playoutLimitMilliseconds!))
-        }
-        guard liveEdge > current.start else { throw .notOnAir(id: id, start: current.start, liveEdge: liveEdge) }
-        guard liveEdge < current.end else { throw .alreadyEnded(id: id, end: current.end) }
+        let current = try breakToEnd(id, state: state, liveEdge: liveEdge)
         let played = liveEdge.milliseconds(since: current.start)
         guard limit >= played else {
             throw .limitBelowPlayed(id: id, limit: DecimalNumber(milliseconds: limit), played: DecimalNumber(milliseconds: played))
@@ -90,13 +84,7 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         return [.playoutLimitSet(id: current.id, limitMilliseconds: liveEdge.milliseconds(since: current.start), kind: .cancelCurrent)]
 
     case .returnFromBreak(let id, let scte35In):
-        guard let current = state.breakState(id) else { throw .unknownBreak(channel: state.channel, id: id) }
-        guard !current.isCancelled else { throw .alreadyCancelled(id: id) }
-        guard current.playoutLimitMilliseconds == nil else {
-            throw .alreadyLimited(id: id, limit: DecimalNumber(milliseconds: current.playoutLimitMilliseconds!))
-        }
-        guard liveEdge > current.start else { throw .notOnAir(id: id, start: current.start, liveEdge: liveEdge) }
-        guard liveEdge < current.spec.plannedEnd else { throw .alreadyEnded(id: id, end: current.end) }
+        let current = try breakToEnd(id, state: state, liveEdge: liveEdge)
         return [.playoutLimitSet(id: id, limitMilliseconds: liveEdge.milliseconds(since: current.start), kind: .scte35Return, scte35In: scte35In)]
 
     case .cancelBreak(let id):
@@ -108,6 +96,18 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         case .scheduled: return [.breakCancelled(id: id)]
         }
     }
+}
+
+/// The break `id`, if it can still be ended early: on air at the live edge, not cancelled, not limited already.
+private func breakToEnd(_ id: String, state: ChannelState, liveEdge: Timestamp) throws(ScheduleError) -> BreakState {
+    guard let current = state.breakState(id) else { throw .unknownBreak(channel: state.channel, id: id) }
+    guard !current.isCancelled else { throw .alreadyCancelled(id: id) }
+    guard current.playoutLimitMilliseconds == nil else {
+        throw .alreadyLimited(id: id, limit: DecimalNumber(milliseconds: current.playoutLimitMilliseconds!))
+    }
+    guard liveEdge > current.start else { throw .notOnAir(id: id, start: current.start, liveEdge: liveEdge) }
+    guard liveEdge < current.end else { throw .alreadyEnded(id: id, end: current.end) }
+    return current
 }
 
 /// `brk-<next version>`, which no earlier generated id can equal; skips ids callers chose themselves.
