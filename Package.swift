@@ -73,6 +73,10 @@ let package = Package(
         .executableTarget(
             name: "cueline-replay-bench", dependencies: ["HLS", "Schedule", "Projector", "EventStore"],
             path: "Benchmarks/ReplayBenchmarks"),
+        .executableTarget(
+            name: "cueline-scale-bench",
+            dependencies: ["HLS", "Schedule", "Projector", "EventStore", .product(name: "Metrics", package: "swift-metrics")],
+            path: "Benchmarks/ScaleBenchmarks"),
         .testTarget(name: "HLSTests", dependencies: ["HLS"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS"], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["EventStore", "HLS"], path: "Tests/TestSupport"),

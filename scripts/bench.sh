@@ -5,6 +5,7 @@
 #   serve   : playlist requests/s from `cueline serve` vs nginx serving the same bytes as a static file (wrk, 10 s)
 #   append  : commands/s through the full HTTP command path vs pgbench inserting a row of the same size (10 s, 1 client)
 #   latency : from a command's acknowledgement to the changed playlist being served (p50/p99 of 40 commands)
+#   scale   : channels one instance keeps on time: 10,000 x 3 renditions vs 100 (cueline-scale-bench, 30 s each)
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/demo.sh"
@@ -39,6 +40,10 @@ export CUELINE_MIGRATIONS=$PWD/Migrations
     echo '```'
     DATABASE_URL="$DATABASE_URL" "$bin/cueline-replay-bench"
     echo '```'
+    echo
+    echo '## scale'
+    echo
+    "$bin/cueline-scale-bench" 10000 30 2>/dev/null
 } >"$out"
 
 port=$(free_port 18700)
@@ -79,16 +84,26 @@ payload_size=$(psql "$DATABASE_URL" -Atc "SELECT avg(length(payload::text))::int
 psql "$DATABASE_URL" -qc "CREATE TABLE bench_rows (id bigserial PRIMARY KEY, payload text NOT NULL)"
 printf "INSERT INTO bench_rows (payload) VALUES (repeat('x', %s));\n" "$payload_size" >"$pgdir/insert.sql"
 pgbench_tps=$("$CUELINE_PGBIN/pgbench" -n -c1 -T10 -f "$pgdir/insert.sql" "$DATABASE_URL" 2>/dev/null | awk '/tps = / {print $3; exit}')
+# Twenty channels in turn, so no channel's schedule grows past a few hundred breaks (an operator's day has dozens).
+for n in $(seq 0 19); do
+    "$bin/cueline" channel create "append$n" --segment-duration 6 --window 10 --rendition 720p,2800000,720p/seg{n}.ts >/dev/null
+done
+sleep 0.2
 cat >"$pgdir/place.lua" <<'LUA'
 counter = 0
 request = function()
     counter = counter + 1
     local body = string.format('{"command":"place_break","id":"w%d","in":%d,"duration":1,"asset_uri":"https://ads.example.com/a.m3u8"}', counter, 120 + counter * 2)
-    return wrk.format("POST", "/channels/bench/commands", {["Content-Type"] = "application/json"}, body)
+    return wrk.format("POST", string.format("/channels/append%d/commands", counter % 20), {["Content-Type"] = "application/json"}, body)
 end
 LUA
 append_rps=$(wrk -t1 -c1 -d10s -s "$pgdir/place.lua" "$base" | awk '/Requests\/sec/ {print $2}')
-non201=$(psql "$DATABASE_URL" -Atc "SELECT count(*) FROM cueline_refusals WHERE channel = 'bench'")
+non201=$(psql "$DATABASE_URL" -Atc "SELECT count(*) FROM cueline_refusals WHERE channel LIKE 'append%'")
+
+# latency on a channel of its own, with an ordinary schedule.
+"$bin/cueline" channel create latency --segment-duration 6 --window 10 \
+    --rendition 1080p,5000000,1080p/seg{n}.ts --rendition 720p,2800000,720p/seg{n}.ts --rendition 360p,800000,360p/seg{n}.ts >/dev/null
+sleep 0.2
 
 # latency: acknowledgement of a command → the changed playlist served.
 latency=$(python3 - "$base" <<'PY'
@@ -97,10 +112,10 @@ base = sys.argv[1]
 samples = []
 for i in range(40):
     body = json.dumps({"command": "place_break", "id": f"lat{i}", "in": 40000 + i * 10, "duration": 1, "asset_uri": "https://ads.example.com/a.m3u8"}).encode()
-    req = urllib.request.Request(base + "/channels/bench/commands", data=body, headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(base + "/channels/latency/commands", data=body, headers={"Content-Type": "application/json"})
     urllib.request.urlopen(req).read()
     acked = time.perf_counter()
-    while f'ID="lat{i}"' not in urllib.request.urlopen(base + "/channels/bench/720p.m3u8").read().decode():
+    while f'ID="lat{i}"' not in urllib.request.urlopen(base + "/channels/latency/720p.m3u8").read().decode():
         time.sleep(0.001)
     samples.append((time.perf_counter() - acked) * 1000)
 samples.sort()
@@ -130,7 +145,7 @@ size ({size} bytes) into the same database.
 | path | per second | ratio |
 |---|---|---|
 | pgbench INSERT | {p:,.0f} | 1.00 |
-| POST /channels/bench/commands (place_break) | {a:,.0f} | {a/p:.2f} |
+| POST /channels/appendN/commands (place_break, 20 channels in turn) | {a:,.0f} | {a/p:.3f} |
 
 Refused during the run: {refused}.
 

@@ -199,37 +199,58 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     /// Renders every clock channel as soon as a segment boundary passes, so requests find the new window
-    /// ready, and records how late after the boundary that happened.
-    func tickAtSegmentBoundaries() async throws {
+    /// ready, and records how late after the boundary that happened. Channels wait in a queue ordered by their
+    /// next boundary, so a wake touches only the channels that are due, however many there are.
+    package func tickAtSegmentBoundaries() async throws {
         let rendered = Counter(label: "cueline_ticks_rendered_total")
         let lateness = Timer(label: "cueline_tick_lateness_seconds", preferredDisplayUnit: .seconds)
+        var queue = BoundaryQueue()
+        var queued: Set<String> = []
+        var knownChannels = -1
+        var lastScan = clock()
         var lastRendered: [String: Int64] = [:]
         var lastSampledVersion: [String: Int64] = [:]
         while !Task.isCancelled {
             var samples: [RenderSample] = []
             let now = clock()
-            var next = now.adding(milliseconds: 1000)
-            for state in channels() {
-                guard let config = state.config, config.source == .clock else { continue }
+            // New channels join the queue (a count check is cheap; a full look every 5 s catches the rest).
+            let count = shared.withLock { $0.channels.count }
+            if count != knownChannels || now.milliseconds(since: lastScan) >= 5000 {
+                knownChannels = count
+                lastScan = now
+                let clockChannels = shared.withLock { shared in
+                    shared.channels.compactMap { id, entry in entry.state.config?.source == .clock && !queued.contains(id) ? id : nil }
+                }
+                for id in clockChannels.sorted() {
+                    queued.insert(id)
+                    queue.push(now, id)
+                }
+            }
+            while let (due, id) = queue.first, due <= now {
+                queue.pop()
+                guard let config = shared.withLock({ $0.channels[id]?.state.config }), config.source == .clock else {
+                    queued.remove(id)
+                    continue
+                }
                 let timeline = Timeline(config)
                 let completed = timeline.completedSegments(at: now)
-                if lastRendered[config.id] != completed, let current = try? self.rendered(config.id) {
+                if lastRendered[id] != completed, let current = try? self.rendered(id) {
                     // Sample what is served: every 30th window, and every window with a schedule change.
-                    if completed % 30 == 0 || lastSampledVersion[config.id] != current.version {
-                        lastSampledVersion[config.id] = current.version
+                    if completed % 30 == 0 || lastSampledVersion[id] != current.version {
+                        lastSampledVersion[id] = current.version
                         for (rendition, text) in current.playlists.sorted(by: { $0.key < $1.key }) {
                             samples.append(RenderSample(
-                                channel: config.id, tick: current.tick, rendition: rendition,
+                                channel: id, tick: current.tick, rendition: rendition,
                                 rendererVersion: PlaylistBuilder.rendererVersion, sha256: sha256Hex(text)))
                         }
                     }
-                    if lastRendered[config.id] != nil {
+                    if lastRendered[id] != nil {
                         lateness.recordNanoseconds(max(0, now.milliseconds(since: timeline.segmentStart(completed))) * 1_000_000)
                         rendered.increment()
                     }
-                    lastRendered[config.id] = completed
+                    lastRendered[id] = completed
                 }
-                next = min(next, timeline.nextBoundary(after: now))
+                queue.push(timeline.nextBoundary(after: now), id)
             }
             if !samples.isEmpty {
                 do {
@@ -238,6 +259,7 @@ public final class ChannelFollower: Service, Sendable {
                     logger.warning("could not record render samples", metadata: ["error": "\(error)"])
                 }
             }
+            let next = min(queue.first?.0 ?? now.adding(milliseconds: 1000), now.adding(milliseconds: 1000))
             try await Task.sleep(for: .milliseconds(max(1, next.milliseconds(since: clock()))))
         }
     }
@@ -335,5 +357,43 @@ public final class ChannelFollower: Service, Sendable {
             completedSegments: Timeline(config).completedSegments(at: tick), version: state.version, tick: tick,
             targetDuration: config.targetDuration, playlists: playlists,
             multivariant: try PlaylistRenderer.render(PlaylistBuilder.multivariant(config: config)))
+    }
+}
+
+/// A binary min-heap of (instant, channel), ordered by instant then channel id so ties are deterministic.
+struct BoundaryQueue {
+    private var items: [(Timestamp, String)] = []
+
+    var first: (Timestamp, String)? { items.first }
+
+    private static func less(_ a: (Timestamp, String), _ b: (Timestamp, String)) -> Bool {
+        a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
+    }
+
+    mutating func push(_ at: Timestamp, _ id: String) {
+        items.append((at, id))
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard Self.less(items[child], items[parent]) else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() {
+        guard !items.isEmpty else { return }
+        items.swapAt(0, items.count - 1)
+        items.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < items.count && Self.less(items[left], items[smallest]) { smallest = left }
+            if right < items.count && Self.less(items[right], items[smallest]) { smallest = right }
+            guard smallest != parent else { return }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
     }
 }

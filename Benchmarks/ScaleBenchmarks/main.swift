@@ -1,0 +1,106 @@
+// How many channels one instance keeps on time: N clock channels x 3 renditions, 6 s segments, epochs spread over
+// a segment (as channels created at different times are), the follower's ticker rendering every channel at every
+// boundary. Lateness is what the ticker itself records (cueline_tick_lateness_seconds). The baseline is the same
+// run with 100 channels. Usage: cueline-scale-bench [channels] [seconds]
+import EventStore
+import Foundation
+import HLS
+import Metrics
+import Projector
+import Schedule
+import Synchronization
+
+final class LatenessCapture: MetricsFactory, @unchecked Sendable {
+    let samples = Mutex<[Int64]>([])
+
+    final class Handler: TimerHandler, CounterHandler, RecorderHandler, FloatingPointCounterHandler, @unchecked Sendable {
+        let capture: LatenessCapture?
+        init(_ capture: LatenessCapture?) { self.capture = capture }
+        func recordNanoseconds(_ duration: Int64) { capture?.samples.withLock { $0.append(duration) } }
+        func increment(by: Int64) {}
+        func increment(by: Double) {}
+        func reset() {}
+        func record(_ value: Int64) {}
+        func record(_ value: Double) {}
+    }
+
+    func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler { Handler(nil) }
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler { Handler(nil) }
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler { Handler(nil) }
+    func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+        Handler(label == "cueline_tick_lateness_seconds" ? self : nil)
+    }
+    func destroyCounter(_ handler: any CounterHandler) {}
+    func destroyFloatingPointCounter(_ handler: any FloatingPointCounterHandler) {}
+    func destroyRecorder(_ handler: any RecorderHandler) {}
+    func destroyTimer(_ handler: any TimerHandler) {}
+}
+
+func wallClock() -> Timestamp {
+    Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+}
+
+func residentMiB() -> Double {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
+}
+
+struct Result {
+    var channels: Int
+    var ticks: Int
+    var p50: Double
+    var p99: Double
+    var worst: Double
+    var late: Int
+    var memory: Double
+}
+
+func run(channels count: Int, seconds: Int, capture: LatenessCapture) async throws -> Result {
+    let memoryBefore = residentMiB()
+    let store = InMemoryEventStore()
+    let handler = CommandHandler(store: store, clock: wallClock)
+    let segment: Int64 = 6000
+    let start = wallClock().adding(milliseconds: -60_000)
+    for index in 0..<count {
+        let id = "ch\(index)"
+        let config = ChannelConfig(
+            id: id, segmentDurationMilliseconds: segment, windowSegments: 10,
+            epoch: start.adding(milliseconds: Int64(index) * segment / Int64(count)),
+            renditions: ["1080p", "720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "https://cdn.example/\(id)/\($0)/seg{n}.ts") },
+            source: .clock, publicBaseURL: "https://cueline.example")
+        _ = try await handler.handle(.createChannel(config), channel: id, context: CommandContext(commandID: "c\(index)", actor: "bench", source: "bench"))
+        // Every channel carries a break in its window, so each render has interstitial tags to write.
+        _ = try await handler.handle(
+            .placeBreak(PlaceBreak(id: "brk", start: .inMilliseconds(20_000 + Int64(index % 30) * 1000), plannedDurationMilliseconds: 30_000, asset: .uri("https://ads.example/a.m3u8"))),
+            channel: id, context: CommandContext(commandID: "b\(index)", actor: "bench", source: "bench"))
+    }
+    let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: wallClock)
+    try await follower.catchUp()
+    let ticker = Task { try await follower.tickAtSegmentBoundaries() }
+    try await Task.sleep(for: .seconds(7))  // one segment of warm-up: every channel rendered once
+    capture.samples.withLock { $0.removeAll() }
+    try await Task.sleep(for: .seconds(seconds))
+    let samples = capture.samples.withLock { $0 }.sorted()
+    let memory = residentMiB() - memoryBefore
+    ticker.cancel()
+    _ = await ticker.result
+    func ms(_ p: Double) -> Double { samples.isEmpty ? 0 : Double(samples[min(samples.count - 1, Int(Double(samples.count) * p))]) / 1e6 }
+    return Result(
+        channels: count, ticks: samples.count, p50: ms(0.5), p99: ms(0.99), worst: ms(1.0),
+        late: samples.filter { $0 > 50_000_000 }.count, memory: memory)
+}
+
+let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
+let channels = arguments.first ?? 10_000
+let seconds = arguments.dropFirst().first ?? 30
+let capture = LatenessCapture()
+MetricsSystem.bootstrap(capture)
+print("scale: \(ProcessInfo.processInfo.activeProcessorCount) cores, 6 s segments, 3 renditions, a break in every window, \(seconds) s measured after 7 s of warm-up")
+print("| channels | ticks rendered | p50 lateness | p99 lateness | worst | ticks later than 50 ms | resident memory added |")
+print("|---|---|---|---|---|---|---|")
+for count in [100, channels] {
+    let result = try await run(channels: count, seconds: seconds, capture: capture)
+    print(String(format: "| %d | %d | %.1f ms | %.1f ms | %.1f ms | %d (%.2f%%) | %.0f MiB |", result.channels, result.ticks, result.p50, result.p99, result.worst, result.late,
+        result.ticks == 0 ? 0 : Double(result.late) * 100 / Double(result.ticks), result.memory))
+}
