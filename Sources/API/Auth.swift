@@ -51,7 +51,8 @@ public final class TokenCache: Sendable {
 /// What a request wants to do.
 enum Access {
     case read(channel: String)
-    case readAll
+    /// Any valid token: listing channels (filtered by the token), and the first check of a command.
+    case anyToken
     case command(String, channel: String)
 }
 
@@ -89,7 +90,7 @@ extension AccessPolicy {
         }
         guard let token else { return .failure(.unauthenticated("the token is unknown or revoked")) }
         switch access {
-        case .readAll:
+        case .anyToken:
             return .success(Caller(token: token))
         case .read(let channel):
             guard token.mayRead(channel: channel) else {

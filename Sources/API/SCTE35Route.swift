@@ -78,6 +78,7 @@ extension Routes {
     ) {
         router.post("/channels/{channel}/scte35") { request, context -> Response in
             let channel = try context.parameters.require("channel")
+            if case .failure(let refusal) = await access.authorize(request, .anyToken) { return refusal.response }
             let parsed: SCTE35Request
             switch try await decodeBody(SCTE35Request.self, request) {
             case .success(let value): parsed = value

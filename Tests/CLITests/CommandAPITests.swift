@@ -61,6 +61,8 @@ struct CommandAPITests {
         #expect(missingStatus == 401 && missing.contains("Bearer"), "\(missing)")
         let (_, badStatus) = try await HTTP.post(setup.commands("one"), json: place, headers: ["Authorization": "Bearer cue_0000"])
         #expect(badStatus == 401)
+        let (_, garbageStatus) = try await HTTP.post(setup.commands("one"), json: "not json")
+        #expect(garbageStatus == 401, "who is asking is checked before the body")
         let (viewer, viewerStatus) = try await HTTP.post(setup.commands("one"), json: place, headers: setup.auth("wall"))
         #expect(viewerStatus == 403 && viewer.contains("viewer"), "\(viewer)")
         let (otherChannel, otherStatus) = try await HTTP.post(setup.commands("two"), json: #"{"command":"cancel_current_event"}"#, headers: setup.auth("scores"))
