@@ -12,8 +12,7 @@ cueline=$CUELINE
 pgdir=$SCRATCH
 port=$(free_port 18600)
 base="http://127.0.0.1:$port"
-"$cueline" serve --port "$port" --unauthenticated-commands >"$pgdir/serve.log" 2>&1 & BACKGROUND_PIDS+=($!)
-wait_http "$base/readyz" 30 || die "the server did not start"
+serve_open "$port" "$pgdir/serve.log"
 "$cueline" channel create outage --segment-duration 1 --window 6 --rendition 720p,1000000,720p/seg{n}.ts >/dev/null
 sleep 0.3
 post() { curl -s -o "$pgdir/post.out" -w '%{http_code} %{time_total}' -H 'Content-Type: application/json' -d "$1" "$base/channels/outage/commands"; }

@@ -13,7 +13,7 @@ pgdir=$SCRATCH
 server=""
 port=$(free_port 18500)
 base="http://127.0.0.1:$port"
-start_server() { "$cueline" serve --port "$port" --unauthenticated-commands >>"$pgdir/serve.log" 2>&1 & server=$!; BACKGROUND_PIDS+=($server); wait_http "$base/readyz" 30 || die "the server did not start"; }
+start_server() { serve_open "$port" "$pgdir/serve.log"; server=$SERVER_PID; }
 start_server
 "$cueline" channel create crash --segment-duration 1 --window 8 --rendition 720p,1000000,720p/seg{n}.ts >/dev/null
 sleep 0.3

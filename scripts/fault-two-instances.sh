@@ -10,9 +10,8 @@ cd "$(repo_root)"
 throwaway_service
 cueline=$CUELINE
 pgdir=$SCRATCH
-a=$(free_port 18400); "$cueline" serve --port "$a" --unauthenticated-commands >"$pgdir/a.log" 2>&1 & BACKGROUND_PIDS+=($!)
-b=$(free_port $((a + 1))); "$cueline" serve --port "$b" --unauthenticated-commands >"$pgdir/b.log" 2>&1 & BACKGROUND_PIDS+=($!)
-wait_http "http://127.0.0.1:$a/healthz" 30 && wait_http "http://127.0.0.1:$b/healthz" 30 || die "the instances did not start"
+a=$(free_port 18400); serve_open "$a" "$pgdir/a.log"
+b=$(free_port $((a + 1))); serve_open "$b" "$pgdir/b.log"
 "$cueline" channel create twin --segment-duration 1 --window 6 --rendition 720p,1000000,720p/seg{n}.ts --rendition 360p,500000,360p/seg{n}.ts >/dev/null
 sleep 0.3
 

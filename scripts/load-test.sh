@@ -6,27 +6,18 @@
 #   scripts/load-test.sh [MINUTES]
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/lib/demo.sh"
 cd "$(repo_root)"
 minutes=${1:-5}
 
-ensure_build_deps
-apt_install curl
-scratch=$(mktemp -d /tmp/cueline-load.XXXXXX)
-chmod 755 "$scratch"
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; stop_cluster; rm -rf "$scratch"' EXIT
-start_cluster "$scratch"
-log "building (release)"
-swift build -c release --product cueline >/dev/null
-cueline=$(swift build -c release --show-bin-path)/cueline
-export CUELINE_MIGRATIONS=$PWD/Migrations
-"$cueline" migrate >/dev/null
-
+throwaway_service release
+cueline=$CUELINE
+scratch=$SCRATCH
 port=$(free_port 18800)
 base="http://127.0.0.1:$port"
-CUELINE_LOG_LEVEL=warning "$cueline" serve --port "$port" --unauthenticated-commands >"$scratch/serve.log" 2>&1 & pids+=($!)
-server=$!
-for i in $(seq 1 100); do curl -fs -o /dev/null "$base/readyz" && break; sleep 0.2; done
+export CUELINE_LOG_LEVEL=warning
+serve_open "$port" "$scratch/serve.log"
+server=$SERVER_PID
 for n in $(seq 0 9); do
     "$cueline" channel create "load$n" --segment-duration 2 --window 8 \
         --rendition 1080p,5000000,1080p/seg{n}.ts --rendition 720p,2800000,720p/seg{n}.ts --rendition 360p,800000,360p/seg{n}.ts >/dev/null

@@ -85,9 +85,10 @@ seconds_until() {
     echo $(((target - now + 999) / 1000 > 0 ? (target - now + 999) / 1000 : 0))
 }
 
-# throwaway_service : a throwaway PostgreSQL, the built and migrated cueline, and a cleanup on exit that stops
-# every process in BACKGROUND_PIDS. Sets SCRATCH (a temporary directory) and CUELINE.
+# throwaway_service [release] : a throwaway PostgreSQL, the built (debug, or release) and migrated cueline, and a
+# cleanup on exit that stops every process in BACKGROUND_PIDS. Sets SCRATCH (a temporary directory) and CUELINE.
 throwaway_service() {
+    local config=${1:-debug}
     ensure_build_deps
     apt_install curl
     SCRATCH=$(mktemp -d /tmp/cueline-scratch.XXXXXX)
@@ -95,8 +96,18 @@ throwaway_service() {
     BACKGROUND_PIDS=()
     trap 'for p in "${BACKGROUND_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done; stop_cluster; rm -rf "$SCRATCH"' EXIT
     start_cluster "$SCRATCH"
-    swift build >/dev/null || die "swift build failed"
-    CUELINE=$(swift build --show-bin-path)/cueline
+    [ "$config" = release ] && log "building (release)"
+    swift build -c "$config" --product cueline >/dev/null || die "swift build failed"
+    CUELINE=$(swift build -c "$config" --show-bin-path)/cueline
     export CUELINE_MIGRATIONS=$PWD/Migrations
     "$CUELINE" migrate >/dev/null
+}
+
+# serve_open PORT LOG : starts `cueline serve` without tokens on PORT, logging to LOG (appended), and waits until it
+# is ready. Sets SERVER_PID; the process joins BACKGROUND_PIDS.
+serve_open() {
+    "$CUELINE" serve --port "$1" --unauthenticated-commands >>"$2" 2>&1 &
+    SERVER_PID=$!
+    BACKGROUND_PIDS+=("$SERVER_PID")
+    wait_http "http://127.0.0.1:$1/readyz" 30 || { tail -20 "$2" >&2; die "cueline serve on port $1 did not start"; }
 }
