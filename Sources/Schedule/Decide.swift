@@ -71,9 +71,15 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         return [.playoutLimitSet(id: id, limitMilliseconds: limit, kind: .playoutLimit)]
 
     case .cancelCurrentEvent:
-        // On air by its planned times: a break another operator just ended at this live edge is "already limited",
-        // not "nothing on air".
-        guard let current = state.breaks.first(where: { !$0.isCancelled && $0.start < liveEdge && liveEdge < $0.spec.plannedEnd }) else {
+        // The break on air is the one whose effective end (its limit, if any) is still ahead of the live edge: an
+        // earlier break ended early may still cover the live edge with its planned span.
+        let onAir = state.breaks.first { $0.phase(liveEdge: liveEdge) == .onAir }
+        // Nothing on air, but a break whose planned span covers the live edge was ended early (another operator
+        // just ended it at this live edge): that is "already limited", not "nothing on air".
+        let endedEarly = state.breaks.last {
+            !$0.isCancelled && $0.playoutLimitMilliseconds != nil && $0.start < liveEdge && liveEdge < $0.spec.plannedEnd
+        }
+        guard let current = onAir ?? endedEarly else {
             throw .nothingOnAir(channel: state.channel, liveEdge: liveEdge)
         }
         guard current.playoutLimitMilliseconds == nil else {
