@@ -46,18 +46,19 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
 
     /// Checks every field; the first problem names the field and the reason.
     public func validate() throws(ScheduleError) {
-        guard isIdentifier(id) else {
-            throw .invalidField("channel", "\(id.debugDescription) must be 1–64 characters of a-z, 0-9, '-' or '_'")
-        }
+        _ = try Identifier(id, field: "channel")
         guard (100...60_000).contains(segmentDurationMilliseconds) else {
             throw .invalidField("segment-duration", "must be between 0.1 and 60 seconds (got \(DecimalNumber(milliseconds: segmentDurationMilliseconds)) s)")
         }
+        // Bounded before any arithmetic on it.
+        guard (1...10_000).contains(windowSegments) else { throw .invalidField("window", "must be 1 to 10000 segments") }
         let windowMilliseconds = Int64(windowSegments) * segmentDurationMilliseconds
         guard windowMilliseconds >= Int64(3 * targetDuration) * 1000 else {
             throw .invalidField("window", "\(windowSegments) segments last \(DecimalNumber(milliseconds: windowMilliseconds)) s, under 3 target durations (\(3 * targetDuration) s)")
         }
-        guard windowSegments <= 10_000 else { throw .invalidField("window", "must be at most 10000 segments") }
+        try Limits.check(instant: epoch, field: "epoch")
         guard !renditions.isEmpty else { throw .invalidField("rendition", "a channel needs at least one rendition") }
+        guard renditions.count <= 32 else { throw .invalidField("rendition", "a channel has at most 32 renditions") }
         var names: Set<String> = []
         for rendition in renditions {
             try rendition.validate(needsTemplate: source == .clock)
@@ -66,12 +67,10 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
             }
         }
         if let loop = loopSegments, loop < 1 { throw .invalidField("loop", "must be at least 1 segment") }
-        guard publicBaseURL.hasPrefix("http://") || publicBaseURL.hasPrefix("https://"), !publicBaseURL.contains("\""),
-            !publicBaseURL.contains(where: \.isNewline)
-        else { throw .invalidField("public-url", "must be an absolute http(s) URL (got \(publicBaseURL.debugDescription))") }
+        _ = try AbsoluteURI(publicBaseURL, field: "public-url")
         if case .relay(let upstream) = source {
-            guard !upstream.isEmpty, !upstream.contains(where: \.isNewline) else {
-                throw .invalidField("relay", "a relay channel needs an upstream playlist URL or path")
+            guard !upstream.isEmpty, upstream.utf8.count <= Limits.uriBytes, !upstream.containsControlCharacter else {
+                throw .invalidField("relay", "a relay channel needs an upstream playlist URL or path, without control characters")
             }
             guard renditions.count == 1 || upstream.contains("{rendition}") else {
                 throw .invalidField("relay", "with several renditions the upstream must contain {rendition}")
@@ -107,20 +106,29 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
 
     func validate(needsTemplate: Bool) throws(ScheduleError) {
         guard isIdentifier(name) else {
-            throw .invalidField("rendition", "name \(name.debugDescription) must be 1–64 characters of a-z, 0-9, '-' or '_'")
+            throw .invalidField("rendition", "name \(name.debugDescription.escapingControlCharacters) must be \(Identifier.rule)")
         }
-        guard bandwidth > 0 else { throw .invalidField("rendition", "\(name): bandwidth must be a positive number of bits per second") }
-        guard !needsTemplate || uriTemplate.contains("{n"), !uriTemplate.contains(where: \.isNewline), !uriTemplate.hasPrefix("#") else {
-            throw .invalidField("rendition", "\(name): the URI template must contain {n} or {n%K} and no line break")
+        guard (1...1_000_000_000_000).contains(bandwidth) else {
+            throw .invalidField("rendition", "\(name): bandwidth must be a positive number of bits per second (at most 10^12)")
         }
-        if let resolution, Resolution(resolution) == nil {
-            throw .invalidField("rendition", "\(name): resolution \(resolution.debugDescription) is not WIDTHxHEIGHT")
+        guard !needsTemplate || uriTemplate.contains("{n") else {
+            throw .invalidField("rendition", "\(name): the URI template must contain {n} or {n%K}")
         }
-        for codec in codecs where codec.isEmpty || codec.contains(",") || codec.contains("\"") {
-            throw .invalidField("rendition", "\(name): codec \(codec.debugDescription) is not valid")
+        if needsTemplate || !uriTemplate.isEmpty, let problem = AbsoluteURI.referenceProblem(in: uriTemplate) {
+            throw .invalidField("rendition", "\(name): URI template \(problem)")
         }
-        if let mapURI, mapURI.isEmpty || mapURI.contains("\"") || mapURI.contains(where: \.isNewline) {
-            throw .invalidField("rendition", "\(name): map URI is not valid")
+        if let resolution, resolution.containsControlCharacter || Resolution(resolution) == nil || resolution.utf8.count > 16 {
+            throw .invalidField("rendition", "\(name): resolution \(resolution.debugDescription.escapingControlCharacters) is not WIDTHxHEIGHT")
+        }
+        // A codec is an RFC 6381 token: printable ASCII, no space, comma or quote (it sits in a quoted CODECS list).
+        for codec in codecs
+        where codec.isEmpty || codec.utf8.count > 64
+            || codec.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value >= 0x7F || $0 == "," || $0 == "\"" })
+        {
+            throw .invalidField("rendition", "\(name): codec \(codec.debugDescription.escapingControlCharacters) is not valid")
+        }
+        if let mapURI, let problem = AbsoluteURI.referenceProblem(in: mapURI) {
+            throw .invalidField("rendition", "\(name): map URI \(problem)")
         }
     }
 
@@ -147,8 +155,7 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
     }
 }
 
-/// 1–64 characters of `a-z`, `0-9`, `-`, `_` (also safe in URLs and file names).
+/// Whether `text` follows the one identifier rule (`Identifier.pattern`).
 public func isIdentifier(_ text: String) -> Bool {
-    (1...64).contains(text.utf8.count)
-        && text.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F }
+    Identifier.isValid(text)
 }

@@ -28,19 +28,23 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         return [.renditionsUpdated(renditions)]
 
     case .placeBreak(let request):
-        let id = request.id ?? generatedBreakID(state)
-        guard isIdentifier(id) else {
-            throw .invalidField("id", "\(id.debugDescription) must be 1–64 characters of a-z, 0-9, '-' or '_'")
-        }
+        let id = try Identifier(request.id ?? generatedBreakID(state), field: "id").rawValue
         guard state.breakState(id) == nil else { throw .breakIDReused(id) }
-        guard (1...3_600_000).contains(request.plannedDurationMilliseconds) else {
-            throw .invalidField("duration", "must be more than 0 and at most 3600 seconds")
+        guard (1...Limits.maximumBreakMilliseconds).contains(request.plannedDurationMilliseconds) else {
+            throw .invalidField("duration", "must be more than 0 and at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) seconds")
         }
         let start: Timestamp
         switch request.start {
-        case .at(let time): start = time
+        case .at(let time):
+            start = try Limits.check(instant: time, field: "start")
+            let horizon = now.adding(milliseconds: Limits.breakStartHorizonMilliseconds)
+            guard start <= horizon else {
+                throw .invalidField("start", "\(start) is more than 7 days ahead (latest \(horizon)); place it closer to air")
+            }
         case .inMilliseconds(let delay):
-            guard delay >= 0 else { throw .invalidField("in", "must not be negative") }
+            guard (0...Limits.maximumDelayMilliseconds).contains(delay) else {
+                throw .invalidField("in", "must be between 0 and \(DecimalNumber(milliseconds: Limits.maximumDelayMilliseconds)) seconds")
+            }
             start = now.adding(milliseconds: delay)
         }
         guard start >= liveEdge, start >= config.epoch else { throw .startBehindLiveEdge(start: start, liveEdge: liveEdge) }
@@ -94,7 +98,7 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         return [.playoutLimitSet(id: id, limitMilliseconds: liveEdge.milliseconds(since: current.start), kind: .scte35Return, scte35In: scte35In)]
 
     case .cancelBreak(let id):
-        guard let current = state.breakState(id) else { throw .unknownBreak(channel: state.channel, id: id) }
+        guard let current = state.breakState(id) else { throw unknownBreak(id, state: state) }
         switch current.phase(liveEdge: liveEdge) {
         case .cancelled: throw .alreadyCancelled(id: id)
         case .onAir: throw .cancelOnAir(id: id, start: current.start)
@@ -106,7 +110,7 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
 
 /// The break `id`, if it can still be ended early: on air at the live edge, not cancelled, not limited already.
 private func breakToEnd(_ id: String, state: ChannelState, liveEdge: Timestamp) throws(ScheduleError) -> BreakState {
-    guard let current = state.breakState(id) else { throw .unknownBreak(channel: state.channel, id: id) }
+    guard let current = state.breakState(id) else { throw unknownBreak(id, state: state) }
     guard !current.isCancelled else { throw .alreadyCancelled(id: id) }
     guard current.playoutLimitMilliseconds == nil else {
         throw .alreadyLimited(id: id, limit: DecimalNumber(milliseconds: current.playoutLimitMilliseconds!))
@@ -114,6 +118,12 @@ private func breakToEnd(_ id: String, state: ChannelState, liveEdge: Timestamp) 
     guard liveEdge > current.start else { throw .notOnAir(id: id, start: current.start, liveEdge: liveEdge) }
     guard liveEdge < current.end else { throw .alreadyEnded(id: id, end: current.end) }
     return current
+}
+
+/// No break has this id: "unknown" when it could be one, else why it cannot (so a hostile id is never echoed as a
+/// lookup that merely failed).
+private func unknownBreak(_ id: String, state: ChannelState) -> ScheduleError {
+    Identifier.isValid(id) ? .unknownBreak(channel: state.channel, id: id) : .invalidField("id", "\(id.debugDescription.escapingControlCharacters) must be \(Identifier.rule)")
 }
 
 /// `brk-<next version>`, which no earlier generated id can equal; skips ids callers chose themselves.
@@ -124,11 +134,7 @@ func generatedBreakID(_ state: ChannelState) -> String {
 }
 
 private func validateURI(_ uri: String, field: String) throws(ScheduleError) {
-    guard uri.hasPrefix("http://") || uri.hasPrefix("https://"), uri.count > 8,
-        !uri.contains(where: { $0 == "\"" || $0.isNewline || $0 == " " })
-    else {
-        throw .invalidField(field, "\(uri.debugDescription) must be an absolute http(s) URL without spaces or quotes")
-    }
+    _ = try AbsoluteURI(uri, field: field)
 }
 
 private func validateAsset(_ asset: BreakAsset) throws(ScheduleError) {
@@ -137,9 +143,14 @@ private func validateAsset(_ asset: BreakAsset) throws(ScheduleError) {
     case .list(let uri): try validateURI(uri, field: "asset_list")
     case .pod(let assets):
         guard !assets.isEmpty else { throw .invalidField("pod", "a pod needs at least one asset") }
+        guard assets.count <= Limits.maximumPodAssets else {
+            throw .invalidField("pod", "a pod holds at most \(Limits.maximumPodAssets) assets")
+        }
         for asset in assets {
             try validateURI(asset.uri, field: "pod")
-            guard asset.durationMilliseconds > 0 else { throw .invalidField("pod", "asset durations must be positive") }
+            guard (1...Limits.maximumBreakMilliseconds).contains(asset.durationMilliseconds) else {
+                throw .invalidField("pod", "asset durations must be positive and at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) seconds")
+            }
         }
     }
 }
@@ -153,17 +164,19 @@ private func validateOptions(_ request: InterstitialOptions) throws(ScheduleErro
         throw .invalidField("cue", "cannot be both PRE and POST")
     }
     var names: Set<String> = []
+    guard request.clientAttributes.count <= 32 else { throw .invalidField("attr", "at most 32 client attributes") }
     for attribute in request.clientAttributes {
         let name = attribute.name
-        guard name.hasPrefix("X-"), name.count > 2,
+        guard name.hasPrefix("X-"), name.count > 2, name.utf8.count <= 64,
             name.utf8.allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D })
-        else { throw .invalidField("attr", "\(name.debugDescription) must be X- followed by A-Z, 0-9 or '-'") }
+        else { throw .invalidField("attr", "\(name.debugDescription.escapingControlCharacters) must be X- followed by at most 62 of A-Z, 0-9 or '-'") }
         guard !reservedClientAttributes.contains(name) else {
             throw .invalidField("attr", "\(name) is set by Cueline itself; use the dedicated option")
         }
         guard names.insert(name).inserted else { throw .invalidField("attr", "\(name) is given twice") }
-        if case .string(let value) = attribute.value, value.contains(where: { $0 == "\"" || $0.isNewline }) {
-            throw .invalidField("attr", "\(name): a value cannot hold a double quote or a line break")
+        if case .string(let value) = attribute.value {
+            if let problem = PlainText.problem(in: value) { throw .invalidField("attr", "\(name): the value \(problem)") }
+            guard !value.contains("\"") else { throw .invalidField("attr", "\(name): a value cannot hold a double quote") }
         }
     }
 }

@@ -56,11 +56,16 @@ public struct DecimalNumber: Hashable, Sendable, Comparable, Codable {
         self.init(mantissa: negative ? -mantissa : mantissa, scale: scale)
     }
 
-    /// The value in milliseconds, rounded toward negative infinity.
-    public var milliseconds: Int64 {
+    /// The value in milliseconds, rounded toward negative infinity, or nil when it does not fit in an `Int64`
+    /// (`9223372036854775807` seconds). Use this on anything a request or an upstream playlist can carry.
+    public var checkedMilliseconds: Int64? {
         if scale <= 3 {
             var value = mantissa
-            for _ in scale..<3 { value *= 10 }
+            for _ in scale..<3 {
+                let (product, overflow) = value.multipliedReportingOverflow(by: 10)
+                guard !overflow else { return nil }
+                value = product
+            }
             return value
         }
         var divisor: Int64 = 1
@@ -69,13 +74,21 @@ public struct DecimalNumber: Hashable, Sendable, Comparable, Codable {
         return mantissa % divisor < 0 ? quotient - 1 : quotient
     }
 
+    /// The value in milliseconds, rounded toward negative infinity; saturates at `Int64.min`/`Int64.max` instead of
+    /// trapping, so a huge value read from outside stays huge (and fails a bounds check) rather than crashing.
+    public var milliseconds: Int64 {
+        checkedMilliseconds ?? (mantissa < 0 ? .min : .max)
+    }
+
     /// The value rounded to the nearest integer, halves away from zero (how the draft rounds `EXTINF`).
     public var roundedToInteger: Int64 {
         var divisor: Int64 = 1
         for _ in 0..<scale { divisor *= 10 }
         let quotient = mantissa / divisor
-        let remainder = abs(mantissa % divisor)
-        return remainder * 2 >= divisor ? quotient + (mantissa < 0 ? -1 : 1) : quotient
+        let remainder = (mantissa % divisor).magnitude
+        guard remainder * 2 >= divisor.magnitude else { return quotient }
+        // `quotient` is at most Int64.max / 10 when there is a remainder, so this cannot overflow.
+        return quotient + (mantissa < 0 ? -1 : 1)
     }
 
     public var isInteger: Bool { scale == 0 }
@@ -86,10 +99,22 @@ public struct DecimalNumber: Hashable, Sendable, Comparable, Codable {
         return scaled(to: common) == other.scaled(to: common)
     }
 
-    private func scaled(to target: Int) -> Int64 {
-        var value = mantissa
-        for _ in scale..<target { value *= 10 }
-        return value
+    /// The mantissa at `target` digits after the point, exactly: 128 bits, as (high, low), so comparing two of them
+    /// never overflows whatever the mantissas.
+    private func scaled(to target: Int) -> WideInteger {
+        var factor: Int64 = 1
+        for _ in scale..<target { factor *= 10 }
+        let (high, low) = mantissa.multipliedFullWidth(by: factor)
+        return WideInteger(high: high, low: low)
+    }
+
+    private struct WideInteger: Equatable, Comparable {
+        var high: Int64
+        var low: UInt64
+
+        static func < (lhs: WideInteger, rhs: WideInteger) -> Bool {
+            lhs.high != rhs.high ? lhs.high < rhs.high : lhs.low < rhs.low
+        }
     }
 
     public static func < (lhs: DecimalNumber, rhs: DecimalNumber) -> Bool {
@@ -103,8 +128,21 @@ public struct DecimalNumber: Hashable, Sendable, Comparable, Codable {
             self = value
         } else {
             let double = try container.decode(Double.self)
-            self.init(milliseconds: Int64((double * 1000).rounded()))
+            guard let milliseconds = Self.milliseconds(exactly: double) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "\(double) seconds is not a number of milliseconds Cueline can hold")
+            }
+            self.init(milliseconds: milliseconds)
         }
+    }
+
+    /// Seconds as a binary floating-point number (a JSON number) to whole milliseconds, rounded to the nearest; nil
+    /// for NaN, infinities and anything beyond ±9.2e15 s, instead of trapping as `Int64(_:)` does.
+    public static func milliseconds(exactly seconds: Double) -> Int64? {
+        let value = (seconds * 1000).rounded()
+        // 2^63 is exactly representable; every Double below it converts without trapping.
+        guard value.isFinite, value >= -9_223_372_036_854_775_808.0, value < 9_223_372_036_854_775_808.0 else { return nil }
+        return Int64(value)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -117,7 +155,7 @@ extension DecimalNumber: CustomStringConvertible {
     /// The canonical text: exactly `scale` fractional digits, no exponent, `.` as the separator.
     public var description: String {
         let negative = mantissa < 0
-        let digits = String(negative ? -mantissa : mantissa)
+        let digits = String(mantissa.magnitude)
         guard scale > 0 else { return (negative ? "-" : "") + digits }
         let padded = digits.count <= scale ? String(repeating: "0", count: scale - digits.count + 1) + digits : digits
         let split = padded.index(padded.endIndex, offsetBy: -scale)

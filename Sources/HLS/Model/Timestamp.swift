@@ -14,15 +14,23 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable {
         lhs.milliseconds < rhs.milliseconds
     }
 
-    /// This instant moved by a number of milliseconds.
+    /// This instant moved by a number of milliseconds. Saturates at the ends of `Int64` instead of trapping: a
+    /// result that far out is outside `Timestamp.representable` and fails any bounds check made on it.
     public func adding(milliseconds delta: Int64) -> Timestamp {
-        Timestamp(milliseconds: milliseconds + delta)
+        let (sum, overflow) = milliseconds.addingReportingOverflow(delta)
+        return Timestamp(milliseconds: overflow ? (delta < 0 ? .min : .max) : sum)
     }
 
-    /// Milliseconds from `other` to `self` (positive when `self` is later).
+    /// Milliseconds from `other` to `self` (positive when `self` is later); saturates instead of trapping.
     public func milliseconds(since other: Timestamp) -> Int64 {
-        milliseconds - other.milliseconds
+        let (difference, overflow) = milliseconds.subtractingReportingOverflow(other.milliseconds)
+        return overflow ? (other.milliseconds < 0 ? .max : .min) : difference
     }
+
+    /// The instants ISO 8601 text with a four-digit year can carry, in UTC: 0000-01-01T00:00:00.000Z through
+    /// 9999-12-31T23:59:59.999Z. Parsing never yields an instant outside it, so every parsed instant formats and
+    /// parses back to itself.
+    public static let representable = Timestamp(milliseconds: -62_167_219_200_000)...Timestamp(milliseconds: 253_402_300_799_999)
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
@@ -112,9 +120,14 @@ extension Timestamp {
             return nil
         }
         guard scanner.atEnd else { return nil }
+        // Every term is bounded by the four-digit year and two-digit fields above: no overflow is possible.
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60
-        self.init(milliseconds: seconds * 1000 + millis)
+        let instant = Timestamp(milliseconds: seconds * 1000 + millis)
+        // A local time near either end of the calendar can fall outside it in UTC (9999-12-31T23:59-23:59 is year
+        // 10000): such an instant could not be written back in this format.
+        guard Timestamp.representable.contains(instant) else { return nil }
+        self = instant
     }
 }
 

@@ -1,0 +1,69 @@
+/// The id of a channel, break, rendition or hook, and the channels a token is scoped to: 1–64 characters of
+/// `a-z`, `0-9`, `_` and `-`, the first a letter or a digit. Safe in URLs, file names, SQL `LIKE`-free matching
+/// and playlist attribute values, and never mistaken for an option (`-x`) or a hidden name (`_x`).
+///
+/// The one rule: the HTTP API, the CLI, the hooks file, tokens and the OpenAPI document all check it through this
+/// type. Token *names* follow the same rule and may also hold `.` (see `isValidTokenName`, and the database's own
+/// check in `Migrations/0004_tokens.sql`).
+public struct Identifier: Hashable, Sendable, Comparable, Codable, CustomStringConvertible {
+    public let rawValue: String
+
+    /// The rule as a regular expression, for the OpenAPI document and error messages.
+    public static let pattern = "^[a-z0-9][a-z0-9_-]{0,63}$"
+    /// Token names: `pattern` with `.` allowed after the first character.
+    public static let tokenNamePattern = "^[a-z0-9][a-z0-9._-]{0,63}$"
+    /// The rule in words, for error messages.
+    public static let rule = "1–64 characters of a-z, 0-9, '_' or '-', starting with a letter or a digit"
+
+    public init?(_ text: some StringProtocol) {
+        guard Self.isValid(text) else { return nil }
+        rawValue = String(text)
+    }
+
+    /// Checks `text` and names `field` in the error when it does not follow the rule.
+    public init(_ text: String, field: String) throws(ScheduleError) {
+        guard let valid = Identifier(text) else {
+            throw .invalidField(field, "\(text.debugDescription.escapingControlCharacters) must be \(Self.rule)")
+        }
+        self = valid
+    }
+
+    public static func isValid(_ text: some StringProtocol) -> Bool {
+        matches(text, allowingDot: false)
+    }
+
+    /// Whether `text` is a valid token name: the identifier rule, plus `.` after the first character.
+    public static func isValidTokenName(_ text: some StringProtocol) -> Bool {
+        matches(text, allowingDot: true)
+    }
+
+    private static func matches(_ text: some StringProtocol, allowingDot: Bool) -> Bool {
+        let bytes = text.utf8
+        guard (1...64).contains(bytes.count), let first = bytes.first, isLowerAlphanumeric(first) else { return false }
+        return bytes.dropFirst().allSatisfy {
+            isLowerAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || (allowingDot && $0 == UInt8(ascii: "."))
+        }
+    }
+
+    private static func isLowerAlphanumeric(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: Identifier, rhs: Identifier) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let valid = Identifier(text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "must be \(Self.rule)")
+        }
+        self = valid
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
