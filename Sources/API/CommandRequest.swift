@@ -43,8 +43,7 @@ struct CommandRequest: Decodable {
             let startSpec: PlaceBreak.Start
             switch (start, self.in) {
             case (let text?, nil):
-                guard let time = Timestamp(iso8601: text) else { throw Invalid(field: "start", reason: "is not an ISO 8601 date-time with a time zone") }
-                startSpec = .at(time)
+                startSpec = .at(try checked { () throws(ScheduleError) in try Limits.instant(text, field: "start") })
             case (nil, let seconds?):
                 startSpec = .inMilliseconds(try milliseconds(seconds, "in"))
             default:
@@ -55,11 +54,22 @@ struct CommandRequest: Decodable {
             guard assets == 1 else { throw Invalid(field: "asset_uri", reason: "give exactly one of asset_uri, asset_list or pod") }
             let asset: BreakAsset
             if let assetUri {
-                asset = .uri(assetUri)
+                asset = .uri(try checked { () throws(ScheduleError) in try AbsoluteURI(assetUri, field: "asset_uri").value })
             } else if let assetList {
-                asset = .list(assetList)
+                asset = .list(try checked { () throws(ScheduleError) in try AbsoluteURI(assetList, field: "asset_list").value })
             } else {
-                asset = .pod(try pod!.map { PodAsset(uri: $0.uri, durationMilliseconds: try milliseconds($0.duration, "pod")) })
+                guard pod!.count <= Limits.maximumPodAssets else { throw Invalid(field: "pod", reason: "holds at most \(Limits.maximumPodAssets) assets") }
+                asset = .pod(try pod!.map { item in
+                    PodAsset(
+                        uri: try checked { () throws(ScheduleError) in try AbsoluteURI(item.uri, field: "pod").value },
+                        durationMilliseconds: try milliseconds(item.duration, "pod"))
+                })
+            }
+            if let id { _ = try checked { () throws(ScheduleError) in try Identifier(id, field: "id") } }
+            for (name, value) in attributes ?? [:] {
+                if let problem = PlainText.problem(in: name, maximumLength: 64) ?? PlainText.problem(in: value) {
+                    throw Invalid(field: "attributes", reason: "\(name.debugDescription.escapingControlCharacters): \(problem)")
+                }
             }
             return .placeBreak(PlaceBreak(
                 id: id, start: startSpec, plannedDurationMilliseconds: try milliseconds(duration, "duration"), asset: asset,
@@ -68,26 +78,39 @@ struct CommandRequest: Decodable {
                     clientAttributes: (attributes ?? [:]).sorted { $0.key < $1.key }.map { ClientAttribute(name: $0.key, value: .string($0.value)) })))
         case "set_playout_limit":
             guard let id else { throw Invalid(field: "id", reason: "is required") }
+            _ = try checked { () throws(ScheduleError) in try Identifier(id, field: "id") }
             guard let playoutLimit else { throw Invalid(field: "playout_limit", reason: "is required") }
             return .setPlayoutLimit(id: id, limitMilliseconds: try milliseconds(playoutLimit, "playout_limit"))
         case "cancel_current_event":
             return .cancelCurrentEvent
         case "cancel_break":
             guard let id else { throw Invalid(field: "id", reason: "is required") }
+            _ = try checked { () throws(ScheduleError) in try Identifier(id, field: "id") }
             return .cancelBreak(id: id)
         default:
-            throw Invalid(field: "command", reason: "\(command.debugDescription) is not one of place_break, set_playout_limit, cancel_current_event, cancel_break")
+            throw Invalid(field: "command", reason: "\(command.prefix(64).debugDescription.escapingControlCharacters) is not one of place_break, set_playout_limit, cancel_current_event, cancel_break")
         }
     }
 
-    private func milliseconds(_ seconds: Double, _ field: String) throws -> Int64 {
-        guard seconds.isFinite, seconds >= 0, seconds <= 86_400 else { throw Invalid(field: field, reason: "must be seconds between 0 and 86400") }
-        return Int64((seconds * 1000).rounded())
+    /// Seconds to milliseconds: finite, 0…86400 (`Limits.maximumDelayMilliseconds`), never a trapping conversion.
+    private func milliseconds(_ seconds: Double, _ field: String) throws(Invalid) -> Int64 {
+        try checked { () throws(ScheduleError) in try Limits.milliseconds(seconds: seconds, field: field) }
+    }
+
+    /// Runs a check from `Schedule`, answering its refusal as this request's `Invalid`.
+    private func checked<T>(_ check: () throws(ScheduleError) -> T) throws(Invalid) -> T {
+        do {
+            return try check()
+        } catch {
+            throw Invalid(error)
+        }
     }
 
     private func values<T: RawRepresentable>(_ list: [String]?, _ field: String) throws -> [T]? where T.RawValue == String {
         try list?.map { item in
-            guard let value = T(rawValue: item.uppercased()) else { throw Invalid(field: field, reason: "\(item.debugDescription) is not a valid value") }
+            guard let value = T(rawValue: item.uppercased()) else {
+                throw Invalid(field: field, reason: "\(item.prefix(64).debugDescription.escapingControlCharacters) is not a valid value")
+            }
             return value
         }
     }

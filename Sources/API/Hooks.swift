@@ -109,9 +109,10 @@ extension HookSet.Hook {
         guard given.count == wanted.count, zip(given, wanted).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
             return "the signature does not match the body under hook \(name)'s secret"
         }
-        let skew = now.milliseconds(since: Timestamp(milliseconds: seconds * 1000)) / 1000
-        guard abs(skew) <= Int64(toleranceSeconds) else {
-            return "the timestamp is \(skew) s from the server clock; deliveries more than \(toleranceSeconds) s off are refused (replay protection)"
+        // In whole seconds and checked: a signed timestamp of Int64.max must be refused, not multiplied into a trap.
+        let (skew, overflow) = (now.milliseconds / 1000).subtractingReportingOverflow(seconds)
+        guard !overflow, skew.magnitude <= UInt64(toleranceSeconds) else {
+            return "the timestamp is \(overflow ? "far" : "\(skew) s") from the server clock; deliveries more than \(toleranceSeconds) s off are refused (replay protection)"
         }
         return nil
     }

@@ -79,8 +79,8 @@ public enum Routes {
             let id = try context.parameters.require("id")
             guard let state = follower.state(of: channel) else { return lookupErrorResponse(.unknownChannel(channel)) }
             // Players send _HLS_primary_id, and _HLS_start_offset when they join mid-break.
-            let offset = request.uri.queryParameters["_HLS_start_offset"].flatMap { DecimalNumber($0) }.map(\.milliseconds) ?? 0
-            guard let body = PlaylistBuilder.assetList(state: state, breakID: id, startOffsetMilliseconds: max(0, offset)) else {
+            let offset = Edge.startOffsetMilliseconds(request.uri.queryParameters["_HLS_start_offset"])
+            guard let body = PlaylistBuilder.assetList(state: state, breakID: id, startOffsetMilliseconds: offset) else {
                 return lookupErrorResponse(.unknownBreak(channel: channel, id: id))
             }
             var headers = HTTPFields()
@@ -148,8 +148,10 @@ public enum Routes {
         router.get("/channels/{channel}/replay") { request, context -> Response in
             let channel = try context.parameters.require("channel")
             if case .failure(let refusal) = await access.authorize(request, .read(channel: channel)) { return refusal.response }
-            guard let atText = request.uri.queryParameters["at"], let at = Timestamp(iso8601: String(atText)) else {
-                return errorResponse(.unprocessableContent, "at must be an ISO 8601 instant with a time zone", field: "at")
+            let at: Timestamp
+            switch Edge.instant(request, "at", required: true) {
+            case .success(let value): at = value!
+            case .failure(let refusal): return refusal.response
             }
             do {
                 let events = try await Replay.events(channel, from: handler.store)
@@ -170,15 +172,12 @@ public enum Routes {
         router.get("/channels/{channel}/as-run") { request, context -> Response in
             let channel = try context.parameters.require("channel")
             if case .failure(let refusal) = await access.authorize(request, .read(channel: channel)) { return refusal.response }
-            func instant(_ name: String) -> (Timestamp?, Bool) {
-                guard let text = request.uri.queryParameters[Substring(name)] else { return (nil, true) }
-                let value = Timestamp(iso8601: String(text))
-                return (value, value != nil)
+            let from: Timestamp?
+            let to: Timestamp?
+            switch (Edge.instant(request, "from"), Edge.instant(request, "to")) {
+            case (.failure(let refusal), _), (_, .failure(let refusal)): return refusal.response
+            case (.success(let first), .success(let second)): (from, to) = (first, second)
             }
-            let (from, fromOK) = instant("from")
-            let (to, toOK) = instant("to")
-            guard fromOK else { return errorResponse(.unprocessableContent, "from must be an ISO 8601 instant", field: "from") }
-            guard toOK else { return errorResponse(.unprocessableContent, "to must be an ISO 8601 instant", field: "to") }
             guard let state = follower.state(of: channel) else { return lookupErrorResponse(.unknownChannel(channel)) }
             let entries = AsRun.entries(state: state, from: from, to: to, at: follower.clock())
             if request.uri.queryParameters["format"] == "csv" {
@@ -212,9 +211,8 @@ public enum Routes {
             return errorResponse(.unprocessableContent, "If-Match must be the channel version, a whole number", field: "If-Match")
         }
         let key = commandID ?? request.headers[HTTPField.Name("Idempotency-Key")!] ?? UUID().uuidString.lowercased()
-        guard key.count <= 200, !key.contains(where: { $0.isNewline }) else {
-            return errorResponse(.unprocessableContent, "Idempotency-Key must be at most 200 characters on one line", field: "Idempotency-Key")
-        }
+        if let refusal = Edge.refusal(actor: actor, reason: reason, commandID: key) { return refusal.response }
+        guard Identifier.isValid(channel) else { return lookupErrorResponse(.unknownChannel(channel.escapingControlCharacters)) }
         let commandContext = CommandContext(commandID: key, actor: actor, source: source, reason: reason)
         do {
             let outcome = try await handler.handle(command, channel: channel, context: commandContext, expectedVersion: expected)

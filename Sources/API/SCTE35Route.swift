@@ -44,7 +44,16 @@ enum CueMapping: Equatable {
             if let latest, !latest.isCancelled, liveEdge < latest.end {
                 return .nothing("break \(latest.id) for splice event \(eventID) is already scheduled or on air")
             }
-            guard let duration = durationMilliseconds ?? request.duration.map({ Int64(($0 * 1000).rounded()) }) else {
+            // A JSON number can be 1e300 or -0: bounded before it is converted, never a trapping Int64(_:).
+            var requested: Int64?
+            if let seconds = request.duration {
+                do {
+                    requested = try Limits.milliseconds(seconds: seconds, field: "duration", maximum: Limits.maximumBreakMilliseconds)
+                } catch {
+                    throw CommandRequest.Invalid(error)
+                }
+            }
+            guard let duration = durationMilliseconds ?? requested else {
                 throw CommandRequest.Invalid(field: "duration", reason: "is required: the section gives no break duration")
             }
             let asset: BreakAsset
