@@ -44,6 +44,9 @@ public protocol EventStore: Sendable {
 
     /// The highest committed global position (0 for an empty log).
     func headPosition() async throws -> Int64
+
+    /// The log head and the instant up to which the log is complete (see `Watermark`).
+    func watermark() async throws -> Watermark
 }
 
 /// What the appender believes the stream's version to be.
@@ -241,6 +244,11 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case database(String)
     /// The database is unreachable right now; retrying later may work.
     case unavailable(String)
+    /// The decision time was not ahead of the database clock when the append took the log head (a slow commit
+    /// or a clock behind the database's): nothing was written; decide again with a later time.
+    case lateDecision(decidedAt: Timestamp, databaseClock: Timestamp)
+    /// A value the log cannot hold as given (a NUL or control character, an over-long text): nothing was written.
+    case invalidValue(String)
 
     public var description: String {
         switch self {
@@ -256,6 +264,11 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return message
         case .unavailable(let message):
             return message
+        case .lateDecision(let decidedAt, let clock):
+            return "the decision time \(decidedAt) was not ahead of the database clock \(clock) when the append ran "
+                + "(the database is slow or this machine's clock is behind it); nothing was written"
+        case .invalidValue(let message):
+            return "\(message); nothing was written"
         }
     }
 }
@@ -264,4 +277,18 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 func migrationNumber(_ value: Int) -> String {
     let digits = String(value)
     return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+}
+
+/// What a follower may rely on: every event decided at or before `knownUntil` is at or below position `head`.
+///
+/// A follower that has read the log up to `head` can serve any tick up to `knownUntil` knowing that no event it
+/// has not seen could change that tick's playlist, so replay gives back exactly what it served.
+public struct Watermark: Sendable, Hashable {
+    public var head: Int64
+    public var knownUntil: Timestamp
+
+    public init(head: Int64, knownUntil: Timestamp) {
+        self.head = head
+        self.knownUntil = knownUntil
+    }
 }

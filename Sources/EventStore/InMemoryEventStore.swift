@@ -4,7 +4,7 @@ import HLS
 public actor InMemoryEventStore: EventStore {
     private var events: [RecordedEvent] = []
     private var versions: [String: Int64] = [:]
-    private var commands: [String: (hash: String, result: AppendResult)] = [:]
+    private var commands: [String: (hash: String, result: AppendResult)] = [:]  // by scopeKey
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private var lastHash: [String: String] = [:]
     private var refused: [Refusal] = []
@@ -19,7 +19,7 @@ public actor InMemoryEventStore: EventStore {
 
     public func append(_ request: AppendRequest) throws -> AppendResult {
         let hash = request.requestHash
-        if let existing = commands[request.command.commandID] {
+        if let existing = commands[Self.scopeKey(request)] {
             guard existing.hash == hash else {
                 throw StoreError.commandIDReused(commandID: request.command.commandID)
             }
@@ -52,7 +52,7 @@ public actor InMemoryEventStore: EventStore {
         events.append(contentsOf: recorded)
         versions[request.channel] = version
         let result = AppendResult(channel: request.channel, events: recorded, version: version, replayed: false)
-        commands[request.command.commandID] = (hash, result)
+        commands[Self.scopeKey(request)] = (hash, result)
         if !recorded.isEmpty {
             waiters.forEach { $0.resume() }
             waiters.removeAll()
@@ -61,7 +61,7 @@ public actor InMemoryEventStore: EventStore {
     }
 
     public func previousResult(of request: AppendRequest) throws -> AppendResult? {
-        guard let existing = commands[request.command.commandID] else { return nil }
+        guard let existing = commands[Self.scopeKey(request)] else { return nil }
         guard existing.hash == request.requestHash else { throw StoreError.commandIDReused(commandID: request.command.commandID) }
         var result = existing.result
         result.replayed = true
@@ -106,6 +106,16 @@ public actor InMemoryEventStore: EventStore {
 
     public func headPosition() -> Int64 {
         Int64(events.count)
+    }
+
+    /// Appends here take effect synchronously, so the whole log is known for any instant.
+    public func watermark() -> Watermark {
+        Watermark(head: Int64(events.count), knownUntil: Timestamp(milliseconds: .max))
+    }
+
+    /// Idempotency records are scoped to the channel and the actor, as in the database.
+    private static func scopeKey(_ request: AppendRequest) -> String {
+        request.channel + "\u{0}" + request.command.actor + "\u{0}" + request.command.commandID
     }
 
     /// Returns after the next append that adds events (the in-memory stand-in for NOTIFY).

@@ -10,7 +10,7 @@ public struct PostgresEventStore: EventStore {
     /// The NOTIFY channel; its payload is `<channel> <last position>`.
     public static let notifyChannel = "cueline_events"
     /// The highest migration this build needs.
-    public static let requiredMigration = 4
+    public static let requiredMigration = 5
 
     public let pool: PostgresPool
     let logger: Logger
@@ -37,92 +37,95 @@ public struct PostgresEventStore: EventStore {
 
     public func append(_ request: AppendRequest) async throws -> AppendResult {
         try await mapErrors {
-            do {
-                return try await pool.withConnection { connection in
-                    try await connection.withTransaction { try await Self.append(request, on: $0) }
-                }
-            } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "cueline_commands_pkey" {
-                // The same command id committed concurrently (on another channel, or the stream lock was not
-                // shared): answer like a retry.
-                return try await pool.withConnection { connection in
-                    guard let result = try await Self.previousResult(of: request, on: connection) else { throw error }
-                    return result
-                }
-            }
+            try await pool.withConnection { try await Self.append(request, on: $0) }
         }
     }
 
-    /// The append itself, inside a transaction the caller owns. `package` so tests can roll it back.
+    /// The append: one call of `cueline_append` (Migrations/0005), which locks, checks, links the hash, records
+    /// the command and notifies in the database, in its own transaction or the caller's. `package` so tests can
+    /// run it as another role or roll it back.
     package static func append(_ request: AppendRequest, on connection: PostgresConnection) async throws
         -> AppendResult
     {
-        // Outside a transaction every statement commits alone: the head would move and release its lock before
-        // the events exist, and a position reader could pass them. Refuse rather than break the ordering rule.
-        guard connection.isInTransaction else {
-            throw StoreError.database("internal error: an append must run inside a transaction; nothing was written")
-        }
-        let channel = request.channel
-        // 1. Lock the stream (creating its row on first use). Concurrent appenders to this channel queue here.
-        try await connection.query(
-            "INSERT INTO cueline_streams (channel, version) VALUES (\(channel), 0) ON CONFLICT (channel) DO NOTHING")
-        let streamRow = try await connection.query(
-            "SELECT version, last_hash FROM cueline_streams WHERE channel = \(channel) FOR UPDATE"
-        ).rows[0]
-        let current = try streamRow.int64(0, "version")
-        var previousHash = streamRow.optionalString(1) ?? HashChain.genesis(channel: channel)
-        // 2. Under the lock, a committed retry of this command is visible: answer with the original result.
-        if let previous = try await previousResult(of: request, on: connection) {
-            return previous
-        }
-        guard request.expectedVersion.admits(current) else {
-            throw StoreError.versionConflict(channel: channel, expected: request.expectedVersion, actual: current)
-        }
         let command = request.command
-        let newVersion = current + Int64(request.events.count)
-        var recorded: [RecordedEvent] = []
-        if !request.events.isEmpty {
-            // 3. Take positions last: the head's row lock is held until COMMIT, so the next appender's
-            //    positions cannot become visible before ours.
-            let last = try await connection.query(
-                "UPDATE cueline_log_head SET position = position + \(request.events.count) RETURNING position"
-            ).rows[0].int64(0, "position")
-            let first = last - Int64(request.events.count) + 1
-            var insert = PostgresQuery(
-                sql: """
-                    INSERT INTO cueline_events (position, channel, version, type, schema_version, payload, \
-                    decided_at, actor, source, command_id, reason, hash) VALUES
-                    """)
-            for (offset, event) in request.events.enumerated() {
-                var stored = RecordedEvent(
-                    position: first + Int64(offset), channel: channel, version: current + Int64(offset) + 1,
-                    type: event.type, schemaVersion: event.schemaVersion, payload: event.payload,
-                    decidedAt: command.decidedAt, actor: command.actor, source: command.source,
-                    commandID: command.commandID, reason: command.reason)
-                stored.hash = HashChain.hash(previous: previousHash, event: stored)
-                previousHash = stored.hash!
-                recorded.append(stored)
-                let values = [
-                    insert.bind(stored.position), insert.bind(stored.channel), insert.bind(stored.version),
-                    insert.bind(stored.type), insert.bind(stored.schemaVersion), insert.bind(stored.payload) + "::json",
-                    insert.bind(stored.decidedAt.iso8601) + "::timestamptz", insert.bind(stored.actor),
-                    insert.bind(stored.source), insert.bind(stored.commandID), insert.bind(stored.reason),
-                    insert.bind(stored.hash),
-                ]
-                insert.sql += (offset == 0 ? " (" : ", (") + values.joined(separator: ", ") + ")"
-            }
-            try await connection.query(insert)
-            try await connection.query(
-                "UPDATE cueline_streams SET version = \(newVersion), last_hash = \(previousHash) WHERE channel = \(channel)")
-            try await connection.query(
-                "SELECT pg_notify(\(notifyChannel), \(channel + " " + String(last)))")
+        let expected: Int64
+        switch request.expectedVersion {
+        case .any: expected = -1
+        case .noStream: expected = 0
+        case .exactly(let version): expected = version
         }
-        try await connection.query(
-            """
-            INSERT INTO cueline_commands (command_id, channel, request_hash, result_version, first_position, \
-            last_position) VALUES (\(command.commandID), \(channel), \(request.requestHash), \(newVersion), \
-            \(recorded.first?.position), \(recorded.last?.position))
-            """)
-        return AppendResult(channel: channel, events: recorded, version: newVersion, replayed: false)
+        // The payloads travel inside a JSON array: check them here so the refusal names the NUL, as for values.
+        if request.events.contains(where: { $0.payload.utf8.contains(0) }) {
+            throw StoreError.invalidValue("an event payload holds a NUL character (U+0000), which PostgreSQL text cannot store")
+        }
+        let rows: PostgresRows
+        do {
+            rows = try await connection.query(
+                """
+                SELECT result_version, replayed, first_position, last_position, hashes FROM cueline_append(\
+                \(request.channel), \(expected), \(command.commandID), \(request.requestHash), \(command.actor), \
+                \(command.source), \(command.reason), \(command.decidedAt.milliseconds), \(eventsJSON(request.events))::json)
+                """)
+        } catch let error as PostgresError where error.kind == .statementFailed {
+            switch error.sqlState {
+            case "CL001":
+                let actual = error.detail.flatMap { Int64($0) } ?? -1
+                throw StoreError.versionConflict(channel: request.channel, expected: request.expectedVersion, actual: actual)
+            case "CL002":
+                throw StoreError.commandIDReused(commandID: command.commandID)
+            case "CL003":
+                throw StoreError.lateDecision(
+                    decidedAt: command.decidedAt, databaseClock: Timestamp(milliseconds: error.detail.flatMap { Int64($0) } ?? 0))
+            case "22023", "22P02", "22P05", "22021", "54000":
+                throw StoreError.invalidValue(error.message)
+            default:
+                throw error
+            }
+        }
+        guard let row = rows.rows.first else {
+            throw PostgresError(kind: .statementFailed, message: "cueline_append returned no row")
+        }
+        let version = try row.int64(0, "result_version")
+        let first = row.optionalInt64(2)
+        if row.optionalString(1) == "t" {
+            // A retry: the original events, as stored.
+            var events: [RecordedEvent] = []
+            if let first, let last = row.optionalInt64(3) {
+                events = try await connection.query(
+                    "\(unescaped: selectEvents) WHERE position BETWEEN \(first) AND \(last) ORDER BY position"
+                ).rows.map(decodeEvent)
+            }
+            return AppendResult(channel: request.channel, events: events, version: version, replayed: true)
+        }
+        // The database assigned positions, versions and hashes; the rest is what it was given and stored as is.
+        let hashes = parseTextArray(try row.string(4, "hashes"))
+        guard hashes.count == request.events.count, request.events.isEmpty || first != nil else {
+            throw PostgresError(kind: .statementFailed, message: "cueline_append returned \(hashes.count) hashes for \(request.events.count) events")
+        }
+        let recorded = request.events.enumerated().map { offset, event in
+            RecordedEvent(
+                position: first! + Int64(offset), channel: request.channel, version: version - Int64(request.events.count) + Int64(offset) + 1,
+                type: event.type, schemaVersion: event.schemaVersion, payload: event.payload, decidedAt: command.decidedAt,
+                actor: command.actor, source: command.source, commandID: command.commandID, reason: command.reason,
+                hash: hashes[offset])
+        }
+        return AppendResult(channel: request.channel, events: recorded, version: version, replayed: false)
+    }
+
+    /// The events as the JSON array `cueline_append` takes: `[{"type":…, "schema_version":…, "payload": "<text>"}]`.
+    static func eventsJSON(_ events: [NewEvent]) -> String {
+        struct Wire: Encodable {
+            var type: String
+            var schema_version: Int
+            var payload: String
+        }
+        return EventStoreJSON.encode(events.map { Wire(type: $0.type, schema_version: $0.schemaVersion, payload: $0.payload) })
+    }
+
+    /// A one-dimensional `text[]` of unquoted tokens (hex digests): `{a,b}`.
+    static func parseTextArray(_ text: String) -> [String] {
+        let inner = text.dropFirst().dropLast()
+        return inner.isEmpty ? [] : inner.split(separator: ",").map(String.init)
     }
 
     public func previousResult(of request: AppendRequest) async throws -> AppendResult? {
@@ -136,18 +139,29 @@ public struct PostgresEventStore: EventStore {
     {
         let rows = try await connection.query(
             """
-            SELECT channel, request_hash, result_version FROM cueline_commands \
-            WHERE command_id = \(request.command.commandID)
+            SELECT request_hash, result_version, first_position, last_position FROM cueline_commands \
+            WHERE channel = \(request.channel) AND actor = \(request.command.actor) AND command_id = \(request.command.commandID)
             """)
         guard let row = rows.rows.first else { return nil }
-        guard try row.string(1, "request_hash") == request.requestHash else {
+        guard try row.string(0, "request_hash") == request.requestHash else {
             throw StoreError.commandIDReused(commandID: request.command.commandID)
         }
-        let events = try await connection.query(
-            "\(unescaped: selectEvents) WHERE command_id = \(request.command.commandID) ORDER BY position")
-        return AppendResult(
-            channel: try row.string(0, "channel"), events: try events.rows.map(decodeEvent),
-            version: try row.int64(2, "result_version"), replayed: true)
+        var events: [RecordedEvent] = []
+        if let first = row.optionalInt64(2), let last = row.optionalInt64(3) {
+            events = try await connection.query(
+                "\(unescaped: selectEvents) WHERE position BETWEEN \(first) AND \(last) ORDER BY position"
+            ).rows.map(decodeEvent)
+        }
+        return AppendResult(channel: request.channel, events: events, version: try row.int64(1, "result_version"), replayed: true)
+    }
+
+    public func watermark() async throws -> Watermark {
+        try await mapErrors {
+            try await pool.withConnection { connection in
+                let row = try await connection.query("SELECT head, known_until_ms FROM cueline_watermark()").rows[0]
+                return Watermark(head: try row.int64(0, "head"), knownUntil: Timestamp(milliseconds: try row.int64(1, "known_until_ms")))
+            }
+        }
     }
 
     public func read(after position: Int64, limit: Int) async throws -> [RecordedEvent] {
@@ -268,15 +282,13 @@ public struct PostgresEventStore: EventStore {
 
     static let selectEvents = """
         SELECT position, channel, version, type, schema_version, payload, \
-        to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), actor, source, command_id, reason, hash \
+        floor(extract(epoch FROM decided_at) * 1000)::bigint, actor, source, command_id, reason, hash \
         FROM cueline_events
         """
 
     static func decodeEvent(_ row: [String?]) throws -> RecordedEvent {
-        let decided = try row.string(6, "decided_at")
-        guard let decidedAt = Timestamp(iso8601: decided) else {
-            throw PostgresError(kind: .statementFailed, message: "decided_at is not a timestamp: \(decided)")
-        }
+        // Milliseconds since the epoch: readable back whatever the year (a rendering could fail to parse).
+        let decidedAt = Timestamp(milliseconds: try row.int64(6, "decided_at"))
         return RecordedEvent(
             position: try row.int64(0, "position"), channel: try row.string(1, "channel"),
             version: try row.int64(2, "version"), type: try row.string(3, "type"),
@@ -292,6 +304,7 @@ public struct PostgresEventStore: EventStore {
         } catch let error as StoreError {
             throw error
         } catch let error as PostgresError {
+            if error.sqlState == "22021" { throw StoreError.invalidValue(error.message) }
             if error.isUnavailable {
                 logger.warning("database unavailable", metadata: ["error": "\(error)"])
                 throw StoreError.unavailable("\(error)")

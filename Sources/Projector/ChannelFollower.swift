@@ -50,6 +50,9 @@ public final class ChannelFollower: Service, Sendable {
     private struct Shared {
         var channels: [String: Entry] = [:]
         var position: Int64 = 0
+        /// Every event decided at or before this instant has been read (see `Watermark`): ticks up to it can be
+        /// served knowing that replay will give back the same bytes.
+        var knownUntil = Timestamp(milliseconds: .min)
         var caughtUpOnce = false
         var lastError: String?
     }
@@ -66,9 +69,11 @@ public final class ChannelFollower: Service, Sendable {
 
     /// - Parameters:
     ///   - wakeups: a stream that yields when the log may have grown (NOTIFY); each call starts a new one.
+    ///   - pollInterval: how often the watermark is refreshed without a hint; playlists reach a new segment
+    ///     boundary at most this much after it (plus a round trip), since a tick is served only once known.
     public init(
         store: any EventStore, wakeups: @escaping @Sendable () -> AsyncStream<Void>, clock: @escaping @Sendable () -> Timestamp,
-        pollInterval: Duration = .seconds(1), logger: Logger = Logger(label: "cueline.follower")
+        pollInterval: Duration = .milliseconds(20), logger: Logger = Logger(label: "cueline.follower")
     ) {
         self.store = store
         self.wakeups = wakeups
@@ -147,10 +152,12 @@ public final class ChannelFollower: Service, Sendable {
         }
     }
 
-    /// Reads everything after the last applied position and folds it in. Safe to call concurrently with reads.
+    /// Reads everything up to the log's watermark and folds it in, then moves the known instant forward.
+    /// Safe to call concurrently with reads and with itself.
     public func catchUp() async throws {
+        let watermark = try await store.watermark()
         var position = shared.withLock { $0.position }
-        while true {
+        while position < watermark.head {
             let batch = try await store.read(after: position, limit: 1000)
             guard !batch.isEmpty else { break }
             var decoded: [(String, RecordedScheduleEvent)] = []
@@ -163,39 +170,57 @@ public final class ChannelFollower: Service, Sendable {
                 }
             }
             position = batch.last!.position
-            let (applied, live) = shared.withLock { shared -> ([(String, RecordedScheduleEvent)], Bool) in
+            let (applied, diverged) = shared.withLock { shared -> ([(String, RecordedScheduleEvent)], [(String, RecordedScheduleEvent, Timestamp)]) in
                 // Catch-ups may run concurrently (the wake loop, and a command route showing its own write):
                 // whoever applies an event first wins; the other skips what is already folded in.
                 let fresh = decoded.filter { $0.1.position > shared.position }
+                var diverged: [(String, RecordedScheduleEvent, Timestamp)] = []
                 for (channel, recorded) in fresh {
                     var entry = shared.channels[channel] ?? Entry(state: ChannelState(channel: channel))
+                    // This channel already served a tick at or after the event's effect without it: only possible
+                    // while the log was unreachable (then ticks are served past the watermark, see `servingTime`).
+                    if entry.lastTick >= recorded.attribution.at { diverged.append((channel, recorded, entry.lastTick)) }
                     entry.state.apply(recorded)
                     entry.events.append(recorded)
                     entry.rendered = nil
                     shared.channels[channel] = entry
                 }
                 shared.position = max(shared.position, position)
-                return (fresh, shared.caughtUpOnce)
+                return (fresh, diverged)
             }
             guard !applied.isEmpty else { continue }
             changes.yield(position)
-            let now = clock()
-            for (channel, recorded) in applied where live && recorded.attribution.at < now {
+            for (channel, recorded, served) in diverged {
                 Counter(label: "cueline_late_events_total").increment()
-                logger.warning("event reached this instance after it took effect; replay may differ from what was served meanwhile", metadata: [
-                    "channel": "\(channel)", "position": "\(recorded.position)", "late_ms": "\(now.milliseconds(since: recorded.attribution.at))",
+                logger.warning("event reached this instance after it had served its effect instant (the log was unreachable); replay differs from what was served meanwhile", metadata: [
+                    "channel": "\(channel)", "position": "\(recorded.position)", "decided_at": "\(recorded.attribution.at)", "served_tick": "\(served)",
                 ])
             }
             logger.debug("applied events", metadata: ["position": "\(position)", "count": "\(batch.count)"])
         }
-        // Any successful read, whoever triggered it, means the log is reachable again.
+        // Any successful read, whoever triggered it, means the log is reachable again. The watermark holds once
+        // everything up to its head is folded in (by this call or a concurrent one).
         let recovered = shared.withLock { shared -> Bool in
+            if shared.position >= watermark.head { shared.knownUntil = max(shared.knownUntil, watermark.knownUntil) }
             defer { shared.caughtUpOnce = true; shared.lastError = nil }
             return shared.lastError != nil
         }
         if recovered { logger.notice("reading the event log again", metadata: ["position": "\(position)"]) }
-        let head = try await store.headPosition()
-        Gauge(label: "cueline_log_position_lag").record(max(0, head - position))
+        Gauge(label: "cueline_log_position_lag").record(max(0, watermark.head - position))
+    }
+
+    /// The instant playlists are served for: now, but never past what the log is known up to, so that no event
+    /// committed later can belong to a tick already served. While the log is unreachable no command can commit
+    /// either, and playlists keep advancing with the wall clock (an event committed just before the outage and
+    /// not yet read is then counted in `cueline_late_events_total`).
+    public func servingTime() -> Timestamp {
+        let now = clock()
+        return shared.withLock { Self.servingTime(now: now, $0) }
+    }
+
+    private static func servingTime(now: Timestamp, _ shared: Shared) -> Timestamp {
+        guard shared.caughtUpOnce, shared.lastError == nil else { return now }
+        return min(now, shared.knownUntil)
     }
 
     /// Renders every clock channel as soon as a segment boundary passes, so requests find the new window
@@ -212,7 +237,7 @@ public final class ChannelFollower: Service, Sendable {
         var lastSampledVersion: [String: Int64] = [:]
         while !Task.isCancelled {
             var samples: [RenderSample] = []
-            let now = clock()
+            let now = servingTime()
             // New channels join the queue (a count check is cheap; a full look every 5 s catches the rest).
             let count = shared.withLock { $0.channels.count }
             if count != knownChannels || now.milliseconds(since: lastScan) >= 5000 {
@@ -260,7 +285,8 @@ public final class ChannelFollower: Service, Sendable {
                 }
             }
             let next = min(queue.first?.0 ?? now.adding(milliseconds: 1000), now.adding(milliseconds: 1000))
-            try await Task.sleep(for: .milliseconds(max(1, next.milliseconds(since: clock()))))
+            // A boundary that has passed on the wall clock but not yet in the known log: look again shortly.
+            try await Task.sleep(for: .milliseconds(min(1000, max(2, next.milliseconds(since: clock())))))
         }
     }
 
@@ -287,7 +313,7 @@ public final class ChannelFollower: Service, Sendable {
             guard var entry = shared.channels[channel], entry.state.config != nil else {
                 return .failure(.unknownChannel(channel))
             }
-            let tick = max(now, entry.lastTick)
+            let tick = max(Self.servingTime(now: now, shared), entry.lastTick)
             entry.lastTick = tick
             // The schedule in effect at this tick: events decided later are not shown yet (usually none).
             let inEffect = (entry.events.last?.attribution.at ?? tick) <= tick ? entry.state : fold(channel, entry.events, asOf: tick)

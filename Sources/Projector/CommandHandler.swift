@@ -66,6 +66,9 @@ public struct CommandHandler: Sendable {
     ) async throws(CommandError) -> CommandOutcome {
         let request = EventCodec.canonicalRequest(command)
         var attempts = 0
+        // After a late decision: the database clock it reported, and a longer effect delay for the next try.
+        var notBefore = Timestamp(milliseconds: .min)
+        var effectDelay = EffectiveTime.effectDelayMilliseconds
         while true {
             attempts += 1
             do {
@@ -82,7 +85,7 @@ public struct CommandHandler: Sendable {
                 if let expectedVersion, expectedVersion != state.version {
                     throw StoreError.versionConflict(channel: channel, expected: .exactly(expectedVersion), actual: state.version)
                 }
-                let now = EffectiveTime.decisionTime(arrival: clock())
+                let now = max(clock(), notBefore).adding(milliseconds: effectDelay)
                 let events: [ScheduleEvent]
                 do {
                     events = try decide(command, state: state, now: now)
@@ -123,11 +126,22 @@ public struct CommandHandler: Sendable {
             } catch let StoreError.versionConflict(c, e, a) where expectedVersion == nil && attempts < 5 {
                 logger.debug("lost a race, deciding again", metadata: ["channel": "\(c)", "expected": "\(e)", "actual": "\(a)"])
                 continue
+            } catch let StoreError.lateDecision(decidedAt, databaseClock) where attempts < 6 {
+                // The commit would have come after the instant the events take effect, so a follower could already
+                // have served that instant without them. Nothing was written: decide again, later, with more room.
+                Counter(label: "cueline_late_decisions_total").increment()
+                logger.notice("decision time passed before the append; deciding again", metadata: [
+                    "channel": "\(channel)", "decided_at": "\(decidedAt)", "database_clock": "\(databaseClock)", "attempt": "\(attempts)",
+                ])
+                notBefore = databaseClock
+                effectDelay = min(effectDelay * 2, 5_000)
+                continue
             } catch let error as StoreError {
                 let outcome: String
                 switch error {
                 case .versionConflict, .commandIDReused: outcome = "conflict"
-                case .unavailable, .database, .schemaOutdated:
+                case .invalidValue: outcome = "invalid"
+                case .unavailable, .database, .schemaOutdated, .lateDecision:
                     outcome = "error"
                     Counter(label: "cueline_database_errors_total").increment()
                 }

@@ -60,7 +60,11 @@ struct Cueline: AsyncParsableCommand {
         let message: String
         switch error {
         case let error as StoreError:
-            if case .versionConflict = error { code = ExitStatus.conflict } else { code = ExitStatus.failure }
+            switch error {
+            case .versionConflict, .commandIDReused: code = ExitStatus.conflict
+            case .invalidValue: code = ExitStatus.usage
+            default: code = ExitStatus.failure
+            }
             message = error.description
         case let error as TokenError:
             if case .nameTaken = error { code = ExitStatus.conflict } else { code = ExitStatus.failure }

@@ -11,11 +11,12 @@ struct EventStoreContractTests {
         let store = kind.make()
         let channel = uniqueChannel()
         let tricky = #"{"text":"Robert'); DROP TABLE cueline_events;--","quote":"\"","emoji":"⚽️","nested":{"a":[1,2.5]}}"#
+        let decided = wallClockMilliseconds() + 1123
         let result = try await store.append(
             makeRequest(
                 channel: channel, expected: .noStream,
                 events: [NewEvent(type: "BreakPlaced", payload: tricky), NewEvent(type: "Noted", schemaVersion: 2, payload: "{}")],
-                actor: "op'; --", reason: "goal \"scored\"", at: 1_772_366_406_123))
+                actor: "op'; --", reason: "goal \"scored\"", at: decided))
         #expect(result.version == 2)
         #expect(result.replayed == false)
         #expect(result.events.map(\.version) == [1, 2])
@@ -26,7 +27,7 @@ struct EventStoreContractTests {
         #expect(read[0].payload == tricky)
         #expect(read[0].actor == "op'; --")
         #expect(read[0].reason == "goal \"scored\"")
-        #expect(read[0].decidedAt == Timestamp(milliseconds: 1_772_366_406_123))
+        #expect(read[0].decidedAt == Timestamp(milliseconds: decided))
         #expect(read[1].schemaVersion == 2)
         #expect(read[1].type == "Noted")
         #expect(try await store.version(of: channel) == 2)
@@ -88,10 +89,23 @@ struct EventStoreContractTests {
         await #expect(throws: StoreError.commandIDReused(commandID: id)) {
             try await store.append(makeRequest(channel: channel, expected: .any, commandID: id, request: "place 60s"))
         }
-        await #expect(throws: StoreError.commandIDReused(commandID: id)) {
-            try await store.append(makeRequest(channel: uniqueChannel(), expected: .any, commandID: id, request: "place 30s"))
-        }
         #expect(try await store.version(of: channel) == 1)
+    }
+
+    @Test("idempotency keys are scoped to the channel and the actor", arguments: StoreKind.available)
+    func commandIDScope(kind: StoreKind) async throws {
+        // Issue 11, defect 13: with global keys one channel's token could make another channel's command a 409.
+        let store = kind.make()
+        let (channel, other) = (uniqueChannel(), uniqueChannel())
+        let id = "shared-key"
+        let mine = try await store.append(makeRequest(channel: channel, expected: .any, commandID: id, request: "place 30s"))
+        let theirs = try await store.append(makeRequest(channel: other, expected: .any, commandID: id, request: "place 60s"))
+        let another = try await store.append(makeRequest(channel: channel, expected: .any, commandID: id, request: "place 90s", actor: "bob"))
+        #expect(!mine.replayed && !theirs.replayed && !another.replayed)
+        #expect(try await store.version(of: channel) == 2)
+        #expect(try await store.version(of: other) == 1)
+        let retry = try await store.append(makeRequest(channel: channel, expected: .any, commandID: id, request: "place 30s"))
+        #expect(retry.replayed && retry.events == mine.events)
     }
 
     @Test("the same command sent concurrently is applied once", arguments: StoreKind.available)

@@ -36,15 +36,14 @@ struct PostgresOnlyTests {
         defer { connection.close() }
         try await connection.query("SET ROLE cueline_app")
         let channel = uniqueChannel()
-        // Outside a transaction the append is refused: its statements would commit one by one.
-        await #expect(throws: StoreError.self) {
-            try await PostgresEventStore.append(makeRequest(channel: channel, expected: .noStream), on: connection)
-        }
-        let appended = try await connection.withTransaction {
-            try await PostgresEventStore.append(makeRequest(channel: channel, expected: .noStream), on: $0)
-        }
+        let appended = try await PostgresEventStore.append(makeRequest(channel: channel, expected: .noStream), on: connection)
         #expect(appended.events.count == 1)
-        for statement in ["ALTER TABLE cueline_events DISABLE TRIGGER ALL", "DROP TABLE cueline_events", "UPDATE cueline_events SET actor = 'x'", "DELETE FROM cueline_commands"] {
+        #expect(try await connection.query("SELECT count(*) FROM cueline_events WHERE channel = \(channel)").scalar() == "1")
+        for statement in [
+            "ALTER TABLE cueline_events DISABLE TRIGGER ALL", "DROP TABLE cueline_events", "UPDATE cueline_events SET actor = 'x'",
+            "DELETE FROM cueline_commands", "UPDATE cueline_streams SET version = 0", "UPDATE cueline_log_head SET position = 0",
+            "INSERT INTO cueline_commands (command_id, channel, request_hash, result_version) VALUES ('x', 'x', 'x', 0)",
+        ] {
             do {
                 try await connection.query(PostgresQuery(sql: statement))
                 Issue.record("cueline_app could run \(statement)")
@@ -52,6 +51,76 @@ struct PostgresOnlyTests {
                 #expect(error.sqlState == "42501" || error.sqlState == "42P01", "\(statement): \(error)")
             }
         }
+    }
+
+    @Test("the red team's forgery fails: as the service role, a backdated event with a recomputed hash cannot be written")
+    func forgeryAsServiceRole() async throws {
+        // Issue 11, defect 6: cueline_app could INSERT a backdated event with a hash it computed, UPDATE
+        // cueline_streams to match, and `cueline verify` passed.
+        let store = TestDatabase.makeStore()
+        let channel = uniqueChannel()
+        let first = try await store.append(makeRequest(channel: channel, expected: .noStream))
+        let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { connection.close() }
+        try await connection.query("SET ROLE cueline_app")
+        let head = try await store.headPosition()
+        var forged = RecordedEvent(
+            position: head + 1, channel: channel, version: 2, type: "Noted", schemaVersion: 1, payload: #"{"n":2}"#,
+            decidedAt: first.events[0].decidedAt.adding(milliseconds: -60_000), actor: "mallory", source: "test",
+            commandID: "forged", reason: nil)
+        forged.hash = HashChain.hash(previous: first.events[0].hash!, event: forged)
+        do {
+            try await connection.query(
+                """
+                INSERT INTO cueline_events (position, channel, version, type, schema_version, payload, decided_at, actor, source, \
+                command_id, reason, hash) VALUES (\(forged.position), \(channel), 2, 'Noted', 1, \(forged.payload)::json, \
+                \(forged.decidedAt.iso8601)::timestamptz, 'mallory', 'test', 'forged', NULL, \(forged.hash!))
+                """)
+            Issue.record("cueline_app inserted an event directly")
+        } catch let error as PostgresError {
+            #expect(error.sqlState == "42501", "\(error)")
+        }
+        // Through the append function, a backdated decision time is refused by the database clock.
+        var request = makeRequest(channel: channel, expected: .exactly(1), commandID: "forged-2", actor: "mallory")
+        request.command.decidedAt = first.events[0].decidedAt.adding(milliseconds: -60_000)
+        await #expect(throws: StoreError.self) { try await PostgresEventStore.append(request, on: connection) }
+        // And the log is as it was: one event, chained.
+        let events = try await store.readStream(channel, after: 0, limit: 10)
+        #expect(events == first.events)
+        #expect(HashChain.verify(events).firstBreak == nil)
+    }
+
+    @Test("a NUL in any value is refused before it reaches libpq, nothing is written", arguments: ["commandID", "actor", "reason", "payload"])
+    func nulRefused(field: String) async throws {
+        // Issue 11, defect 4: values were passed as C strings, so "before\0after" was stored as "before" after a 201.
+        let store = TestDatabase.makeStore()
+        let channel = uniqueChannel()
+        var request = makeRequest(channel: channel, expected: .noStream, commandID: "c-" + UUID().uuidString, reason: "ok")
+        switch field {
+        case "commandID": request.command.commandID += "\u{0}tail"
+        case "actor": request.command.actor = "before\u{0}after"
+        case "reason": request.command.reason = "before\u{0}after"
+        default: request.events[0].payload = "{\"n\":\"a\u{0}b\"}"
+        }
+        do {
+            _ = try await store.append(request)
+            Issue.record("an append with a NUL in \(field) was accepted")
+        } catch let StoreError.invalidValue(message) {
+            #expect(message.contains("NUL"))
+        }
+        #expect(try await store.version(of: channel) == 0)
+    }
+
+    @Test("control characters in actor, source, reason or command id are refused by the database itself")
+    func controlCharactersRefusedByTheFunction() async throws {
+        let store = TestDatabase.makeStore()
+        let channel = uniqueChannel()
+        for bad in ["\u{1B}[31mred", "tab\there", "line\nbreak", "del\u{7F}"] {
+            await #expect(throws: StoreError.self) {
+                try await store.append(makeRequest(channel: channel, expected: .any, reason: bad))
+            }
+        }
+        #expect(try await store.version(of: channel) == 0)
     }
 
     @Test("an append sends a NOTIFY hint that a listener receives")

@@ -36,11 +36,17 @@ func uniqueChannel(_ prefix: String = "ch") -> String {
 func makeRequest(
     channel: String, expected: ExpectedVersion, events: [NewEvent] = [NewEvent(type: "Noted", payload: #"{"n":1}"#)],
     commandID: String = UUID().uuidString, request: String? = nil, actor: String = "alice", reason: String? = nil,
-    at milliseconds: Int64 = 1_772_366_400_000
+    at milliseconds: Int64? = nil
 ) -> AppendRequest {
-    AppendRequest(
+    // The database refuses a decision time that is not ahead of its clock (Migrations/0005): one second ahead.
+    let milliseconds = milliseconds ?? wallClockMilliseconds() + 1000
+    return AppendRequest(
         channel: channel, expectedVersion: expected, events: events,
         command: CommandMetadata(
             commandID: commandID, request: request ?? events.map(\.payload).joined(separator: ","), actor: actor,
             source: "test", reason: reason, decidedAt: Timestamp(milliseconds: milliseconds)))
+}
+
+func wallClockMilliseconds() -> Int64 {
+    Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
 }

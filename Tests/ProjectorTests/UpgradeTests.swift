@@ -59,10 +59,10 @@ struct UpgradeTests {
         #expect(before[2].contains("X-PLAYOUT-LIMIT=12.000"))
 
         // New events chain from there; the old ones are reported as written before tamper evidence.
-        let upgraded = CommandHandler(store: store, clock: clock.read)
-        clock.set(120)
+        // The database now checks decision times against its own clock: decide at the real time.
+        let upgraded = CommandHandler(store: store, clock: { Timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)) })
         _ = try await upgraded.handle(
-            .placeBreak(PlaceBreak(id: "brk-3", start: .at(epoch.adding(milliseconds: 300_000)), plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/ad.m3u8"))),
+            .placeBreak(PlaceBreak(id: "brk-3", start: .inMilliseconds(60_000), plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/ad.m3u8"))),
             channel: "demo", context: context())
         let chain = HashChain.verify(try await store.readStream("demo", after: 0, limit: 100))
         #expect(chain.unchained == history.count && chain.checked == 1 && chain.firstBreak == nil)

@@ -162,6 +162,14 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private func queryBlocking(_ query: PostgresQuery) throws -> PostgresRows {
         guard let handle else { throw closedError() }
+        // libpq takes values as C strings: a NUL would silently cut the value short, and the log would then hold
+        // something other than what was acknowledged. PostgreSQL text cannot hold U+0000 at all: refuse.
+        if let index = query.binds.firstIndex(where: { $0?.utf8.contains(0) == true }) {
+            throw PostgresError(
+                kind: .statementFailed, sqlState: "22021",
+                message: "parameter $\(index + 1) holds a NUL character (U+0000), which PostgreSQL text cannot store",
+                statement: query.sql, target: target)
+        }
         let result = withCStringArray(query.binds) { values in
             PQexecParams(handle, query.sql, Int32(query.binds.count), nil, values, nil, nil, 0)
         }
