@@ -83,9 +83,12 @@ public enum AsRun {
     ]
 
     /// RFC 4180 CSV with a header row.
-    public static func csv(_ entries: [AsRunEntry]) -> String {
+    ///
+    /// - Parameter escapingControlCharacters: write control characters in values as `\u{1B}`, for a terminal.
+    public static func csv(_ entries: [AsRunEntry], escapingControlCharacters: Bool = false) -> String {
         func field(_ text: String?) -> String {
-            guard let text else { return "" }
+            guard let raw = text else { return "" }
+            let text = escapingControlCharacters ? raw.escapingControlCharacters : raw
             return text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
         }
         var out = columns.joined(separator: ",") + "\r\n"

@@ -104,7 +104,8 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
         self.mapURI = mapURI
     }
 
-    func validate(needsTemplate: Bool) throws(ScheduleError) {
+    /// Checks every field; `needsTemplate` for clock channels, whose segment URIs come from the template.
+    public func validate(needsTemplate: Bool) throws(ScheduleError) {
         guard isIdentifier(name) else {
             throw .invalidField("rendition", "name \(name.debugDescription.escapingControlCharacters) must be \(Identifier.rule)")
         }

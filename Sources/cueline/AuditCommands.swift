@@ -39,7 +39,7 @@ struct AsRunCommand: AsyncParsableCommand {
             }
             try printJSON(Report(channel: channel, entries: entries, totals: AsRun.totals(entries)))
         } else {
-            print(AsRun.csv(entries), terminator: "")
+            print(AsRun.csv(entries, escapingControlCharacters: true), terminator: "")
         }
     }
 }
@@ -99,10 +99,12 @@ struct LogCommand: AsyncParsableCommand {
                     encoder.keyEncodingStrategy = .convertToSnakeCase
                     FileHandle.standardOutput.write(try encoder.encode(line) + Data("\n".utf8))
                 } else {
-                    var text = "\(line.decidedAt.iso8601)  \(line.outcome == "refused" ? "REFUSED " : "")\(line.what)  by \(line.actor) via \(line.source)"
+                    // Actor, reason and payload came from requests: printed with control characters escaped.
+                    var text = "\(line.decidedAt.iso8601)  \(line.outcome == "refused" ? "REFUSED " : "")\(line.what.escapingControlCharacters)"
+                        + "  by \(line.actor.escapingControlCharacters) via \(line.source.escapingControlCharacters)"
                     if let version = line.version { text += "  v\(version)" }
-                    if let reason = line.reason { text += line.outcome == "refused" ? "  because: \(reason)" : "  reason: \(reason)" }
-                    if line.outcome == "applied", let payload = line.payload { text += "\n    \(payload)" }
+                    if let reason = line.reason?.escapingControlCharacters { text += line.outcome == "refused" ? "  because: \(reason)" : "  reason: \(reason)" }
+                    if line.outcome == "applied", let payload = line.payload { text += "\n    \(payload.escapingControlCharacters)" }
                     print(text)
                 }
             }

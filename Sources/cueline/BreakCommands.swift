@@ -56,6 +56,18 @@ struct BreakCommand: AsyncParsableCommand {
             guard (at == nil) != (inDuration == nil) else { throw ValidationError("give exactly one of --at or --in") }
             let assets = [assetURI != nil, assetList != nil, !pod.isEmpty].filter { $0 }.count
             guard assets == 1 else { throw ValidationError("give exactly one of --asset-uri, --asset-list or --pod") }
+            // Checked here, before anything is sent or stored: the same types the HTTP API checks with.
+            try checkOption("asset-uri") { () throws(ScheduleError) in if let assetURI { _ = try AbsoluteURI(assetURI, field: "asset-uri") } }
+            try checkOption("asset-list") { () throws(ScheduleError) in if let assetList { _ = try AbsoluteURI(assetList, field: "asset-list") } }
+            try checkOption("id") { () throws(ScheduleError) in if let id { _ = try Identifier(id, field: "id") } }
+            try checkOption(nil) { () throws(ScheduleError) in _ = try Identifier(channel, field: "channel") }
+            for item in pod {
+                let uri = item.lastIndex(of: ",").map { String(item[..<$0]) } ?? item
+                try checkOption("pod") { () throws(ScheduleError) in _ = try AbsoluteURI(uri, field: "pod") }
+            }
+            for item in attr {
+                try checkPlainText(item, option: "attr", maximumLength: Limits.textBytes + 64)
+            }
         }
 
         func run() async throws {

@@ -55,6 +55,9 @@ struct ChannelCommand: AsyncParsableCommand {
             let store = try await openStore(database)
             let relay = try await ChannelLoader.load(id, from: store).config.map { $0.source != .clock } ?? false
             let renditions = try renditionOptions.renditions(relay: relay)
+            for rendition in renditions {
+                try usageError { () throws(ScheduleError) in try rendition.validate(needsTemplate: !relay) }
+            }
             try await cueline.run(.updateRenditions(renditions), channel: id, database: database, options: options) { outcome in
                 "channel \(id) now has renditions \(renditions.map(\.name).joined(separator: ", ")) (version \(outcome.result.version))"
             }
@@ -96,6 +99,12 @@ struct ChannelCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var options: CommandOptions
 
+        func validate() throws {
+            try checkOption(nil) { () throws(ScheduleError) in _ = try Identifier(id, field: "channel id") }
+            // Bounded before `run` multiplies it by the segment duration.
+            guard (1...10_000).contains(window) else { throw ValidationError("--window must be 1 to 10000 segments") }
+        }
+
         func run() async throws {
             let renditions = try renditionOptions.renditions(relay: relay != nil)
             let now = wallClock()
@@ -104,6 +113,9 @@ struct ChannelCommand: AsyncParsableCommand {
                 id: id, segmentDurationMilliseconds: segmentDuration.milliseconds, windowSegments: window,
                 epoch: epoch?.timestamp ?? Timestamp(milliseconds: defaultEpoch.milliseconds - defaultEpoch.milliseconds % 1000), renditions: renditions,
                 source: relay.map { .relay(upstream: $0) } ?? .clock, loopSegments: loop, publicBaseURL: publicURL)
+            // Every field is checked before anything is written: a newline in a codec or a template starting with a
+            // space would make every playlist of the channel unservable.
+            try usageError { () throws(ScheduleError) in try config.validate() }
             try await cueline.run(.createChannel(config), channel: id, database: database, options: options) { outcome in
                 "created channel \(id): \(renditions.count) renditions, \(DecimalNumber(milliseconds: config.segmentDurationMilliseconds)) s segments, target duration \(config.targetDuration), epoch \(config.epoch)"
             }
@@ -139,5 +151,17 @@ struct ChannelCommand: AsyncParsableCommand {
                      "\(config.windowSegments)", config.renditions.map(\.name).joined(separator: ","), config.epoch.iso8601]
                 }))
         }
+    }
+}
+
+/// Runs a `Schedule` check on command-line values; a refusal is a usage error (exit code 2) naming the option.
+private func usageError(_ check: () throws(ScheduleError) -> Void) throws {
+    do {
+        try check()
+    } catch {
+        if case .invalidField(let field, let reason) = error {
+            throw CLIError(message: (field == "channel" ? "channel id " : "--\(field) ") + reason, exitCode: ExitStatus.usage)
+        }
+        throw CLIError(message: error.description, exitCode: ExitStatus.usage)
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import HLS
 import Logging
 import Metrics
 import Projector
@@ -93,7 +94,8 @@ struct Cueline: AsyncParsableCommand {
             }
             (code, message) = (ExitStatus.failure, "\(error)")
         }
-        FileHandle.standardError.write(Data(("error: " + message + "\n").utf8))
+        // Messages can quote what a request or the log holds: no control character reaches the terminal.
+        FileHandle.standardError.write(Data(("error: " + message.escapingControlCharacters + "\n").utf8))
         Foundation.exit(code)
     }
 }

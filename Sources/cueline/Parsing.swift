@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HLS
+import Schedule
 
 /// A duration given as `30`, `1.5`, `90s`, `1m30s`, `2m`, `500ms`; parsed to milliseconds.
 struct DurationArgument: ExpressibleByArgument, Hashable {
@@ -11,14 +12,23 @@ struct DurationArgument: ExpressibleByArgument, Hashable {
         milliseconds = value
     }
 
+    /// Milliseconds, or nil when the text is not a duration or is longer than `Limits.maximumDelayMilliseconds`
+    /// (a day): `9999999999999999h` is refused, never multiplied into a trap.
     static func parse(_ text: String) -> Int64? {
-        if let plain = DecimalNumber(text), plain.mantissa >= 0 { return plain.milliseconds }
+        guard let total = unbounded(text), total <= Limits.maximumDelayMilliseconds else { return nil }
+        return total
+    }
+
+    private static func unbounded(_ text: String) -> Int64? {
+        if let plain = DecimalNumber(text), plain.mantissa >= 0 { return plain.checkedMilliseconds }
         var total: Int64 = 0
         var rest = Substring(text)
         var matched = false
         while !rest.isEmpty {
-            let number = rest.prefix { $0.isNumber || $0 == "." }
-            guard !number.isEmpty, let value = DecimalNumber(number), value.mantissa >= 0 else { return nil }
+            let number = rest.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
+            guard !number.isEmpty, let value = DecimalNumber(number), value.mantissa >= 0, let milliseconds = value.checkedMilliseconds else {
+                return nil
+            }
             rest = rest.dropFirst(number.count)
             let unit = rest.prefix { $0.isLetter }
             rest = rest.dropFirst(unit.count)
@@ -30,7 +40,10 @@ struct DurationArgument: ExpressibleByArgument, Hashable {
             case "h": factor = 3_600_000
             default: return nil
             }
-            total += value.milliseconds * factor / 1000
+            let (scaled, overflow) = milliseconds.multipliedReportingOverflow(by: factor)
+            let (sum, overflow2) = total.addingReportingOverflow(scaled / 1000)
+            guard !overflow, !overflow2 else { return nil }
+            total = sum
             matched = true
         }
         return matched ? total : nil
@@ -39,13 +52,22 @@ struct DurationArgument: ExpressibleByArgument, Hashable {
     static var defaultValueDescription: String { "seconds, or 90s, 1m30s, 500ms" }
 }
 
-/// An ISO 8601 date-time with a time zone.
+/// An ISO 8601 date-time with a time zone, within `Limits.instants` (2000-01-01 … 2200-01-01).
 struct TimeArgument: ExpressibleByArgument, Hashable {
     var timestamp: Timestamp
 
     init?(argument: String) {
-        guard let value = Timestamp(iso8601: argument) else { return nil }
+        guard let value = try? Limits.instant(argument, field: "time") else { return nil }
         timestamp = value
+    }
+
+    static var defaultValueDescription: String { "ISO 8601 with a time zone, 2000-01-01T00:00:00Z … 2200-01-01T00:00:00Z" }
+}
+
+/// Refuses `value` of option `--name` when it holds control characters or is too long: exit code 2, naming it.
+func checkPlainText(_ value: String?, option: String, maximumLength: Int = Limits.textBytes) throws {
+    if let value, let problem = PlainText.problem(in: value, maximumLength: maximumLength) {
+        throw ValidationError("--\(option) \(problem)")
     }
 }
 
@@ -56,11 +78,25 @@ func wallClock() -> Timestamp {
 
 /// Left-aligned columns for people.
 func table(_ header: [String], _ rows: [[String]]) -> String {
-    let all = [header] + rows
+    // Whatever the log holds, a table cannot move the cursor or split a row.
+    let all = ([header] + rows).map { $0.map(\.escapingControlCharacters) }
     let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
     return all.map { row in
         row.enumerated().map { index, cell in
             index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
         }.joined(separator: "  ")
     }.joined(separator: "\n")
+}
+
+/// Runs a check from `Schedule` on a command-line value: its refusal becomes a usage error (exit code 2) naming
+/// the option, `--option reason`, or the argument when `option` is nil.
+func checkOption(_ option: String? = nil, _ check: () throws(ScheduleError) -> Void) throws {
+    do {
+        try check()
+    } catch {
+        if case .invalidField(let field, let reason) = error {
+            throw ValidationError("\(option.map { "--" + $0 } ?? field) \(reason)")
+        }
+        throw ValidationError(error.description)
+    }
 }

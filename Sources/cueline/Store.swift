@@ -26,6 +26,13 @@ struct CommandOptions: ParsableArguments {
     @Option(help: "API token for --server (or CUELINE_TOKEN); see cueline token create.")
     var token: String?
 
+    /// Who, why and the command id are stored and printed: no control characters, bounded (exit code 2 otherwise).
+    func validate() throws {
+        try checkPlainText(actor, option: "actor", maximumLength: Limits.labelBytes)
+        try checkPlainText(reason, option: "reason")
+        try checkPlainText(commandID, option: "command-id", maximumLength: Limits.labelBytes)
+    }
+
     /// The remote API when `--server` or CUELINE_SERVER is given.
     var remote: RemoteAPI? {
         let environment = ProcessInfo.processInfo.environment
