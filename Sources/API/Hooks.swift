@@ -54,8 +54,8 @@ public struct HookSet: Sendable {
         }
         hooks = [:]
         for (index, entry) in list.enumerated() {
-            guard let name = entry["name"] as? String, name.range(of: #"^[a-z0-9][a-z0-9_-]{0,63}$"#, options: .regularExpression) != nil else {
-                throw Invalid(description: "\(origin): hook \(index + 1): name must be 1–64 characters of a-z, 0-9, '_' or '-'")
+            guard let name = entry["name"] as? String, Identifier.isValid(name) else {
+                throw Invalid(description: "\(origin): hook \(index + 1): name must be \(Identifier.rule)")
             }
             let secret: String
             if let direct = entry["secret"] as? String {
@@ -79,6 +79,7 @@ public struct HookSet: Sendable {
                 let at = "\(origin): hook \(name) rule \(number + 1)"
                 guard let when = rule["when"] as? [String: Any], !when.isEmpty else { throw Invalid(description: "\(at): when must be a non-empty object") }
                 guard let channel = rule["channel"] as? String else { throw Invalid(description: "\(at): channel is required") }
+                guard Identifier.isValid(channel) else { throw Invalid(description: "\(at): channel must be \(Identifier.rule)") }
                 guard let command = rule["command"] as? [String: Any], let type = command["command"] as? String else {
                     throw Invalid(description: "\(at): command must be an object with a command field")
                 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Logging
+import Schedule
 
 /// A bearer token of the HTTP API, as stored (the secret itself is never stored, only its SHA-256).
 public struct APIToken: Hashable, Sendable, Codable {
@@ -59,10 +60,10 @@ public struct APIToken: Hashable, Sendable, Codable {
 
     /// Checks what `cueline token create` is given; the database enforces the same rules.
     public static func validate(name: String, role: Role, channels: [String], commands: [String]) throws(TokenError) {
-        guard name.range(of: #"^[a-z0-9][a-z0-9._-]{0,63}$"#, options: .regularExpression) != nil else {
+        guard Identifier.isValidTokenName(name) else {
             throw .invalid(field: "name", reason: "\(name.debugDescription) must be 1–64 characters of a-z, 0-9, '.', '_' or '-'")
         }
-        for channel in channels where channel.range(of: #"^[a-z0-9][a-z0-9_-]{0,63}$"#, options: .regularExpression) == nil {
+        for channel in channels where !Identifier.isValid(channel) {
             throw .invalid(field: "channel", reason: "\(channel.debugDescription) is not a channel id")
         }
         for command in commands where !commandTypes.contains(command) {
