@@ -1,3 +1,5 @@
+import Schedule
+
 /// The OpenAPI 3.1 document of the HTTP API, served at `/openapi.json` and printed by `cueline openapi`.
 /// The checked-in `openapi.json` at the top of the repository is this text (a test keeps them identical):
 /// edit here, then run `cueline openapi > openapi.json`.
@@ -8,7 +10,7 @@ public enum OpenAPIDocument {
   "info": {
     "title": "Cueline",
     "version": "1",
-    "description": "The break schedule of live HLS channels. Playlists, asset lists, health and metrics are public. Commands and JSON reads need a bearer token from `cueline token create` (roles: operator, automation, viewer), unless the server runs with --unauthenticated-commands. Durations and offsets are decimal seconds written as strings (\"30.000\"); instants are ISO 8601 in UTC with milliseconds. Errors are {\"error\": message, \"field\": name} with the field that is wrong when there is one."
+    "description": "The break schedule of live HLS channels. Playlists, asset lists, health and metrics are public. Commands and JSON reads need a bearer token from `cueline token create` (roles: operator, automation, viewer), unless the server runs with --unauthenticated-commands. Durations and offsets are decimal seconds written as strings (\"30.000\"); instants are ISO 8601 in UTC with milliseconds. Errors are {\"error\": message, \"field\": name} with the field that is wrong when there is one. Limits (422 naming the field beyond them): ids \#(Identifier.pattern); instants \#(Limits.earliestInstant) … \#(Limits.latestInstant), a break start at most 7 days ahead; durations and `in` 0…86400 s, a break at most 3600 s; reason and attribute values at most \#(Limits.textBytes) bytes, actor and Idempotency-Key at most \#(Limits.labelBytes), URIs at most \#(Limits.uriBytes), none with control characters (C0, DEL, C1)."
   },
   "servers": [{ "url": "http://127.0.0.1:8080" }],
   "components": {
@@ -16,8 +18,8 @@ public enum OpenAPIDocument {
       "token": { "type": "http", "scheme": "bearer", "description": "cueline token create NAME --role operator|automation|viewer" }
     },
     "parameters": {
-      "channel": { "name": "channel", "in": "path", "required": true, "schema": { "type": "string", "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$" } },
-      "idempotencyKey": { "name": "Idempotency-Key", "in": "header", "required": false, "description": "A retry with the same key returns the first answer (201, replayed: true) and is never applied twice; the same key with a different request is 409.", "schema": { "type": "string", "maxLength": 200 } },
+      "channel": { "name": "channel", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } },
+      "idempotencyKey": { "name": "Idempotency-Key", "in": "header", "required": false, "description": "A retry with the same key returns the first answer (201, replayed: true) and is never applied twice; the same key with a different request is 409.", "schema": { "$ref": "#/components/schemas/Label" } },
       "ifMatch": { "name": "If-Match", "in": "header", "required": false, "description": "The channel version the command was decided against; 409 if the channel moved on.", "schema": { "type": "string" } }
     },
     "schemas": {
@@ -25,27 +27,31 @@ public enum OpenAPIDocument {
         "type": "object", "required": ["error"],
         "properties": { "error": { "type": "string" }, "field": { "type": "string" } }
       },
+      "Identifier": { "type": "string", "pattern": "\#(Identifier.pattern)", "description": "Channels, breaks, renditions, hooks: \#(Identifier.rule)." },
+      "Text": { "type": "string", "maxLength": \#(Limits.textBytes), "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$", "description": "No control characters (C0 including TAB and line breaks, DEL, C1); at most \#(Limits.textBytes) UTF-8 bytes." },
+      "Label": { "type": "string", "maxLength": \#(Limits.labelBytes), "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$", "description": "No control characters; at most \#(Limits.labelBytes) UTF-8 bytes." },
+      "URI": { "type": "string", "format": "uri", "maxLength": \#(Limits.uriBytes), "pattern": "^https?://[!#-~]+$", "description": "Absolute http(s), printable ASCII without spaces or double quotes, at most \#(Limits.uriBytes) bytes." },
       "Seconds": { "type": "string", "pattern": "^-?[0-9]+(\\.[0-9]{1,9})?$", "examples": ["30.000"] },
-      "Instant": { "type": "string", "format": "date-time", "examples": ["2026-11-22T20:15:30.000Z"] },
+      "Instant": { "type": "string", "format": "date-time", "description": "ISO 8601 with a time zone, between \#(Limits.earliestInstant) and \#(Limits.latestInstant).", "examples": ["2026-11-22T20:15:30.000Z"] },
       "Command": {
         "type": "object", "required": ["command"],
         "description": "place_break needs duration, exactly one of start or in, and exactly one of asset_uri, asset_list or pod. set_playout_limit needs id and playout_limit. cancel_break needs id. cancel_current_event ends the break on air at the live edge.",
         "properties": {
           "command": { "type": "string", "enum": ["place_break", "set_playout_limit", "cancel_current_event", "cancel_break"] },
-          "id": { "type": "string", "pattern": "^[a-z0-9_-]{1,64}$" },
-          "start": { "$ref": "#/components/schemas/Instant" },
+          "id": { "$ref": "#/components/schemas/Identifier" },
+          "start": { "$ref": "#/components/schemas/Instant", "description": "at most 7 days after the command arrives" },
           "in": { "type": "number", "minimum": 0, "maximum": 86400, "description": "seconds from now" },
           "duration": { "type": "number", "exclusiveMinimum": 0, "maximum": 3600 },
-          "asset_uri": { "type": "string", "format": "uri" },
-          "asset_list": { "type": "string", "format": "uri" },
-          "pod": { "type": "array", "items": { "type": "object", "required": ["uri", "duration"], "properties": { "uri": { "type": "string", "format": "uri" }, "duration": { "type": "number" } } } },
+          "asset_uri": { "$ref": "#/components/schemas/URI" },
+          "asset_list": { "$ref": "#/components/schemas/URI" },
+          "pod": { "type": "array", "maxItems": \#(Limits.maximumPodAssets), "items": { "type": "object", "required": ["uri", "duration"], "properties": { "uri": { "$ref": "#/components/schemas/URI" }, "duration": { "type": "number", "exclusiveMinimum": 0, "maximum": 3600 } } } },
           "restrict": { "type": "array", "items": { "type": "string", "enum": ["skip", "jump"] } },
           "snap": { "type": "array", "items": { "type": "string", "enum": ["out", "in"] } },
           "cue": { "type": "array", "items": { "type": "string", "enum": ["pre", "post", "once"] } },
-          "attributes": { "type": "object", "additionalProperties": { "type": "string" }, "description": "X-… client attributes" },
-          "playout_limit": { "type": "number", "minimum": 0 },
-          "actor": { "type": "string", "description": "Only without tokens; with a token the actor is the token's name." },
-          "reason": { "type": "string" }
+          "attributes": { "type": "object", "maxProperties": 32, "propertyNames": { "pattern": "^X-[A-Z0-9-]{1,62}$" }, "additionalProperties": { "$ref": "#/components/schemas/Text" }, "description": "X-… client attributes; values without double quotes" },
+          "playout_limit": { "type": "number", "minimum": 0, "maximum": 86400 },
+          "actor": { "$ref": "#/components/schemas/Label", "description": "Only without tokens; with a token the actor is the token's name." },
+          "reason": { "$ref": "#/components/schemas/Text" }
         }
       },
       "Event": {
@@ -127,12 +133,12 @@ public enum OpenAPIDocument {
     },
     "/channels/{channel}/{rendition}.m3u8": {
       "get": { "summary": "Live media playlist with HLS Interstitials (public)", "description": "X-Cueline-Tick gives the instant these bytes were rendered for; GET …/replay?at= that instant returns the same bytes.",
-        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "rendition", "in": "path", "required": true, "schema": { "type": "string" } }],
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "rendition", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }],
         "responses": { "200": { "description": "Playlist", "headers": { "X-Cueline-Tick": { "schema": { "$ref": "#/components/schemas/Instant" } } }, "content": { "application/vnd.apple.mpegurl": {} } },
           "404": { "$ref": "#/components/responses/NotFound" }, "503": { "description": "The channel has not started yet, or a relay has no upstream playlist." } } }
     },
     "/channels/{channel}/breaks/{id}/assets.json": {
-      "get": { "summary": "HLS asset list of a pod (public)", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }, { "name": "_HLS_start_offset", "in": "query", "schema": { "type": "string" } }],
+      "get": { "summary": "HLS asset list of a pod (public)", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }, { "name": "_HLS_start_offset", "in": "query", "description": "decimal seconds into the break; unreadable counts as 0, beyond 86400 as 86400", "schema": { "type": "string" } }],
         "responses": { "200": { "description": "{\"ASSETS\": [{\"URI\", \"DURATION\"}]}", "content": { "application/json": {} } }, "404": { "$ref": "#/components/responses/NotFound" } } }
     },
     "/channels/{channel}/schedule": {
@@ -142,7 +148,7 @@ public enum OpenAPIDocument {
     "/channels/{channel}/events": {
       "get": { "summary": "The channel's event log: a page by version, or a live Server-Sent Events stream", "description": "With Accept: text/event-stream (or ?stream=1): every event after `after` or Last-Event-ID, then each new one; `id` is the stream version, `event` the type, `data` the event JSON. A stream ends after 10 minutes; EventSource reconnects.",
         "security": [{ "token": [] }],
-        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "after", "in": "query", "schema": { "type": "integer", "minimum": 0 } }, { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 1000 } }, { "name": "Last-Event-ID", "in": "header", "schema": { "type": "integer" } }],
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "after", "in": "query", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }, { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 1000 } }, { "name": "Last-Event-ID", "in": "header", "schema": { "type": "integer" } }],
         "responses": { "200": { "description": "A page, or the stream", "content": {
             "application/json": { "schema": { "type": "object", "properties": { "channel": { "type": "string" }, "events": { "type": "array", "items": { "$ref": "#/components/schemas/Event" } }, "next": { "type": "integer" } } } },
             "text/event-stream": { "schema": { "type": "string" } } } },
@@ -159,13 +165,13 @@ public enum OpenAPIDocument {
         "security": [{ "token": [] }],
         "parameters": [{ "$ref": "#/components/parameters/channel" }, { "$ref": "#/components/parameters/idempotencyKey" }],
         "requestBody": { "required": true, "content": { "application/json": { "schema": { "type": "object", "required": ["section"], "properties": {
-          "section": { "type": "string", "description": "base64 or hex (0x optional)" }, "asset_uri": { "type": "string" }, "asset_list": { "type": "string" },
-          "duration": { "type": "number", "description": "seconds, for an out that gives none" }, "reason": { "type": "string" } } } } } },
+          "section": { "type": "string", "description": "base64 or hex (0x optional)" }, "asset_uri": { "$ref": "#/components/schemas/URI" }, "asset_list": { "$ref": "#/components/schemas/URI" },
+          "duration": { "type": "number", "exclusiveMinimum": 0, "maximum": 3600, "description": "seconds, for an out that gives none" }, "reason": { "$ref": "#/components/schemas/Text" } } } } } },
         "responses": { "200": { "description": "Nothing to do", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Ignored" } } } }, "201": { "$ref": "#/components/responses/Created" }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "409": { "$ref": "#/components/responses/Conflict" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/Unavailable" } } }
     },
     "/hooks/{name}": {
       "post": { "summary": "A signed feed payload, mapped to a command by the hooks file", "description": "X-Cueline-Signature is sha256=<hex HMAC-SHA256 of \"<X-Cueline-Timestamp>.<body>\"> under the hook's secret; the timestamp must be within the hook's window. The same delivery (or Idempotency-Key) is one command. The actor is hook:<name>.",
-        "parameters": [{ "name": "name", "in": "path", "required": true, "schema": { "type": "string" } }, { "name": "X-Cueline-Timestamp", "in": "header", "required": true, "schema": { "type": "integer" } }, { "name": "X-Cueline-Signature", "in": "header", "required": true, "schema": { "type": "string" } }, { "$ref": "#/components/parameters/idempotencyKey" }],
+        "parameters": [{ "name": "name", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }, { "name": "X-Cueline-Timestamp", "in": "header", "required": true, "schema": { "type": "integer", "description": "Unix seconds" } }, { "name": "X-Cueline-Signature", "in": "header", "required": true, "schema": { "type": "string" } }, { "$ref": "#/components/parameters/idempotencyKey" }],
         "requestBody": { "required": true, "content": { "application/json": { "schema": { "type": "object" } } } },
         "responses": { "200": { "description": "No rule matches", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Ignored" } } } }, "201": { "$ref": "#/components/responses/Created" }, "401": { "$ref": "#/components/responses/Unauthorized" }, "404": { "$ref": "#/components/responses/NotFound" }, "409": { "$ref": "#/components/responses/Conflict" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/Unavailable" } } }
     },
