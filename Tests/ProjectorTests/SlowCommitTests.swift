@@ -1,0 +1,108 @@
+import EventStore
+import Foundation
+import HLS
+import Projector
+import Schedule
+import Synchronization
+import TestSupport
+import Testing
+
+/// Issue 11, defect 12: with a fixed 50 ms effect delay, an event whose commit came later than its effect instant
+/// reached the followers late, and replay disagreed with what they had served meanwhile.
+@Suite("Slow commits", .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
+struct SlowCommitTests {
+    private static func wallClock() -> Timestamp {
+        Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+    }
+
+    @Test("a commit held 1 s past its effect instant: every playlist served meanwhile replays to the same bytes")
+    func commitSlowerThanTheEffectDelay() async throws {
+        // A database of its own: the held commit locks the log head, which would stall other tests' appends.
+        let url = try await TestDatabase.makeFreshDatabase()
+        _ = try await Migrator.load(directory: TestDatabase.migrationsDirectory).migrate(url: url)
+        let store = PostgresEventStore(pool: PostgresPool(url: url, maximumConnections: 4))
+        let channel = "slow"
+        let now = Self.wallClock()
+        let config = ChannelConfig(
+            id: channel, segmentDurationMilliseconds: 1000, windowSegments: 6, epoch: now.adding(milliseconds: -20_000),
+            renditions: [RenditionConfig(name: "main", bandwidth: 1_000_000, uriTemplate: "seg{n}.ts")],
+            publicBaseURL: "http://127.0.0.1:8080")
+        let handler = CommandHandler(store: store, clock: Self.wallClock)
+        _ = try await handler.handle(.createChannel(config), channel: channel, context: CommandContext(commandID: "create", actor: "op", source: "test"))
+
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: Self.wallClock)
+        try await follower.catchUp()
+        let refresher = Task {
+            while !Task.isCancelled {
+                try? await follower.catchUp()
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        defer { refresher.cancel() }
+        // Served once the creation's effect instant is known (it was decided 50 ms after it arrived).
+        let ready = ContinuousClock.now + .seconds(5)
+        while (try? follower.mediaPlaylist(channel, rendition: "main")) == nil, ContinuousClock.now < ready {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+
+        // The slow writer: the append function runs (its clock check passes), then the commit waits 1 s.
+        let decided = Self.wallClock().adding(milliseconds: 50)
+        let placed = EventCodec.encode(.breakPlaced(BreakSpec(
+            id: "brk-slow", start: decided.adding(milliseconds: 30_000), plannedDurationMilliseconds: 10_000,
+            asset: .uri("https://ads.example/slow.m3u8"), options: InterstitialOptions())))
+        let request = AppendRequest(
+            channel: channel, expectedVersion: .exactly(1),
+            events: [NewEvent(type: placed.type, schemaVersion: placed.schemaVersion, payload: placed.payload)],
+            command: CommandMetadata(commandID: "slow-commit", request: "slow", actor: "op", source: "test", decidedAt: decided))
+        let writer = Task {
+            let connection = try await PostgresConnection.connect(url: url)
+            defer { connection.close() }
+            return try await connection.withTransaction { connection in
+                let result = try await PostgresEventStore.append(request, on: connection)
+                try await connection.query("SELECT pg_sleep(1)")
+                return result
+            }
+        }
+
+        // What viewers are served while the commit is held, and after it lands.
+        var served: [(tick: Timestamp, text: String)] = []
+        let until = ContinuousClock.now + .milliseconds(2500)
+        while ContinuousClock.now < until {
+            if let (text, _, tick) = try? follower.mediaPlaylist(channel, rendition: "main"), served.last?.tick != tick {
+                served.append((tick, text))
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        _ = try await writer.value
+
+        // The check has to see both sides: ticks before the event took effect, and the event once served.
+        #expect(served.contains { $0.tick < decided }, "served ticks \(served.map(\.tick)), decided \(decided)")
+        #expect(served.contains { $0.tick >= decided && $0.text.contains("brk-slow") })
+        // The wall clock passed the effect instant long before the commit: a follower serving it would lie.
+        let events = try await Replay.events(channel, from: store)
+        var differing: [Timestamp] = []
+        for sample in served {
+            let replayed = try Replay.playlist(channel, events, at: sample.tick, rendition: "main", multivariant: false)
+            if replayed != sample.text { differing.append(sample.tick) }
+        }
+        #expect(differing.isEmpty, "served ≠ replay at \(differing.count) of \(served.count) ticks, first \(differing.first.map(\.iso8601) ?? "")")
+    }
+
+    @Test("a decision time the database clock has passed is refused, and the handler decides again with a later one")
+    func lateDecisionIsRetried() async throws {
+        let store = TestDatabase.makeStore()
+        let channel = "late-" + UUID().uuidString.prefix(8).lowercased()
+        // This machine's clock, as the handler sees it, is 2 s behind the database's.
+        let behind: @Sendable () -> Timestamp = { Self.wallClock().adding(milliseconds: -2000) }
+        let handler = CommandHandler(store: store, clock: behind)
+        let config = ChannelConfig(
+            id: channel, segmentDurationMilliseconds: 2000, windowSegments: 5, epoch: Self.wallClock().adding(milliseconds: -60_000),
+            renditions: [RenditionConfig(name: "main", bandwidth: 1_000_000, uriTemplate: "seg{n}.ts")],
+            publicBaseURL: "http://127.0.0.1:8080")
+        let before = Self.wallClock()
+        let outcome = try await handler.handle(.createChannel(config), channel: channel, context: CommandContext(commandID: "c", actor: "op", source: "test"))
+        // Decided after the database clock, not at the stale local time.
+        #expect(outcome.result.events[0].decidedAt > before)
+        #expect(try await store.version(of: channel) == 1)
+    }
+}
