@@ -87,6 +87,7 @@ seconds_until() {
 
 # throwaway_service [release] : a throwaway PostgreSQL, the built (debug, or release) and migrated cueline, and a
 # cleanup on exit that stops every process in BACKGROUND_PIDS. Sets SCRATCH (a temporary directory) and CUELINE.
+# For debug, CUELINE_BIN (set by scripts/test.sh, or a copy that other builds cannot replace) skips the build.
 throwaway_service() {
     local config=${1:-debug}
     ensure_build_deps
@@ -96,9 +97,14 @@ throwaway_service() {
     BACKGROUND_PIDS=()
     trap 'for p in "${BACKGROUND_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done; stop_cluster; rm -rf "$SCRATCH"' EXIT
     start_cluster "$SCRATCH"
-    [ "$config" = release ] && log "building (release)"
-    swift build -c "$config" --product cueline >/dev/null || die "swift build failed"
-    CUELINE=$(swift build -c "$config" --show-bin-path)/cueline
+    if [ "$config" = debug ] && [ -n "${CUELINE_BIN:-}" ]; then
+        [ -x "$CUELINE_BIN" ] || die "CUELINE_BIN=$CUELINE_BIN is not an executable"
+        CUELINE=$CUELINE_BIN
+    else
+        [ "$config" = release ] && log "building (release)"
+        swift build -c "$config" --product cueline >/dev/null || die "swift build failed"
+        CUELINE=$(swift build -c "$config" --show-bin-path)/cueline
+    fi
     export CUELINE_MIGRATIONS=$PWD/Migrations
     "$CUELINE" migrate >/dev/null
 }
