@@ -48,6 +48,7 @@ public enum LintRules {
         ("syntax.byterange", "write the byte range as length[@offset]"),
         ("syntax.missing-attribute", "add the attribute the tag requires"),
         ("syntax.playlist-type", "use EVENT or VOD, or leave the tag out for live"),
+        ("syntax.control-character", "remove control characters (C0, DEL, C1) from URI lines and attribute values; percent-encode them in URIs"),
         ("targetduration.missing", "add EXT-X-TARGETDURATION with an integer of at least 1"),
         ("targetduration.exceeded", "raise EXT-X-TARGETDURATION for the whole stream, or cut shorter segments"),
         ("targetduration.changed", "keep EXT-X-TARGETDURATION constant for the life of the stream"),

@@ -3,14 +3,60 @@
 public enum Lint {
     /// Parses and checks one playlist of either kind. A parse failure is a single finding.
     public static func check(_ text: String) -> [Finding] {
+        let control = controlCharacters(text)
         do {
             switch try PlaylistParser.parse(text) {
-            case .media(let parsed): return check(parsed)
-            case .multivariant(let parsed): return check(parsed)
+            case .media(let parsed): return control + check(parsed)
+            case .multivariant(let parsed): return control + check(parsed)
             }
         } catch {
-            return [Finding(rule: error.rule, line: error.line, message: error.message)]
+            return [Finding(rule: error.rule, line: error.line, message: error.message)] + control
         }
+    }
+
+    /// Control characters (C0, DEL, C1) in URI lines and tag lines, quoted attribute values included: players
+    /// disagree on them, a NUL ends a C string, ESC drives the terminal of whoever prints the playlist. The one
+    /// exception is the TAB the draft puts between the ids of RECENTLY-REMOVED-DATERANGES. One finding per line.
+    public static func controlCharacters(_ text: String) -> [Finding] {
+        var findings: [Finding] = []
+        // By scalars: "\r\n" is one Character, so splitting the String on "\n" would not split CRLF lines.
+        for (index, scalars) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let raw = String(String.UnicodeScalarView(scalars))
+            let line = raw.unicodeScalars.last == "\r" ? String(String.UnicodeScalarView(raw.unicodeScalars.dropLast())) : raw
+            guard line.containsControlCharacter else { continue }
+            let isTag = line.hasPrefix("#EXT")
+            if line.hasPrefix("#") && !isTag { continue }  // a comment
+            var inQuotes = false
+            var name = ""
+            var nameStart = true
+            for scalar in line.unicodeScalars {
+                if scalar == "\"" {
+                    inQuotes.toggle()
+                    continue
+                }
+                if !inQuotes && (scalar == "," || scalar == ":") {
+                    name = ""
+                    nameStart = true
+                    continue
+                }
+                if !inQuotes && scalar == "=" {
+                    nameStart = false
+                    continue
+                }
+                guard scalar.isControlCharacter else {
+                    if !inQuotes && nameStart { name.unicodeScalars.append(scalar) }
+                    continue
+                }
+                if isTag && inQuotes && scalar == "\t" && name == "RECENTLY-REMOVED-DATERANGES" { continue }
+                let code = String(scalar.value, radix: 16, uppercase: true)
+                let place = !isTag ? "the URI line" : inQuotes ? "the quoted value of \(name)" : "the tag"
+                findings.append(Finding(
+                    rule: "syntax.control-character", line: index + 1,
+                    message: "control character U+\(String(repeating: "0", count: max(0, 4 - code.count)) + code) in \(place)"))
+                break
+            }
+        }
+        return findings
     }
 
     // MARK: - One media playlist
