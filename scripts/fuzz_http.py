@@ -414,7 +414,7 @@ class Fuzzer:
         self.running.set()
         self.inflight = {}
         self.recent_errors = collections.deque(maxlen=64)
-        self.sem = threading.BoundedSemaphore(4)
+        self.sem = threading.BoundedSemaphore(4)   # the workers' requests in flight (racers included); the poller adds one
         self.proc = None
         self.server_logs = []
         self.crashes = []
@@ -426,7 +426,9 @@ class Fuzzer:
         self.sent_keys = []                                    # (channel, token, key, body)
         self.scte_sent = []                                    # (time, channel, section bytes b64)
         self.hook_deliveries = []                              # (name, ts, body, sig)
-        self.hook_first = {}                                   # delivery -> (first request, status, replayed)
+        self.hook_first = {}
+        self.errors = []                                       # requests without an answer
+        self.deaths = []                                       # when the process was found dead                                   # delivery -> (first request, status, replayed)
         self.lint_runs = 0
         self.lint_pairs = 0
         self.lint_gaps = 0
@@ -498,20 +500,22 @@ class Fuzzer:
 
     # -- sending ----------------------------------------------------------------------------------------------
 
-    def send(self, req, record=True, timeout=10.0):
+    def send(self, req, record=True, timeout=10.0, limited=True):
         if req.raw is None:
             req.raw = build_raw(self.port, req.method, req.path, req.headers, req.body)
         with self.lock:
             self.next_id += 1
             req.id = self.next_id
             self.inflight[req.id] = req
-        self.sem.acquire()
+        if limited:
+            self.sem.acquire()
         try:
             req.t0 = time.time()
             req.resp = send_raw(self.port, req.raw, timeout=timeout, stream_seconds=0.5, method=req.method)
             req.t1 = time.time()
         finally:
-            self.sem.release()
+            if limited:
+                self.sem.release()
             with self.lock:
                 self.inflight.pop(req.id, None)
                 if req.resp.error:
@@ -845,7 +849,7 @@ class Fuzzer:
             text = base64.b64encode(data).decode().rstrip("=")
             tags.append("enc:unpadded")
         else:
-            text = rng.choice(["", "0x", "====", "zz", "AAAA", "0x" + "00" * 5000, "\x00", base64.b64encode(data).decode() + "\n"])
+            text = rng.choice(["", "0x", "====", "zz", "AAAA", "0x" + "00" * 5000, "\x00", "0x" + data.hex() + "\x00"])
             tags.append("enc:junk")
             bad = True
         if bad:
@@ -1147,6 +1151,8 @@ class Fuzzer:
     def after(self, req):
         r = req.resp
         if r.error:
+            with self.lock:
+                self.errors.append(req)
             return
         st = r.status
         if st >= 500 and st != 503:
@@ -1215,6 +1221,9 @@ class Fuzzer:
             if first[0] is not req and first[1] == 201 and not (st == 201 and isinstance(j, dict) and j.get("replayed")) and st not in (401, 404):
                 self.finding("a signed hook delivery sent again with a different Idempotency-Key is decided again, not recognized as the same delivery (issue 11 defect 5)",
                              f"{first[0].describe(300)} → 201, then the same delivery with {req.describe(300)} → {st} {short_body(r)}")
+        if req.kind == "scte35" and st == 422 and any(t in ("scte:in", "scte:cancel") for t in req.tags) and b"already on air" in r.body:
+            self.finding("an SCTE-35 in/cancel for a break that started within the current segment is refused 422 'already on air' "
+                         "(the cue is mapped by the live edge, decided by the arrival time)", f"{req.describe(300)} → 422 {short_body(r)}")
         # Issue 11 defect 10: a repeated SCTE-35 out after its break aired.
         if req.kind == "scte35" and st == 409 and ("already used" in r.body.decode("utf-8", "replace") or "was used" in r.body.decode("utf-8", "replace")) and not any(k == "Idempotency-Key" for k, _ in req.headers):
             self.finding("an SCTE-35 cue sent again after its break is answered 409 'command id … already used' (issue 11 defect 10)",
@@ -1278,16 +1287,17 @@ class Fuzzer:
             time.sleep(rng.random() * 0.01)
 
     def poller(self):
-        """Liveness every 0.5 s; every rendition of every channel every ~2 s, linted against its previous fetch."""
+        """/healthz every second; every rendition of every channel about every 1.5 s, linted with `cueline lint` against
+        its previous fetch (renditions rendered for the same tick are linted together: they must also agree)."""
         previous = {}
-        last_poll = 0
+        cycle = 0
         d = os.path.join(self.cfg["workdir"], "playlists")
         os.makedirs(d, exist_ok=True)
         while not self.stop.is_set():
-            time.sleep(0.5)
+            time.sleep(0.7)
             if not self.running.is_set():
                 continue
-            r = send_raw(self.port, build_raw(self.port, "GET", "/healthz"), timeout=5)
+            r = send_raw(self.port, build_raw(self.port, "GET", "/healthz"), timeout=10)
             self.health_checks += 1
             if r.status != 200 and self.running.is_set() and not self.server_dead():
                 # A dying process stops answering while its backtrace is written: that is reported as the crash.
@@ -1297,16 +1307,15 @@ class Fuzzer:
                 if not self.server_dead():
                     self.violation(1, "/healthz did not answer 200 while the process was alive", f"{r.status} {r.error or short_body(r)}")
                 continue
-            if time.time() - last_poll < 1.5:
-                continue
-            last_poll = time.time()
+            cycle += 1
             for channel, renditions in self.channels.items():
-                for name in ["master"] + renditions:
+                fetched = []
+                for name in (["master"] if cycle % 5 == 1 else []) + renditions:
                     if not self.running.is_set():
                         break
                     path = f"/channels/{channel}/{name}.m3u8"
                     req = Req("GET", path, "GET /channels/{channel}/{rendition}.m3u8" if name != "master" else "GET /channels/{channel}/master.m3u8", "poll")
-                    resp = self.send(req)
+                    resp = self.send(req, limited=False)
                     if resp.status != 200:
                         if resp.status and resp.status != 503:
                             self.violation(5, "a rendition was not served", f"GET {path} → {resp.status} {short_body(resp)}")
@@ -1316,22 +1325,32 @@ class Fuzzer:
                     f = os.path.join(d, f"{channel}-{name}-{self.polls:05d}.m3u8")
                     with open(f, "wb") as out:
                         out.write(resp.body)
-                    args = [self.cfg["cueline"], "lint", f]
                     prev, prev_at = previous.get((channel, name), (None, 0))
                     # --previous needs successive versions: across a gap longer than the window's slack (a crash, a
                     # slow machine) a range can end and leave without the fetch that shows its DURATION.
-                    if prev and time.time() - prev_at > 4:
+                    if prev and req.t0 - prev_at > 4:
                         self.lint_gaps += 1
                         prev = None
-                    if prev:
-                        args += ["--previous", prev]
-                        self.lint_pairs += 1
+                    previous[(channel, name)] = (f, req.t0)
+                    fetched.append((name, f, prev, resp.headers.get("x-cueline-tick")))
+                media = [x for x in fetched if x[0] != "master"]
+                groups = [[x] for x in fetched if x[0] == "master"]
+                if len(media) > 1 and len({x[3] for x in media}) == 1 and all(x[2] for x in media) == any(x[2] for x in media):
+                    groups.append(media)
+                else:
+                    groups += [[x] for x in media]
+                for group in groups:
+                    args = [self.cfg["cueline"], "lint"] + [x[1] for x in group]
+                    for x in group:
+                        if x[2]:
+                            args += ["--previous", x[2]]
+                            self.lint_pairs += 1
                     lint = subprocess.run(args, capture_output=True, text=True, errors="replace")
                     self.lint_runs += 1
                     if lint.returncode != 0:
-                        what = f"cueline lint {os.path.basename(f)}" + (f" --previous {os.path.basename(prev)}" if prev else "")
-                        self.violation(5, f"cueline lint fails on {channel}/{name}", f"{what} (in {d}): {(lint.stdout + lint.stderr).strip()[:600]}")
-                    previous[(channel, name)] = (f, time.time())
+                        what = " ".join(os.path.basename(a) if a.startswith("/") else a for a in args[1:])
+                        names = "+".join(x[0] for x in group)
+                        self.violation(5, f"cueline lint fails on {channel}/{names}", f"cueline {what} (in {d}): {(lint.stdout + lint.stderr).strip()[:600]}")
 
     def monitor(self):
         """Watches the process; on death, names the request that killed it and restarts the server."""
@@ -1342,6 +1361,7 @@ class Fuzzer:
 
     def handle_crash(self):
         died = time.time()
+        self.deaths.append(died)
         self.running.clear()
         exitinfo = self.describe_exit()
         excerpt = self.crash_excerpt()
@@ -1491,14 +1511,9 @@ class Fuzzer:
                                f"channel {channel}, command_id {short_json(cid)}: acknowledged positions {sorted(positions)}, log {sorted(logged)}")
         self.acked_events = acked
         # Invariant 3.
-        nonreplayed = collections.defaultdict(int)
-        for req in self.records:
-            if req.resp and req.resp.status == 201 and req.kind in ("command", "scte35", "hook"):
-                j = req.resp.json() or {}
-                if not j.get("replayed"):
-                    for e in j.get("events") or []:
-                        nonreplayed[(e.get("channel"), e.get("command_id"))] += 1
-        all_events = [(c, e) for c, evs in logs.items() for e in evs]
+        acked_positions = {p for positions in ack_sets.values() for p in positions}
+        # Events no 201 acknowledged: a 503 (or a request cut off by a crash) may only be behind those.
+        all_events = [(c, e) for c, evs in logs.items() for e in evs if e["position"] not in acked_positions]
         n503 = 0
         for req in self.records:
             if not req.resp or req.resp.status != 503 or req.kind not in ("command", "scte35", "hook"):
@@ -1509,13 +1524,19 @@ class Fuzzer:
                 cid, reason = e.get("command_id") or "", e.get("reason") or ""
                 if req.marker and req.marker == reason:
                     hits.append(e)
-                elif req.key and (cid == req.key or (len(req.key) >= 8 and req.key in cid)) and not nonreplayed.get((c, cid)):
+                elif req.key and (cid == req.key or (len(req.key) >= 8 and req.key in cid)):
                     hits.append(e)
             if hits:
                 e = hits[0]
                 self.violation(3, "a 503 ('nothing was written') wrote events",
                                f"{req.describe(300)} → 503 {short_body(req.resp)}; the log holds position {e.get('position')} {e.get('type')} command_id={short_json(e.get('command_id'))} reason={short_json(e.get('reason'))}")
         self.n503 = n503
+        # Requests left without an answer while the server was alive (not cut off by a crash).
+        for req in self.errors:
+            if any(d - 25 <= req.t1 <= d + 2 for d in self.deaths) or req.resp.error.startswith("ConnectionRefused"):
+                continue
+            kind = "no answer within 10 s" if "within" in req.resp.error else "the connection closed without an answer"
+            self.finding(f"{kind} while the server was alive: {req.route}", f"{req.describe(300)} → ({req.resp.error})")
         # Invariant 4, and the harness's own recomputation of the chain (a finding when it differs).
         self.verify_out = {}
         for channel in self.channels:
