@@ -20,12 +20,18 @@ import Schedule
 /// A delivery carries `X-Cueline-Timestamp` (Unix seconds) and `X-Cueline-Signature: sha256=<hex>`, the
 /// HMAC-SHA256 of `<timestamp>.<body>` under the hook's secret. The first rule whose `when` fields all equal the
 /// payload's (dotted paths) is applied on its channel; `"$.path"` values in the command are taken from the payload.
+///
+/// A delivery is applied once: its command id comes only from signed material, the payload's delivery id when the
+/// hook names one (`"delivery_id": "$.id"`, for senders that re-sign a retry with a new timestamp), else the
+/// signed timestamp and body. An `Idempotency-Key` header is not signed, so it is ignored.
 public struct HookSet: Sendable {
     public struct Hook: Sendable {
         public var name: String
         var secret: [UInt8]
         public var toleranceSeconds: Int
         var rules: [Rule]
+        /// The dotted path (without `$.`) of the payload's delivery id, if the sender puts one in the signed body.
+        var deliveryIDPath: String?
     }
 
     struct Rule: @unchecked Sendable {
@@ -88,8 +94,16 @@ public struct HookSet: Sendable {
                 }
                 parsed.append(Rule(when: when, channel: channel, command: command))
             }
+            var deliveryIDPath: String?
+            if let path = entry["delivery_id"] {
+                guard let text = path as? String, text.hasPrefix("$."), text.count > 2 else {
+                    throw Invalid(description: "\(origin): hook \(name): delivery_id must be a payload path such as \"$.id\"")
+                }
+                deliveryIDPath = String(text.dropFirst(2))
+            }
             guard hooks[name] == nil else { throw Invalid(description: "\(origin): hook \(name) is defined twice") }
-            hooks[name] = Hook(name: name, secret: Array(secret.utf8), toleranceSeconds: tolerance, rules: parsed)
+            hooks[name] = Hook(
+                name: name, secret: Array(secret.utf8), toleranceSeconds: tolerance, rules: parsed, deliveryIDPath: deliveryIDPath)
         }
     }
 }
@@ -116,6 +130,22 @@ extension HookSet.Hook {
             return "the timestamp is \(overflow ? "far" : "\(skew) s") from the server clock; deliveries more than \(toleranceSeconds) s off are refused (replay protection)"
         }
         return nil
+    }
+
+    /// The command id of an authentic delivery, from signed material only: the payload's delivery id when the hook
+    /// names one, else the signed timestamp and body. A replay of a captured delivery, whatever headers it adds, is
+    /// the same command.
+    func commandID(payload: Any, timestamp: String, body: [UInt8]) throws(CommandRequest.Invalid) -> String {
+        guard let path = deliveryIDPath else {
+            return "hook:\(name):\(sha256Hex(Array(timestamp.utf8) + [UInt8(ascii: ".")] + body))"
+        }
+        let id: String
+        switch value(at: path, in: payload) {
+        case let text as String where !text.isEmpty: id = text
+        case let number as NSNumber: id = number.stringValue
+        default: throw CommandRequest.Invalid(field: "$." + path, reason: "is not in the payload (the hook's delivery_id)")
+        }
+        return "hook:\(name):id:\(sha256Hex(id))"
     }
 
     /// The first matching rule's channel and command body, with `$.path` values filled in from the payload.
@@ -177,7 +207,9 @@ extension Routes {
             let matched: (channel: String, command: Data)?
             let parsed: CommandRequest
             let command: ScheduleCommand
+            let commandID: String
             do {
+                commandID = try hook.commandID(payload: payload, timestamp: timestamp ?? "", body: body)
                 matched = try hook.match(payload)
                 guard let matched else {
                     return jsonResponse(HookIgnored(hook: name, ignored: "no rule of hook \(name) matches this payload"))
@@ -189,11 +221,10 @@ extension Routes {
             } catch {
                 return errorResponse(.unprocessableContent, "the rule's command does not decode with this payload: \(error)", field: "body")
             }
-            // Replays inside the window are harmless: the same key (or the same signed delivery) is one command.
-            let key = request.headers[HTTPField.Name("Idempotency-Key")!] ?? signature ?? ""
+            // Replays inside the window are harmless: the same signed delivery is one command.
             return await execute(
                 command, channel: matched!.channel, request: request, actor: "hook:\(name)", source: "hook", reason: parsed.reason,
-                handler: handler, follower: follower, commandID: "hook:\(name):\(sha256Hex(key))")
+                handler: handler, follower: follower, commandID: commandID)
         }
     }
 }

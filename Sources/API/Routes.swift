@@ -32,6 +32,7 @@ public enum Routes {
             }
         }
         if let mediaDirectory {
+            router.middlewares.add(MediaPathGuard(directory: mediaDirectory))
             router.middlewares.add(FileMiddleware(mediaDirectory, urlBasePath: "/media", searchForIndexHtml: false))
         }
 

@@ -87,7 +87,9 @@ extension Routes {
     ) {
         router.post("/channels/{channel}/scte35") { request, context -> Response in
             let channel = try context.parameters.require("channel")
-            if case .failure(let refusal) = await access.authorize(request, .anyToken) { return refusal.response }
+            // The channel is authorized before anything of it is read: a token scoped to another channel learns
+            // nothing of this one's breaks (not even whether it exists).
+            if case .failure(let refusal) = await access.authorize(request, .read(channel: channel)) { return refusal.response }
             let parsed: SCTE35Request
             switch try await decodeBody(SCTE35Request.self, request) {
             case .success(let value): parsed = value
@@ -100,15 +102,20 @@ extension Routes {
             } catch let error as SCTE35Error {
                 return errorResponse(.unprocessableContent, error.description, field: "section")
             }
-            guard let state = follower.followedState(of: channel), let config = state.config else {
-                return lookupErrorResponse(.unknownChannel(channel))
-            }
             let cues = section.cues
             guard cues.count == 1, let cue = cues.first else {
                 if cues.isEmpty {
                     return jsonResponse(SCTE35Ignored(channel: channel, ignored: "the section carries no break cue (splice_null, or segmentation that is not a break)"))
                 }
                 return errorResponse(.unprocessableContent, "the section carries \(cues.count) break cues; send one per section", field: "section")
+            }
+            // The command types this cue can become are authorized before the cue is mapped against the channel's
+            // state: a viewer, or a token without those commands, learns nothing of the schedule.
+            if let refusal = await refusalOfEveryCommand(cue.possibleCommands, channel: channel, request: request, access: access) {
+                return refusal.response
+            }
+            guard let state = follower.followedState(of: channel), let config = state.config else {
+                return lookupErrorResponse(.unknownChannel(channel))
             }
             let mapping: CueMapping
             do {
@@ -125,11 +132,40 @@ extension Routes {
             case .failure(let refusal): return refusal.response
             case .success(let found): caller = found
             }
-            // The same section sent twice is one command, unless the caller names its own key.
+            // The same section sent twice for the same break is one command, unless the caller names its own key.
+            // The target break is part of the id: once the break a cue placed is over, the same bytes are a new cue
+            // that places a new break (`scte35-<event>-2`), not a reuse of the first command's id.
             return await execute(
                 command, channel: channel, request: request, actor: caller.actor(claimed: nil), source: "scte35",
                 reason: parsed.reason, handler: handler, follower: follower,
-                commandID: request.headers[.init("Idempotency-Key")!] ?? "scte35:\(channel):\(sha256Hex(section.bytes))")
+                commandID: request.headers[.init("Idempotency-Key")!]
+                    ?? "scte35:\(channel):\(command.targetBreakID ?? "-"):\(sha256Hex(section.bytes))")
+        }
+    }
+}
+
+extension Routes {
+    /// The refusal when the caller may send none of `commands` on `channel`, else nil.
+    static func refusalOfEveryCommand(
+        _ commands: [String], channel: String, request: Request, access: AccessPolicy
+    ) async -> AccessRefusal? {
+        var first: AccessRefusal?
+        for command in commands {
+            switch await access.authorize(request, .command(command, channel: channel)) {
+            case .success: return nil
+            case .failure(let refusal): first = first ?? refusal
+            }
+        }
+        return first
+    }
+}
+
+extension Cue {
+    /// The command types (`apiName`s) this cue may map to, whatever the channel's state.
+    var possibleCommands: [String] {
+        switch self {
+        case .out: ["place_break"]
+        case .in, .cancel: ["cancel_current_event", "cancel_break"]
         }
     }
 }
@@ -140,6 +176,15 @@ struct SCTE35Ignored: Encodable {
 }
 
 extension ScheduleCommand {
+    /// The break a break command is about.
+    var targetBreakID: String? {
+        switch self {
+        case .placeBreak(let place): place.id
+        case .setPlayoutLimit(let id, _), .returnFromBreak(let id, _), .cancelBreak(let id): id
+        case .cancelCurrentEvent, .createChannel, .updateRenditions: nil
+        }
+    }
+
     /// The command type tokens are scoped by (the `command` values of `POST …/commands`).
     var apiName: String {
         switch self {
