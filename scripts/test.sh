@@ -25,10 +25,14 @@ swift test --skip-build "$@"
 log "checking deploy/ (systemd unit, YAML, container build command)"
 scripts/check-deploy.sh "$CUELINE_BIN"
 
-log "fault scenarios: two instances, SIGKILL mid-break, database outage"
+log "fault scenarios: two instances, SIGKILL mid-break, database outage, slow commits on a saturated machine"
 scripts/fault-two-instances.sh
 scripts/fault-kill9.sh
 scripts/fault-db-down.sh
+scripts/fault-slow-commits.sh
+
+log "fuzzing the HTTP surface for 60 s (scripts/fuzz-http.sh --seconds 600 for a longer run)"
+scripts/fuzz-http.sh --seconds 60
 
 log "SCTE-35 parser: the fuzz corpus under AddressSanitizer"
 scripts/fuzz-scte35.sh --replay
