@@ -1280,7 +1280,7 @@ class Fuzzer:
             if req == "race":
                 self.gen_race(rng)
                 continue
-            if self.suppressed and any(t in self.suppressed for t in req.tags):
+            if self.suppressed and suppression_keys(req) & self.suppressed:
                 continue
             self.send(req)
             self.after(req)
@@ -1401,7 +1401,7 @@ class Fuzzer:
                 time.sleep(0.2)
             if self.server_dead():
                 crash["confirmed"].append((c.describe(), c.tags, self.describe_exit(), self.crash_excerpt()))
-                self.suppressed.update(t for t in c.tags if suppressible(t))
+                self.suppressed.update(suppression_keys(c))
                 self.start_server()
         self.running.set()
 
@@ -1595,9 +1595,18 @@ class Fuzzer:
         return 0
 
 
-def suppressible(tag):
-    """Tags that name an adversarial value (a crash's reproducer stops being sent), not the kind of request."""
-    return "=" in tag or tag.startswith(("sig:ts:", "hook:num:", "hook:reason:", "hook:uri:", "odd:", "enc:", "hdr:", "scte:mutated", "scte:random"))
+def suppression_keys(req):
+    """What a crash's reproducer stops being sent for the rest of the run: the fields it made adversarial on its route
+    (every bad value of a field that crashed the server once; the kind of request itself goes on being sent)."""
+    keys = set()
+    for tag in req.tags:
+        if "=" in tag:
+            keys.add(req.route + "|" + tag.split("=", 1)[0])
+        elif tag.startswith(("sig:ts:", "hook:num:", "hook:reason:", "hook:uri:")):
+            keys.add(req.route + "|" + ":".join(tag.split(":")[:2]))
+        elif tag.startswith(("odd:", "enc:", "hdr:", "scte:mutated", "scte:random")):
+            keys.add(req.route + "|" + tag)
+    return keys
 
 
 def chain_break(channel, events):
