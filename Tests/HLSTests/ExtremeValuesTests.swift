@@ -147,4 +147,30 @@ struct ExtremeValuesTests {
         let bad = "#EXTM3U\n#EXT-X-DATERANGE:ID=\"a\tb\"\n"
         #expect(Lint.controlCharacters(bad).contains { $0.rule == "syntax.control-character" && $0.line == 2 })
     }
+
+    @Test("lint reads playlists whose numbers sit at the ends of Int64 without trapping")
+    func lintHugeNumbers() throws {
+        let huge = """
+            #EXTM3U
+            #EXT-X-VERSION:3
+            #EXT-X-TARGETDURATION:9223372036854775807
+            #EXT-X-MEDIA-SEQUENCE:9223372036854775807
+            #EXT-X-DISCONTINUITY-SEQUENCE:9223372036854775807
+            #EXT-X-SERVER-CONTROL:HOLD-BACK=9223372036854775807,CAN-SKIP-UNTIL=1,PART-HOLD-BACK=9223372036854775807
+            #EXT-X-PART-INF:PART-TARGET=9223372036854775807
+            #EXTINF:9223372036854775807,
+            a.ts
+            #EXT-X-DISCONTINUITY
+            #EXTINF:9223372036854775807,
+            b.ts
+
+            """
+        _ = Lint.check(huge)
+        let parsed = try PlaylistParser.parseMedia(huge)
+        #expect(parsed.playlist.sequenceNumbers.lowerBound == .max)
+        _ = Lint.checkUpdate(previous: parsed, current: parsed)
+        let later = try PlaylistParser.parseMedia(huge.replacingOccurrences(of: "SEQUENCE:9223372036854775807\n#EXT-X-DISC", with: "SEQUENCE:0\n#EXT-X-DISC"))
+        _ = Lint.checkUpdate(previous: later, current: parsed)
+        _ = Lint.checkUpdate(previous: parsed, current: later)
+    }
 }

@@ -96,13 +96,13 @@ public enum Lint {
                     rule: "live.playlist-type", line: lines.playlistTypeLine,
                     message: "a live playlist (no EXT-X-ENDLIST) carries EXT-X-PLAYLIST-TYPE"))
             }
-            let total = playlist.segments.reduce(Int64(0)) { $0 + $1.duration.milliseconds }
+            let total = playlist.segments.reduce(Int64(0)) { $0.saturatingAdding($1.duration.milliseconds) }
             if playlist.segments.isEmpty {
                 findings.append(Finding(rule: "live.empty", line: 1, message: "the live playlist has no segments"))
-            } else if total < 3 * td * 1000 && playlist.skip == nil {
+            } else if total < td.saturatingMultiplied(by: 3000) && playlist.skip == nil {
                 findings.append(Finding(
                     rule: "live.window-too-short", line: lines.segmentLines.first,
-                    message: "the playlist holds \(DecimalNumber(milliseconds: total)) s of segments, under 3 target durations (\(3 * td) s)"))
+                    message: "the playlist holds \(DecimalNumber(milliseconds: total)) s of segments, under 3 target durations (\(td.saturatingMultiplied(by: 3)) s)"))
             }
         }
 
@@ -122,13 +122,13 @@ public enum Lint {
         }
 
         if let control = playlist.serverControl {
-            if let holdBack = control.holdBack, holdBack.milliseconds < 3 * td * 1000 {
-                findings.append(Finding(rule: "server-control.hold-back", line: nil, message: "HOLD-BACK \(holdBack) is under 3 target durations (\(3 * td))"))
+            if let holdBack = control.holdBack, holdBack.milliseconds < td.saturatingMultiplied(by: 3000) {
+                findings.append(Finding(rule: "server-control.hold-back", line: nil, message: "HOLD-BACK \(holdBack) is under 3 target durations (\(td.saturatingMultiplied(by: 3)))"))
             }
-            if let until = control.canSkipUntil, until.milliseconds < 6 * td * 1000 {
-                findings.append(Finding(rule: "server-control.can-skip-until", line: nil, message: "CAN-SKIP-UNTIL \(until) is under 6 target durations (\(6 * td))"))
+            if let until = control.canSkipUntil, until.milliseconds < td.saturatingMultiplied(by: 6000) {
+                findings.append(Finding(rule: "server-control.can-skip-until", line: nil, message: "CAN-SKIP-UNTIL \(until) is under 6 target durations (\(td.saturatingMultiplied(by: 6)))"))
             }
-            if let partHoldBack = control.partHoldBack, let target = playlist.partTarget, partHoldBack.milliseconds < 2 * target.milliseconds {
+            if let partHoldBack = control.partHoldBack, let target = playlist.partTarget, partHoldBack.milliseconds < target.milliseconds.saturatingMultiplied(by: 2) {
                 findings.append(Finding(rule: "server-control.part-hold-back", line: nil, message: "PART-HOLD-BACK \(partHoldBack) is under twice PART-TARGET \(target)"))
             }
         }
@@ -245,7 +245,7 @@ public enum Lint {
         }
         if new.skip == nil && old.skip == nil && newNumbers.lowerBound <= oldNumbers.upperBound {
             let removed = old.segments.prefix(max(0, Int(newNumbers.lowerBound - oldNumbers.lowerBound)))
-            let expected = old.discontinuitySequence + Int64(removed.filter(\.hasDiscontinuity).count)
+            let expected = old.discontinuitySequence.saturatingAdding(Int64(removed.filter(\.hasDiscontinuity).count))
             if new.discontinuitySequence != expected {
                 findings.append(Finding(rule: "discontinuity-sequence.wrong", line: nil, message: "EXT-X-DISCONTINUITY-SEQUENCE is \(new.discontinuitySequence); with the discontinuities that slid out it should be \(expected)"))
             }
@@ -407,5 +407,19 @@ public enum Lint {
         let scheme = uri[..<colon]
         return !scheme.isEmpty && scheme.allSatisfy { $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }
             && uri[colon...].hasPrefix("://")
+    }
+}
+
+extension Int64 {
+    /// `self + other`, held at the ends of `Int64` instead of trapping: a lint reads playlists from anywhere.
+    func saturatingAdding(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other < 0 ? .min : .max) : sum
+    }
+
+    /// `self * factor` for a positive factor, held at the ends of `Int64` instead of trapping.
+    func saturatingMultiplied(by factor: Int64) -> Int64 {
+        let (product, overflow) = multipliedReportingOverflow(by: factor)
+        return overflow ? ((self < 0) != (factor < 0) ? .min : .max) : product
     }
 }

@@ -60,9 +60,12 @@ public struct MediaPlaylist: Hashable, Sendable {
     }
 
     /// The media sequence number of each segment, in order.
+    /// Saturates at `Int64.max`: an upstream's EXT-X-MEDIA-SEQUENCE near the top cannot trap.
     public var sequenceNumbers: Range<Int64> {
-        let first = mediaSequence + Int64(skip?.skippedSegments ?? 0)
-        return first..<(first + Int64(segments.count))
+        let (first, overflow) = mediaSequence.addingReportingOverflow(Int64(skip?.skippedSegments ?? 0))
+        let lower = overflow ? Int64.max : first
+        let (last, overflow2) = lower.addingReportingOverflow(Int64(segments.count))
+        return lower..<(overflow2 ? Int64.max : last)
     }
 }
 
