@@ -20,7 +20,7 @@ while [ $# -gt 0 ]; do
         --seconds) seconds=$2; shift 2 ;;
         --seed) seed=$2; shift 2 ;;
         --workers) workers=$2; shift 2 ;;
-        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) die "unknown argument $1 (see --help)" ;;
     esac
 done
@@ -36,7 +36,11 @@ for channel in fz1 fz2 fz3; do
     "$cueline" channel create "$channel" --segment-duration 1 --window 6 \
         --rendition '720p,1000000,720p/seg{n}.ts' --rendition '360p,400000,360p/seg{n}.ts' >/dev/null
 done
-token() { "$cueline" token create "$@" | tail -n 1 | tr -d '[:space:]'; }
+token() {
+    local out
+    out=$("$cueline" token create "$@" 2>"$work/token.err") || { cat "$work/token.err" >&2; die "cueline token create $1 failed"; }
+    echo "$out" | tail -n 1 | tr -d '[:space:]'
+}
 operator=$(token fuzz-op --role operator)
 automation=$(token fuzz-auto --role automation --channel fz1)
 automation2=$(token fuzz-auto2 --role automation --channel fz2 --command cancel_current_event)
