@@ -270,7 +270,8 @@ public final class ChannelFollower: Service, Sendable {
                         }
                     }
                     if lastRendered[id] != nil {
-                        lateness.recordNanoseconds(max(0, now.milliseconds(since: timeline.segmentStart(completed))) * 1_000_000)
+                        // When the window became servable: the wall clock after rendering it, not the loop's start.
+                        lateness.recordNanoseconds(max(0, clock().milliseconds(since: timeline.segmentStart(completed))) * 1_000_000)
                         rendered.increment()
                     }
                     lastRendered[id] = completed

@@ -126,7 +126,7 @@ public struct CommandHandler: Sendable {
             } catch let StoreError.versionConflict(c, e, a) where expectedVersion == nil && attempts < 5 {
                 logger.debug("lost a race, deciding again", metadata: ["channel": "\(c)", "expected": "\(e)", "actual": "\(a)"])
                 continue
-            } catch let StoreError.lateDecision(decidedAt, databaseClock) where attempts < 6 {
+            } catch let StoreError.lateDecision(decidedAt, databaseClock) where attempts < 8 {
                 // The commit would have come after the instant the events take effect, so a follower could already
                 // have served that instant without them. Nothing was written: decide again, later, with more room.
                 Counter(label: "cueline_late_decisions_total").increment()

@@ -11,7 +11,7 @@ struct EventStoreContractTests {
         let store = kind.make()
         let channel = uniqueChannel()
         let tricky = #"{"text":"Robert'); DROP TABLE cueline_events;--","quote":"\"","emoji":"⚽️","nested":{"a":[1,2.5]}}"#
-        let decided = wallClockMilliseconds() + 1123
+        let decided = wallClockMilliseconds() + 15_123
         let result = try await store.append(
             makeRequest(
                 channel: channel, expected: .noStream,

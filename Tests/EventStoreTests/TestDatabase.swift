@@ -38,8 +38,9 @@ func makeRequest(
     commandID: String = UUID().uuidString, request: String? = nil, actor: String = "alice", reason: String? = nil,
     at milliseconds: Int64? = nil
 ) -> AppendRequest {
-    // The database refuses a decision time that is not ahead of its clock (Migrations/0005): one second ahead.
-    let milliseconds = milliseconds ?? wallClockMilliseconds() + 1000
+    // The database refuses a decision time that is not ahead of its clock when the append takes the log head
+    // (Migrations/0005), and allows at most 30 s ahead: 15 s leaves room for a loaded machine.
+    let milliseconds = milliseconds ?? wallClockMilliseconds() + 15_000
     return AppendRequest(
         channel: channel, expectedVersion: expected, events: events,
         command: CommandMetadata(

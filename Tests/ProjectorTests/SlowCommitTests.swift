@@ -46,7 +46,8 @@ struct SlowCommitTests {
         }
 
         // The slow writer: the append function runs (its clock check passes), then the commit waits 1 s.
-        let decided = Self.wallClock().adding(milliseconds: 50)
+        // Room for the connection and the call on a loaded machine; the commit is then held 1 s past this instant.
+        let decided = Self.wallClock().adding(milliseconds: 300)
         let placed = EventCodec.encode(.breakPlaced(BreakSpec(
             id: "brk-slow", start: decided.adding(milliseconds: 30_000), plannedDurationMilliseconds: 10_000,
             asset: .uri("https://ads.example/slow.m3u8"), options: InterstitialOptions())))
@@ -59,7 +60,7 @@ struct SlowCommitTests {
             defer { connection.close() }
             return try await connection.withTransaction { connection in
                 let result = try await PostgresEventStore.append(request, on: connection)
-                try await connection.query("SELECT pg_sleep(1)")
+                try await connection.query("SELECT pg_sleep(1.3)")
                 return result
             }
         }
