@@ -1,4 +1,6 @@
+import Foundation
 import HLS
+import HTTPTypes
 import Hummingbird
 import Schedule
 
@@ -22,6 +24,27 @@ enum Edge {
             return .success(try Limits.instant(text, field: name))
         } catch {
             return .failure(Refusal(error))
+        }
+    }
+
+    /// Where a page of events starts (`Last-Event-ID`, else `after`, else 0) and how long it is (`limit`, held to
+    /// 1…1000). A value that is not a whole number, or a negative position, is a 422 naming it: silently reading
+    /// from 0 would resend a whole log to a client that asked for its tail.
+    static func eventPage(_ request: Request) -> Result<(after: Int64, limit: Int), Refusal> {
+        func number(_ text: Substring?, _ field: String) -> Result<Int64?, Refusal> {
+            let trimmed = text?.trimmingCharacters(in: .whitespaces) ?? ""
+            guard !trimmed.isEmpty else { return .success(nil) }  // an empty Last-Event-ID means none
+            guard let value = Int64(trimmed), value >= 0 else {
+                return .failure(Refusal(field: field, reason: "must be a whole number from 0 to 9223372036854775807"))
+            }
+            return .success(value)
+        }
+        let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!].map { Substring($0) }
+        switch (number(lastEventID, "Last-Event-ID"), number(request.uri.queryParameters["after"], "after"), number(request.uri.queryParameters["limit"], "limit")) {
+        case (.failure(let refusal), _, _), (_, .failure(let refusal), _), (_, _, .failure(let refusal)):
+            return .failure(refusal)
+        case (.success(let lastEventID), .success(let after), .success(let limit)):
+            return .success((lastEventID ?? after ?? 0, Int(min(1000, max(1, limit ?? 100)))))
         }
     }
 

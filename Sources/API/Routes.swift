@@ -103,9 +103,12 @@ public enum Routes {
         router.get("/channels/{channel}/events") { request, context -> Response in
             let channel = try context.parameters.require("channel")
             if case .failure(let refusal) = await access.authorize(request, .read(channel: channel)) { return refusal.response }
-            let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!].flatMap { Int64($0) }
-            let after = lastEventID ?? request.uri.queryParameters["after"].flatMap { Int64($0) } ?? 0
-            let limit = min(1000, max(1, request.uri.queryParameters["limit"].flatMap { Int($0) } ?? 100))
+            let after: Int64
+            let limit: Int
+            switch Edge.eventPage(request) {
+            case .success(let page): (after, limit) = page
+            case .failure(let refusal): return refusal.response
+            }
             guard follower.state(of: channel) != nil else { return lookupErrorResponse(.unknownChannel(channel)) }
             if request.headers[.accept]?.contains("text/event-stream") == true || request.uri.queryParameters["stream"] != nil {
                 return eventStream(channel: channel, after: after, store: handler.store, follower: follower)

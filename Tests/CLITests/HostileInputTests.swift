@@ -44,9 +44,17 @@ struct HostileInputTests {
             """.utf8).write(to: hooks)
         // One server per test, arguments looped inside: dozens of servers side by side would fight over ports.
         guard serve else { return Setup(cli: cli, server: nil) }
-        let server = try ServerProcess(databaseURL: url, extraArguments: ["--unauthenticated-commands", "--hooks", hooks.path])
-        try await server.waitUntilReady()
-        return Setup(cli: cli, server: server)
+        // The port is picked at random: another process (a flood's client ports) may hold it; try another.
+        for attempt in 1...3 {
+            let server = try ServerProcess(databaseURL: url, extraArguments: ["--unauthenticated-commands", "--hooks", hooks.path])
+            do {
+                try await server.waitUntilReady()
+                return Setup(cli: cli, server: server)
+            } catch where attempt < 3 && server.log.contains("Address already in use") {
+                server.stop()
+            }
+        }
+        preconditionFailure("unreachable: the last attempt returns or throws")
     }
 
     private func field(_ body: String) -> String? {
@@ -301,6 +309,26 @@ struct HostileInputTests {
         let headers = ["X-Cueline-Timestamp": timestamp, "X-Cueline-Signature": "sha256=" + mac.map { String(format: "%02x", $0) }.joined()]
         let (answer, status) = try await HTTP.post("\(setup.base)/hooks/feed", json: body, headers: headers)
         #expect(status == 401 && answer.contains("server clock"), "\(status) \(answer)")
+        #expect(try await setup.alive())
+    }
+
+    @Test("event pages: after, limit and Last-Event-ID at the extremes are read exactly or refused, never read as 0")
+    func eventPages() async throws {
+        let setup = try await setUp()
+        defer { setup.server?.stop() }
+        let (_, placed) = try await HTTP.post(setup.commands, json: try json(place))
+        #expect(placed == 201)
+        let events = "\(setup.base)/channels/c1/events"
+        for query in ["after=-1", "after=abc", "after=9223372036854775808", "limit=-5", "limit=99999999999999999999", "after=1e3"] {
+            let (answer, status) = try await HTTP.get("\(events)?\(query)")
+            #expect(status == 422 && field(answer) == String(query.prefix { $0 != "=" }), "\(query): \(status) \(answer)")
+        }
+        let (tail, tailStatus) = try await HTTP.get("\(events)?after=9223372036854775807&limit=1000")
+        #expect(tailStatus == 200 && !tail.contains("BreakPlaced"), "\(tail)")
+        let (header, headerStatus) = try await HTTP.get(events, headers: ["Last-Event-ID": "-1"])
+        #expect(headerStatus == 422 && field(header) == "Last-Event-ID", "\(header)")
+        let (page, pageStatus) = try await HTTP.get("\(events)?after=1&limit=0")
+        #expect(pageStatus == 200 && page.contains("BreakPlaced"), "limit 0 reads as 1: \(page)")
         #expect(try await setup.alive())
     }
 }
