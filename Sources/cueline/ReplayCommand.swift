@@ -34,6 +34,10 @@ struct ReplayCommand: AsyncParsableCommand {
         guard between.isEmpty || (between.count == 2 && between[0].timestamp <= between[1].timestamp) else {
             throw ValidationError("--between needs two instants, the earlier first")
         }
+        // Every segment boundary between them is rendered: a bounded span keeps that a bounded amount of work.
+        guard between.isEmpty || between[1].timestamp.milliseconds(since: between[0].timestamp) <= Limits.maximumDelayMilliseconds else {
+            throw ValidationError("--between instants must be at most 24 hours apart")
+        }
     }
 
     func run() async throws {
