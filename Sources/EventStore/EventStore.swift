@@ -247,6 +247,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The decision time was not ahead of the database clock when the append took the log head (a slow commit
     /// or a clock behind the database's): nothing was written; decide again with a later time.
     case lateDecision(decidedAt: Timestamp, databaseClock: Timestamp)
+    /// The connection broke after the append was sent and the database could not be asked whether it committed:
+    /// the command may have been written. A retry with the same command id answers with the original result.
+    case unknownOutcome(String)
     /// A value the log cannot hold as given (a NUL or control character, an over-long text): nothing was written.
     case invalidValue(String)
 
@@ -269,6 +272,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "(the database is slow or this machine's clock is behind it); nothing was written"
         case .invalidValue(let message):
             return "\(message); nothing was written"
+        case .unknownOutcome(let message):
+            return "the connection to the database broke while the command was being written (\(message)); it may have "
+                + "been written: retry with the same Idempotency-Key (command id), which answers with the original result"
         }
     }
 }

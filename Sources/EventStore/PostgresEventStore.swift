@@ -37,7 +37,21 @@ public struct PostgresEventStore: EventStore {
 
     public func append(_ request: AppendRequest) async throws -> AppendResult {
         try await mapErrors {
-            try await pool.withConnection { try await Self.append(request, on: $0) }
+            do {
+                return try await pool.withConnection { try await Self.append(request, on: $0) }
+            } catch let error as PostgresError where error.kind == .connectionLost {
+                // The call was sent and the connection broke before its answer: it may have committed. The
+                // idempotency record tells, so the answer is never "nothing was written" for a write that happened.
+                let recorded: AppendResult?
+                do {
+                    recorded = try await pool.withConnection { try await Self.previousResult(of: request, on: $0) }
+                } catch {
+                    throw StoreError.unknownOutcome("\(error)")
+                }
+                guard var result = recorded else { throw StoreError.unavailable("\(error)") }
+                result.replayed = false
+                return result
+            }
         }
     }
 

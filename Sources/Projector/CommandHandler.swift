@@ -141,7 +141,7 @@ public struct CommandHandler: Sendable {
                 switch error {
                 case .versionConflict, .commandIDReused: outcome = "conflict"
                 case .invalidValue: outcome = "invalid"
-                case .unavailable, .database, .schemaOutdated, .lateDecision:
+                case .unavailable, .database, .schemaOutdated, .lateDecision, .unknownOutcome:
                     outcome = "error"
                     Counter(label: "cueline_database_errors_total").increment()
                 }
