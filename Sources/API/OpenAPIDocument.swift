@@ -148,7 +148,7 @@ public enum OpenAPIDocument {
     "/channels/{channel}/events": {
       "get": { "summary": "The channel's event log: a page by version, or a live Server-Sent Events stream", "description": "With Accept: text/event-stream (or ?stream=1): every event after `after` or Last-Event-ID, then each new one; `id` is the stream version, `event` the type, `data` the event JSON. A stream ends after 10 minutes; EventSource reconnects.",
         "security": [{ "token": [] }],
-        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "after", "in": "query", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }, { "name": "limit", "in": "query", "schema": { "type": "integer", "minimum": 1, "maximum": 1000 } }, { "name": "Last-Event-ID", "in": "header", "schema": { "type": "integer" } }],
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "after", "in": "query", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }, { "name": "limit", "in": "query", "description": "0 reads as 1, above 1000 as 1000; not a whole number is 422", "schema": { "type": "integer", "minimum": 0 } }, { "name": "Last-Event-ID", "in": "header", "schema": { "type": "integer", "minimum": 0 } }],
         "responses": { "200": { "description": "A page, or the stream", "content": {
             "application/json": { "schema": { "type": "object", "properties": { "channel": { "type": "string" }, "events": { "type": "array", "items": { "$ref": "#/components/schemas/Event" } }, "next": { "type": "integer" } } } },
             "text/event-stream": { "schema": { "type": "string" } } } },
