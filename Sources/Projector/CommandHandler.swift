@@ -72,17 +72,22 @@ public struct CommandHandler: Sendable {
         while true {
             attempts += 1
             do {
+                // A retry is recognised by the append itself (one round trip); only when the command would now be
+                // refused or conflict is the idempotency record read first, so a retry of an applied command gets
+                // its original answer, not "already placed" or a version conflict.
                 let probe = AppendRequest(
                     channel: channel, expectedVersion: .any, events: [],
                     command: CommandMetadata(commandID: context.commandID, request: request, actor: context.actor, source: context.source, decidedAt: Timestamp(milliseconds: 0)))
-                if let previous = try await store.previousResult(of: probe) {
+                func replayed() async throws -> CommandOutcome? {
+                    guard let previous = try await store.previousResult(of: probe) else { return nil }
                     Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", "replayed")]).increment()
-                    let state = try await ChannelLoader.load(channel, from: store)
+                    let state = try await ChannelLoader.load(channel, from: store, startingFrom: knownState(channel))
                     let events = try previous.events.map { try EventCodec.decode(type: $0.type, schemaVersion: $0.schemaVersion, payload: $0.payload) }
                     return CommandOutcome(result: previous, events: events, state: state)
                 }
                 let state = try await ChannelLoader.load(channel, from: store, startingFrom: knownState(channel))
                 if let expectedVersion, expectedVersion != state.version {
+                    if let outcome = try await replayed() { return outcome }
                     throw StoreError.versionConflict(channel: channel, expected: .exactly(expectedVersion), actual: state.version)
                 }
                 let now = max(clock(), notBefore).adding(milliseconds: effectDelay)
@@ -90,6 +95,7 @@ public struct CommandHandler: Sendable {
                 do {
                     events = try decide(command, state: state, now: now)
                 } catch {
+                    if let outcome = try await replayed() { return outcome }
                     logger.info("command refused", metadata: ["channel": "\(channel)", "command": "\(command.name)", "reason": "\(error)"])
                     // The audit trail keeps who tried what and why it was refused; failing to record it must not
                     // change the answer to the operator.
