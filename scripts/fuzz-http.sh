@@ -77,6 +77,8 @@ print(json.dumps({
     "server_cmd": [e["FUZZ_CUELINE"], "serve", "--port", str(port), "--hooks", f"{work}/hooks.json", "--media-dir", f"{work}/media",
                    "--log-level", "warning"],
     "channels": {c: ["720p", "360p"] for c in ("fz1", "fz2", "fz3")},
+    "channel_create": [e["FUZZ_CUELINE"], "channel", "create", "{channel}", "--segment-duration", "1", "--window", "6",
+                       "--rendition", "720p,1000000,720p/seg{n}.ts", "--rendition", "360p,400000,360p/seg{n}.ts"],
     "tokens": {"operator": e["FUZZ_OP"], "automation": e["FUZZ_AUTO"], "automation2": e["FUZZ_AUTO2"], "viewer": e["FUZZ_VIEW"], "revoked": e["FUZZ_REVOKED"]},
     "token_names": {"operator": "fuzz-op", "automation": "fuzz-auto", "automation2": "fuzz-auto2", "viewer": "fuzz-view"},
     "auto_channel": "fz1", "auto2_channel": "fz2",

@@ -421,6 +421,8 @@ class Fuzzer:
         self.suppressed = set()
         self.findings = collections.OrderedDict()   # title -> [count, example]
         self.violations = collections.OrderedDict()
+        self.retired = {}                                      # channels that stopped taking commands
+        self.blocked = collections.Counter()                   # 503s per channel while the database is up
         self.breaks = {c: [] for c in self.channels}          # break ids seen placed
         self.versions = {c: 1 for c in self.channels}
         self.sent_keys = []                                    # (channel, token, key, body)
@@ -827,7 +829,7 @@ class Fuzzer:
                 tags.append("scte:mutated-fixed")
             else:
                 tags.append("scte:mutated")
-                bad = True
+                bad = crc32_mpeg2(data) != 0  # a mutation that kept the CRC right is not bad input
         else:
             data = bytes(rng.randrange(256) for _ in range(rng.randint(0, 300)))
             tags.append("scte:random")
@@ -1100,7 +1102,7 @@ class Fuzzer:
             keys, chans = [f"{key}-a", f"{key}-b"], [channel, channel]
         else:
             # One channel's token must not block another channel's command with the same key (issue 11, defect 13).
-            other = [c for c in self.channels if c != self.auto_channel][0]
+            other = [c for c in list(self.channels) if c != self.auto_channel][0]
             b1 = self.valid_place(rng, other)
             b2 = self.valid_place(rng, self.auto_channel)
             b1["reason"], b2["reason"] = self.marker(rng), self.marker(rng)
@@ -1178,6 +1180,12 @@ class Fuzzer:
             self.finding(f"503 on a read while the database is up: {req.route}", f"{req.describe()} → 503 {short_body(r)}")
         if st == 503 and req.kind in ("command", "scte35", "hook"):
             self.finding(f"503 to a command while the database is up: {req.route}", f"{req.describe()} → 503 {short_body(r)}")
+            if req.channel in self.channels:
+                with self.lock:
+                    self.blocked[req.channel] += 1
+                    retire = self.blocked[req.channel] == 10
+                if retire:
+                    self.retire(req.channel)
         j = r.json() if r.headers.get("content-type", "").startswith("application/json") else None
         if st == 201 and req.kind in ("command", "scte35", "hook") and isinstance(j, dict):
             for e in j.get("events") or []:
@@ -1260,6 +1268,27 @@ class Fuzzer:
             self.finding("control characters served in a playlist (issue 11 defect 11)",
                          f"GET {req.path} → bytes {', '.join(f'0x{c:02x}' for c in bad[:8])} in: {snippet_around(body, bad[0])}")
 
+    def retire(self, channel):
+        """A channel that answers every command 503 with the database up is stuck (issue 11 defect 3): fuzz a fresh one
+        in its place, so the rest of the run is not spent on it. It is still checked after the run."""
+        with self.lock:
+            renditions = self.channels.pop(channel, None)
+            if renditions is None:
+                return
+            self.retired[channel] = renditions
+            new = f"fz{len(self.channels) + len(self.retired) + 1}"
+        args = [a.replace("{channel}", new) for a in self.cfg["channel_create"]]
+        out = subprocess.run(args, capture_output=True, text=True, env=dict(os.environ, DATABASE_URL=self.cfg["database_url"]))
+        self.finding("a channel stopped taking commands: every command answered 503 with the database up (issue 11 defect 3); "
+                     "the harness fuzzes a new channel in its place", f"channel {channel}: 10 commands answered 503; replaced by {new}")
+        if out.returncode == 0:
+            with self.lock:
+                self.breaks[new], self.versions[new] = [], 1
+                self.channels[new] = renditions
+
+    def all_channels(self):
+        return list(self.channels) + list(self.retired)
+
     def read_json(self, path, who="operator"):
         raw = build_raw(self.port, "GET", path, self.auth_header(who))
         r = send_raw(self.port, raw, timeout=10)
@@ -1325,7 +1354,7 @@ class Fuzzer:
                     self.violation(1, "/healthz did not answer 200 while the process was alive", f"{r.status} {r.error or short_body(r)}")
                 continue
             cycle += 1
-            for channel, renditions in self.channels.items():
+            for channel, renditions in list(self.channels.items()):
                 fetched = []
                 for name in (["master"] if cycle % 5 == 1 else []) + renditions:
                     if not self.running.is_set():
@@ -1393,7 +1422,9 @@ class Fuzzer:
             time.sleep(0.05)
         with self.lock:
             # What was on the wire when it died: requests cut off (not refused: those came after) and any still open.
-            candidates = [r for r in self.recent_errors if r.t0 <= died and r.t1 >= died - 2.0 and "Refused" not in (r.resp.error or "")]
+            # (the backtracer can hold a dying process for longer than a request's 10 s timeout on a loaded machine)
+            candidates = [r for r in self.recent_errors if r.t0 <= died and r.t1 >= died - 30 and "Refused" not in (r.resp.error or "")]
+            candidates.sort(key=lambda r: -r.t0)
             candidates += [r for r in self.inflight.values() if r.t0 <= died]
             self.recent_errors.clear()
         seen, unique = set(), []
@@ -1481,7 +1512,7 @@ class Fuzzer:
             self.violation(1, "the server does not answer /healthz at the end", f"/healthz → {health.status} {health.error or ''}")
         time.sleep(0.5)
         logs, http_ok = {}, {}
-        for channel in self.channels:
+        for channel in self.all_channels():
             events, err = self.read_log(channel)
             if events is None:
                 self.violation(2, "a channel's log cannot be read back over HTTP", err)
@@ -1558,7 +1589,7 @@ class Fuzzer:
             self.finding(f"{kind} while the server was alive: {req.route}", f"{req.describe(300)} → ({req.resp.error})")
         # Invariant 4, and the harness's own recomputation of the chain (a finding when it differs).
         self.verify_out = {}
-        for channel in self.channels:
+        for channel in self.all_channels():
             v = subprocess.run([self.cfg["cueline"], "verify", channel], capture_output=True, text=True, errors="replace",
                                env=dict(os.environ, DATABASE_URL=self.cfg["database_url"]))
             self.verify_out[channel] = v.returncode
