@@ -35,11 +35,15 @@ public final class ChannelFollower: Service, Sendable {
         case upstreamMissing(channel: String, rendition: String)
     }
 
-    private struct Entry {
-        /// Every event folded: the schedule as the log has it now.
+    fileprivate struct Entry {
+        /// Every event folded: the schedule as the log has it now (commands decide against it).
         var state: ChannelState
-        /// The events themselves, to fold those in effect at a tick (see `EffectiveTime`).
-        var events: [RecordedScheduleEvent] = []
+        /// The events in effect at every tick from now on: the longest prefix (in version order) of the log whose
+        /// events were all decided at or before `lastTick`, folded.
+        var settled: ChannelState
+        /// The events after that prefix, in version order: decided after the last tick served (usually none, or
+        /// a command's events during its effect delay). Nothing older is kept: memory does not grow with the log.
+        var pending: [RecordedScheduleEvent] = []
         var rendered: Rendered?
         var lastTick = Timestamp(milliseconds: .min)
         /// Relay channels: the latest upstream playlist of each rendition, and a counter of their changes.
@@ -176,12 +180,13 @@ public final class ChannelFollower: Service, Sendable {
                 let fresh = decoded.filter { $0.1.position > shared.position }
                 var diverged: [(String, RecordedScheduleEvent, Timestamp)] = []
                 for (channel, recorded) in fresh {
-                    var entry = shared.channels[channel] ?? Entry(state: ChannelState(channel: channel))
+                    var entry = shared.channels[channel] ?? Entry(state: ChannelState(channel: channel), settled: ChannelState(channel: channel))
                     // This channel already served a tick at or after the event's effect without it: only possible
                     // while the log was unreachable (then ticks are served past the watermark, see `servingTime`).
                     if entry.lastTick >= recorded.attribution.at { diverged.append((channel, recorded, entry.lastTick)) }
                     entry.state.apply(recorded)
-                    entry.events.append(recorded)
+                    entry.pending.append(recorded)
+                    entry.settle(upTo: entry.lastTick)
                     entry.rendered = nil
                     shared.channels[channel] = entry
                 }
@@ -317,7 +322,8 @@ public final class ChannelFollower: Service, Sendable {
             let tick = max(Self.servingTime(now: now, shared), entry.lastTick)
             entry.lastTick = tick
             // The schedule in effect at this tick: events decided later are not shown yet (usually none).
-            let inEffect = (entry.events.last?.attribution.at ?? tick) <= tick ? entry.state : fold(channel, entry.events, asOf: tick)
+            entry.settle(upTo: tick)
+            let inEffect = entry.inEffect(at: tick)
             guard let config = inEffect.config else { return .failure(.unknownChannel(channel)) }
             let completed = config.source == .clock ? Timeline(config).completedSegments(at: tick) : entry.upstreamGeneration
             if let cached = entry.rendered, cached.completedSegments == completed, cached.version == inEffect.version {
@@ -384,6 +390,29 @@ public final class ChannelFollower: Service, Sendable {
             completedSegments: Timeline(config).completedSegments(at: tick), version: state.version, tick: tick,
             targetDuration: config.targetDuration, playlists: playlists,
             multivariant: try PlaylistRenderer.render(PlaylistBuilder.multivariant(config: config)))
+    }
+}
+
+extension ChannelFollower.Entry {
+    /// Moves the leading pending events decided at or before `tick` into the settled state. Ticks served to a
+    /// channel never go backwards, so they are in effect for good.
+    mutating func settle(upTo tick: Timestamp) {
+        var settledCount = 0
+        for event in pending {
+            guard event.attribution.at <= tick else { break }
+            settled.apply(event)
+            settledCount += 1
+        }
+        if settledCount > 0 { pending.removeFirst(settledCount) }
+    }
+
+    /// What `fold(asOf: tick)` of the whole log gives: the settled prefix, then the pending events decided at or
+    /// before `tick` in version order.
+    func inEffect(at tick: Timestamp) -> ChannelState {
+        guard pending.contains(where: { $0.attribution.at <= tick }) else { return settled }
+        var state = settled
+        for event in pending where event.attribution.at <= tick { state.apply(event) }
+        return state
     }
 }
 
