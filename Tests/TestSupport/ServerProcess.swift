@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -13,7 +16,7 @@ public final class ServerProcess: @unchecked Sendable {
     public let logFile: URL
 
     public init(databaseURL: String, extraArguments: [String] = []) throws {
-        port = Int.random(in: 20_000..<40_000)
+        port = Self.freePort()
         baseURL = "http://127.0.0.1:\(port)"
         process = Process()
         process.executableURL = URL(fileURLWithPath: CLIRunner().executable)
@@ -27,6 +30,26 @@ public final class ServerProcess: @unchecked Sendable {
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
+    }
+
+    /// A port below Linux's ephemeral range (32768–60999), so that no client connection of a flood test can hold
+    /// it, and that nothing listens on right now.
+    static func freePort() -> Int {
+        for _ in 0..<100 {
+            let candidate = Int.random(in: 10_000..<32_000)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(candidate).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if bound == 0 { return candidate }
+        }
+        return Int.random(in: 10_000..<32_000)
     }
 
     /// Waits until /healthz answers.
