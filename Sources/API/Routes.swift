@@ -17,9 +17,10 @@ public enum Routes {
     /// - Parameter mediaDirectory: when set, files under it are served at `/media/…` (demo segments and ads).
     ///   - metrics: renders the Prometheus exposition for `/metrics`.
     ///   - access: who may send commands and read the schedule, log and audit endpoints.
+    ///   - eventStreams: the live event streams (`GET …/events` as Server-Sent Events), a service the caller runs.
     public static func router(
         follower: ChannelFollower, handler: CommandHandler, mediaDirectory: String?, metrics: (@Sendable () -> String)? = nil,
-        hooks: HookSet = HookSet(), access: AccessPolicy
+        hooks: HookSet = HookSet(), access: AccessPolicy, eventStreams: EventStreams
     ) -> Router<BasicRequestContext> {
         let router = Router()
         router.middlewares.add(MetricsMiddleware())
@@ -102,7 +103,11 @@ public enum Routes {
 
         router.get("/channels/{channel}/events") { request, context -> Response in
             let channel = try context.parameters.require("channel")
-            if case .failure(let refusal) = await access.authorize(request, .read(channel: channel)) { return refusal.response }
+            let caller: Caller
+            switch await access.authorize(request, .read(channel: channel)) {
+            case .failure(let refusal): return refusal.response
+            case .success(let found): caller = found
+            }
             let after: Int64
             let limit: Int
             switch Edge.eventPage(request) {
@@ -111,7 +116,10 @@ public enum Routes {
             }
             guard follower.state(of: channel) != nil else { return lookupErrorResponse(.unknownChannel(channel)) }
             if request.headers[.accept]?.contains("text/event-stream") == true || request.uri.queryParameters["stream"] != nil {
-                return eventStream(channel: channel, after: after, store: handler.store, follower: follower)
+                switch eventStreams.admit(key: caller.token.map { "token \($0.name)" } ?? "an unauthenticated caller") {
+                case .failure(let refusal): return refusal.response
+                case .success(let ticket): return eventStream(channel: channel, after: after, streams: eventStreams, ticket: ticket)
+                }
             }
             do {
                 let events = try await handler.store.readStream(channel, after: after, limit: limit)
@@ -248,34 +256,14 @@ public enum Routes {
 
     /// Server-Sent Events: every event of the channel after `after` (or `Last-Event-ID`), then each new one as this
     /// instance folds it in. The event id is the stream version, so a reconnecting client resumes where it left off.
-    /// A stream ends after 10 minutes and at shutdown; EventSource clients reconnect by themselves.
-    static func eventStream(channel: String, after: Int64, store: any EventStore, follower: ChannelFollower) -> Response {
+    /// A stream ends after 10 minutes and at shutdown; EventSource clients reconnect by themselves. See `EventStreams`
+    /// for how many there may be and how they share the work.
+    static func eventStream(channel: String, after: Int64, streams: EventStreams, ticket: EventStreams.Ticket) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
         let body = ResponseBody { writer in
-            var sent = after
-            let started = ContinuousClock.now
-            var lastWrite = ContinuousClock.now
-            try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
-            while !Task.isCancelled && !Task.isShuttingDownGracefully && ContinuousClock.now - started < .seconds(600) {
-                if (follower.followedState(of: channel)?.version ?? 0) > sent {
-                    let events = (try? await store.readStream(channel, after: sent, limit: 1000)) ?? []
-                    for event in events {
-                        let data = String(decoding: encodeJSON(event), as: UTF8.self)
-                        try await writer.write(ByteBuffer(string: "id: \(event.version)\nevent: \(event.type)\ndata: \(data)\n\n"))
-                        sent = event.version
-                        lastWrite = ContinuousClock.now
-                    }
-                }
-                // A comment line now and then keeps proxies from timing out and finds clients that went away.
-                if ContinuousClock.now - lastWrite > .seconds(5) {
-                    try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
-                    lastWrite = ContinuousClock.now
-                }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            try await writer.finish(nil)
+            try await streams.stream(channel, after: max(0, after), ticket: ticket, to: &writer)
         }
         return Response(status: .ok, headers: headers, body: body)
     }

@@ -1,3 +1,4 @@
+import API
 import Foundation
 
 /// Settings of `cueline serve` and the database commands, from one documented precedence:
@@ -13,6 +14,7 @@ struct Configuration: Equatable {
     var logLevel = "info"
     var logFormat = "text"
     var migrations: String?
+    var limits = ServerLimits()
 
     /// Every key the file may hold, with its environment variable and what it accepts.
     static let keys: [(key: String, environment: String, accepts: String)] = [
@@ -23,6 +25,20 @@ struct Configuration: Equatable {
         ("log_level", "CUELINE_LOG_LEVEL", "trace, debug, info, notice, warning, error, critical"),
         ("log_format", "CUELINE_LOG_FORMAT", "text or json"),
         ("migrations", "CUELINE_MIGRATIONS", "directory of NNNN_name.sql files"),
+        ("max_connections", "CUELINE_MAX_CONNECTIONS", "open connections at most (\(limitRanges["max_connections"]!))"),
+        ("header_timeout", "CUELINE_HEADER_TIMEOUT", "seconds for a request head, then its body, to arrive (\(limitRanges["header_timeout"]!))"),
+        ("idle_timeout", "CUELINE_IDLE_TIMEOUT", "seconds before an idle or unread connection is closed (\(limitRanges["idle_timeout"]!))"),
+        ("max_header_bytes", "CUELINE_MAX_HEADER_BYTES", "bytes of request line and headers (\(limitRanges["max_header_bytes"]!))"),
+        ("max_body_bytes", "CUELINE_MAX_BODY_BYTES", "bytes of a request body (\(limitRanges["max_body_bytes"]!))"),
+        ("max_streams_per_token", "CUELINE_MAX_STREAMS_PER_TOKEN", "live event streams per token (\(limitRanges["max_streams_per_token"]!))"),
+        ("max_streams", "CUELINE_MAX_STREAMS", "live event streams on the instance (\(limitRanges["max_streams"]!))"),
+    ]
+
+    /// What each limit accepts.
+    static let limitRanges: [String: ClosedRange<Int>] = [
+        "max_connections": 1...1_000_000, "header_timeout": 1...3600, "idle_timeout": 1...86_400,
+        "max_header_bytes": 1024...1_048_576, "max_body_bytes": 1024...16_777_216,
+        "max_streams_per_token": 0...100_000, "max_streams": 0...100_000,
     ]
 
     struct Problem: Error, CustomStringConvertible, Equatable {
@@ -75,6 +91,11 @@ struct Configuration: Equatable {
             guard value.hasPrefix("postgresql://") || value.hasPrefix("postgres://") else {
                 return "database_url: must start with postgresql://"
             }
+        case let key where limitRanges[key] != nil:
+            let range = limitRanges[key]!
+            guard let number = Int(value), range.contains(number) else {
+                return "\(key): \(value.debugDescription) is not a whole number in \(range.lowerBound)...\(range.upperBound)"
+            }
         case "host", "media_dir", "migrations":
             guard !value.isEmpty else { return "\(key): must not be empty" }
         default:
@@ -113,6 +134,16 @@ struct Configuration: Equatable {
         configuration.logLevel = merged["log_level"] ?? configuration.logLevel
         configuration.logFormat = merged["log_format"] ?? configuration.logFormat
         configuration.migrations = merged["migrations"]
+        func limit(_ key: String, _ keyPath: WritableKeyPath<ServerLimits, Int>) {
+            if let value = merged[key].flatMap(Int.init) { configuration.limits[keyPath: keyPath] = value }
+        }
+        limit("max_connections", \.maxConnections)
+        limit("header_timeout", \.headerTimeoutSeconds)
+        limit("idle_timeout", \.idleTimeoutSeconds)
+        limit("max_header_bytes", \.maxHeaderBytes)
+        limit("max_body_bytes", \.maxBodyBytes)
+        limit("max_streams_per_token", \.maxStreamsPerToken)
+        limit("max_streams", \.maxStreams)
         return configuration
     }
 }

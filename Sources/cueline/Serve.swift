@@ -27,11 +27,36 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("unauthenticated-commands"), help: "No tokens: accept commands and JSON reads from anyone who can reach the port (closed networks and demos only).")
     var unauthenticatedCommands = false
 
+    @Option(name: .customLong("max-connections"), help: "Open connections at most; beyond, the longest idle one is closed, or the new one gets 503 (CUELINE_MAX_CONNECTIONS; default 4096, lowered to fit the file descriptor limit).")
+    var maxConnections: Int?
+
+    @Option(name: .customLong("header-timeout"), help: "Seconds for a request head, then its body, to arrive (CUELINE_HEADER_TIMEOUT; default 10).")
+    var headerTimeout: Int?
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds before a connection with no request in progress, or whose client reads nothing, is closed (CUELINE_IDLE_TIMEOUT; default 60).")
+    var idleTimeout: Int?
+
+    @Option(name: .customLong("max-header-bytes"), help: "Request line and headers at most, in bytes; 431 beyond (CUELINE_MAX_HEADER_BYTES; default 16384).")
+    var maxHeaderBytes: Int?
+
+    @Option(name: .customLong("max-body-bytes"), help: "Request body at most, in bytes; 413 beyond (CUELINE_MAX_BODY_BYTES; default 65536).")
+    var maxBodyBytes: Int?
+
+    @Option(name: .customLong("max-streams-per-token"), help: "Live event streams per token; 429 beyond (CUELINE_MAX_STREAMS_PER_TOKEN; default 16).")
+    var maxStreamsPerToken: Int?
+
+    @Option(name: .customLong("max-streams"), help: "Live event streams on this instance; 503 beyond (CUELINE_MAX_STREAMS; default 256).")
+    var maxStreams: Int?
+
     @OptionGroup var database: DatabaseOptions
 
     func configuration() throws -> Configuration {
         try database.configuration(flags: [
             "host": host, "port": port.map(String.init), "media_dir": mediaDir, "log_level": logLevel, "log_format": logFormat,
+            "max_connections": maxConnections.map(String.init), "header_timeout": headerTimeout.map(String.init),
+            "idle_timeout": idleTimeout.map(String.init), "max_header_bytes": maxHeaderBytes.map(String.init),
+            "max_body_bytes": maxBodyBytes.map(String.init), "max_streams_per_token": maxStreamsPerToken.map(String.init),
+            "max_streams": maxStreams.map(String.init),
         ])
     }
 
@@ -42,6 +67,16 @@ struct Serve: AsyncParsableCommand {
         let settings = try configuration()
         let (host, port, url) = (settings.host, settings.port, settings.databaseURL ?? "")
         let logger = Logger(label: "cueline.serve")
+        // The connection cap, not the operating system, decides who is served: raise the descriptor limit to the
+        // hard limit, and keep the cap below it with room for the database, the log and the media files.
+        var limits = settings.limits
+        let descriptors = FileDescriptorLimit.raiseToHardLimit()
+        if descriptors - 256 < limits.maxConnections {
+            limits.maxConnections = max(16, descriptors - 256)
+            logger.warning("max_connections lowered to fit the file descriptor limit", metadata: [
+                "max_connections": "\(limits.maxConnections)", "descriptors": "\(descriptors)",
+            ])
+        }
         let pool = PostgresPool(url: url, maximumConnections: 8)
         let store = PostgresEventStore(pool: pool, logger: logger)
         try await store.checkSchema()
@@ -49,15 +84,43 @@ struct Serve: AsyncParsableCommand {
             store: store, wakeups: ChannelFollower.postgresWakeups(url: url), clock: wallClock, logger: logger)
         try await follower.catchUp()
         let handler = CommandHandler(store: store, clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) })
+        let eventStreams = EventStreams(follower: follower, store: store, limits: limits)
         let router = Routes.router(
             follower: follower, handler: handler, mediaDirectory: settings.mediaDir, metrics: { Cueline.metrics.emitToString() },
             hooks: try hooks.map { try HookSet(file: $0, environment: ProcessInfo.processInfo.environment) } ?? HookSet(),
-            access: unauthenticatedCommands ? .open : .tokens(TokenCache(directory: PostgresTokenDirectory(pool: pool, logger: logger))))
+            access: unauthenticatedCommands ? .open : .tokens(TokenCache(directory: PostgresTokenDirectory(pool: pool, logger: logger))),
+            eventStreams: eventStreams)
         let app = Application(
-            router: router, configuration: .init(address: .hostname(host, port: port), serverName: "cueline"),
-            services: [follower, RelayPoller(follower: follower, logger: logger)],
-            onServerRunning: { [logger] _ in logger.notice("serving", metadata: ["address": "http://\(host):\(port)"]) },
+            router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: ConnectionGate(maximum: limits.maxConnections)),
+            configuration: .init(address: .hostname(host, port: port), serverName: "cueline", backlog: 1024),
+            services: [follower, RelayPoller(follower: follower, logger: logger), eventStreams],
+            onServerRunning: { [logger, limits] _ in
+                logger.notice("serving", metadata: [
+                    "address": "http://\(host):\(port)", "max_connections": "\(limits.maxConnections)",
+                    "header_timeout": "\(limits.headerTimeoutSeconds)", "idle_timeout": "\(limits.idleTimeoutSeconds)",
+                ])
+            },
             logger: logger)
         try await app.runService()
+    }
+}
+
+/// The process's limit on open file descriptors.
+enum FileDescriptorLimit {
+    /// Raises the soft limit to the hard limit and returns the soft limit now in force.
+    static func raiseToHardLimit() -> Int {
+        var limit = rlimit()
+        #if os(Linux)
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        guard getrlimit(resource, &limit) == 0 else { return 1024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(resource, &raised) == 0 { limit = raised }
+        }
+        return limit.rlim_cur > rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
     }
 }

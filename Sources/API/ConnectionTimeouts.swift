@@ -1,0 +1,107 @@
+import NIOCore
+
+/// The timeouts of one HTTP/1.1 connection, as a value-type state machine fed with what the pipeline sees; the
+/// handlers act on the deadline it gives. Three rules:
+/// - the request head must arrive within `header` of its first byte (of the accept, for a new connection), and
+///   its body within `header` of the head (slowloris);
+/// - with no request in progress, the connection is closed after `idle`;
+/// - a client that reads nothing of what is written to it for `idle` is dropped (a stalled event stream).
+struct ConnectionTimeouts {
+    enum Phase: Equatable {
+        /// Waiting for the rest of a request head whose first byte came at `since`.
+        case awaitingHead(since: NIODeadline)
+        /// The head came at `since`; its body is still arriving.
+        case readingBody(since: NIODeadline)
+        /// The request is in; the response is being produced and written.
+        case responding
+        /// Nothing in progress since `since`.
+        case idle(since: NIODeadline)
+    }
+
+    let header: TimeAmount
+    let idle: TimeAmount
+    private(set) var phase: Phase
+    /// Requests whose head was read and whose response has not been written to its end (HTTP/1.1 pipelining).
+    private(set) var requestsInProgress = 0
+    /// When bytes of a further request started to arrive while a response was being written.
+    private var pendingBytesSince: NIODeadline?
+    private var unwritableSince: NIODeadline?
+    /// Whether any byte of the awaited request head has come (a connection that sent nothing is closed silently).
+    private var headStarted = false
+
+    init(header: TimeAmount, idle: TimeAmount, acceptedAt now: NIODeadline) {
+        self.header = header
+        self.idle = idle
+        phase = .awaitingHead(since: now)
+    }
+
+    /// Whether a request is in progress: such a connection is never closed to make room for another.
+    var isBusy: Bool { requestsInProgress > 0 }
+
+    /// When the connection is to be closed, if nothing happens before.
+    var deadline: NIODeadline? {
+        let own: NIODeadline? =
+            switch phase {
+            case .awaitingHead(let since), .readingBody(let since): since + header
+            case .idle(let since): since + idle
+            case .responding: nil
+            }
+        let stalled = unwritableSince.map { $0 + idle }
+        switch (own, stalled) {
+        case (let a?, let b?): return min(a, b)
+        case (let a, nil): return a
+        case (nil, let b): return b
+        }
+    }
+
+    mutating func bytesRead(at now: NIODeadline) {
+        switch phase {
+        case .idle: phase = .awaitingHead(since: now)
+        case .responding: if pendingBytesSince == nil { pendingBytesSince = now }
+        case .awaitingHead, .readingBody: break
+        }
+        if case .awaitingHead = phase { headStarted = true }
+    }
+
+    mutating func headRead(at now: NIODeadline) {
+        requestsInProgress += 1
+        pendingBytesSince = nil
+        headStarted = false
+        phase = .readingBody(since: now)
+    }
+
+    mutating func requestEnded() {
+        if case .readingBody = phase { phase = .responding }
+    }
+
+    mutating func responseEnded(at now: NIODeadline) {
+        requestsInProgress = max(0, requestsInProgress - 1)
+        guard requestsInProgress == 0, phase == .responding else { return }
+        if let since = pendingBytesSince {
+            phase = .awaitingHead(since: since)
+            headStarted = true
+            pendingBytesSince = nil
+        } else {
+            phase = .idle(since: now)
+        }
+    }
+
+    mutating func writabilityChanged(writable: Bool, at now: NIODeadline) {
+        unwritableSince = writable ? nil : (unwritableSince ?? now)
+    }
+
+    enum TimeoutAction: Equatable {
+        /// Answer 408 (nothing else is being written) and close.
+        case closeWithRequestTimeout
+        case close
+        case wait(until: NIODeadline)
+        case nothing
+    }
+
+    func timeoutFired(at now: NIODeadline) -> TimeoutAction {
+        guard let deadline else { return .nothing }
+        guard now >= deadline else { return .wait(until: deadline) }
+        if case .awaitingHead = phase, headStarted, requestsInProgress == 0, unwritableSince == nil { return .closeWithRequestTimeout }
+        return .close
+    }
+}

@@ -1,0 +1,280 @@
+import HTTPTypes
+import HummingbirdCore
+import Logging
+import Metrics
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+
+/// Hummingbird's HTTP/1.1 child channel with the server's limits around it: the connection cap
+/// (``ConnectionGate``), the header, body and idle timeouts (``ConnectionTimeouts``), and the header and body sizes.
+/// Use it as `Application(router:server: GuardedHTTP1Channel.server(limits:))`.
+package struct GuardedHTTP1Channel: ServerChildChannel {
+    package typealias Value = HTTP1Channel.Value
+
+    let http: HTTP1Channel
+    let gate: ConnectionGate
+    let limits: ServerLimits
+
+    /// The server builder for `Application`.
+    package static func server(limits: ServerLimits, gate: ConnectionGate) -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in
+            var configuration = HTTP1Channel.Configuration(
+                httpDecoderConfiguration: .init(
+                    maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 100))
+            configuration.idleTimeout = nil  // ConnectionTimeouts does it, with a header timeout besides.
+            return GuardedHTTP1Channel(http: HTTP1Channel(responder: responder, configuration: configuration), gate: gate, limits: limits)
+        }
+    }
+
+    package func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let admission = gate.admit(channel)
+        let id: UInt64
+        switch admission {
+        case .refused:
+            // Every connection is busy: say so and close. The HTTP pipeline below never sees a byte.
+            return channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(RefuseConnectionHandler())
+            }.flatMap { http.setup(channel: channel, logger: logger) }
+        case .admitted(let admitted), .admittedEvicting(let admitted, _):
+            id = admitted
+        }
+        let gate = self.gate
+        channel.closeFuture.whenComplete { _ in gate.remove(id) }
+        let tracker = ConnectionTracker(
+            id: id, gate: gate, limits: limits,
+            timeouts: ConnectionTimeouts(
+                header: .seconds(Int64(limits.headerTimeoutSeconds)), idle: .seconds(Int64(limits.idleTimeoutSeconds)),
+                acceptedAt: .now()))
+        var configuration = http.configuration
+        let additional = configuration.additionalChannelHandlers
+        configuration.additionalChannelHandlers = { [HTTPSideHandler(tracker: tracker)] + additional() }
+        let guarded = HTTP1Channel(responder: http.responder, configuration: configuration)
+        return channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(ByteSideHandler(tracker: tracker), position: .first)
+        }.flatMap { guarded.setup(channel: channel, logger: logger) }
+    }
+
+    package func handle(value: Value, logger: Logger) async {
+        await http.handle(value: value, logger: logger)
+    }
+}
+
+/// What the two handlers of one connection share. Used only on the connection's event loop (both handlers and
+/// the timer run there); `@unchecked Sendable` because Hummingbird builds the HTTP-side handler in a `@Sendable`
+/// closure.
+final class ConnectionTracker: @unchecked Sendable {
+    let id: UInt64
+    let gate: ConnectionGate
+    let limits: ServerLimits
+    var timeouts: ConnectionTimeouts
+    /// The byte-side handler's context: raw answers (408, 413, 431) are written there, below the HTTP codec.
+    var rawContext: ChannelHandlerContext?
+    private var timer: Scheduled<Void>?
+    private var timerDeadline: NIODeadline?
+    private var wasBusy = false
+    private var closing = false
+
+    static let timeouts = Counter(label: "cueline_http_timeouts_total")
+    static let oversized = Counter(label: "cueline_http_oversized_requests_total")
+
+    init(id: UInt64, gate: ConnectionGate, limits: ServerLimits, timeouts: ConnectionTimeouts) {
+        self.id = id
+        self.gate = gate
+        self.limits = limits
+        self.timeouts = timeouts
+    }
+
+    /// After every change: tells the gate whether the connection may be evicted, and keeps one timer at the
+    /// earliest deadline.
+    func changed() {
+        let busy = timeouts.isBusy
+        if busy != wasBusy {
+            wasBusy = busy
+            gate.setBusy(id, busy)
+        }
+        guard let context = rawContext, let deadline = timeouts.deadline else { return }
+        if let scheduled = timerDeadline, scheduled <= deadline { return }
+        timer?.cancel()
+        schedule(at: deadline, context: context)
+    }
+
+    private func schedule(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        timerDeadline = deadline
+        timer = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(deadline: deadline) { [self] in
+            timer = nil
+            timerDeadline = nil
+            switch timeouts.timeoutFired(at: .now()) {
+            case .nothing: break
+            case .wait(let until): schedule(at: until, context: context)
+            case .close:
+                Self.timeouts.increment()
+                close()
+            case .closeWithRequestTimeout:
+                Self.timeouts.increment()
+                answerAndClose(.init(statusCode: 408, reasonPhrase: "Request Timeout"), "the request did not arrive in time")
+            }
+        }
+    }
+
+    func cancelTimer() {
+        timer?.cancel()
+        timer = nil
+        timerDeadline = nil
+    }
+
+    func close() {
+        guard !closing, let context = rawContext else { return }
+        closing = true
+        context.close(promise: nil)
+    }
+
+    /// Writes a complete response straight to the socket, under the HTTP codec, and closes. Only when no other
+    /// response is in progress on the connection; else it just closes.
+    func answerAndClose(_ status: HTTPResponseStatus, _ message: String) {
+        guard !closing, let context = rawContext else { return }
+        guard timeouts.requestsInProgress == 0 else { return close() }
+        closing = true
+        let body = #"{"error":"\#(message)"}"# + "\n"
+        let text = "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+        context.writeAndFlush(NIOAny(IOData.byteBuffer(ByteBuffer(string: text)))).whenComplete { _ in
+            context.close(promise: nil)
+        }
+    }
+}
+
+/// First in the pipeline, on raw bytes: notes when request bytes arrive and when the client stops reading.
+final class ByteSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    let tracker: ConnectionTracker
+
+    init(tracker: ConnectionTracker) { self.tracker = tracker }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        tracker.rawContext = context
+        tracker.changed()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        tracker.cancelTimer()
+        tracker.rawContext = nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        tracker.timeouts.bytesRead(at: .now())
+        tracker.changed()
+        context.fireChannelRead(data)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        tracker.timeouts.writabilityChanged(writable: context.channel.isWritable, at: .now())
+        tracker.changed()
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        tracker.cancelTimer()
+        context.fireChannelInactive()
+    }
+}
+
+/// After the HTTP codec: notes request heads, request ends and response ends; refuses oversized requests.
+final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    let tracker: ConnectionTracker
+    private var bodyBytes = 0
+    /// After a refused request, what is still read of it is dropped.
+    private var discarding = false
+
+    init(tracker: ConnectionTracker) { self.tracker = tracker }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !discarding else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            let length = head.headerFields[.contentLength].flatMap { Int($0) } ?? 0
+            guard length <= tracker.limits.maxBodyBytes else {
+                return refuse(.payloadTooLarge, "the request body is larger than \(tracker.limits.maxBodyBytes) bytes")
+            }
+            bodyBytes = 0
+            tracker.timeouts.headRead(at: .now())
+        case .body(let buffer):
+            bodyBytes += buffer.readableBytes
+            guard bodyBytes <= tracker.limits.maxBodyBytes else {
+                // The head went up already: a response may be on its way, so no second one; just close.
+                Self.oversized()
+                discarding = true
+                return tracker.close()
+            }
+        case .end:
+            tracker.timeouts.requestEnded()
+        }
+        tracker.changed()
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            tracker.timeouts.responseEnded(at: .now())
+            tracker.changed()
+        }
+        context.write(data, promise: promise)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // The decoder's refusals: headers too large, or not HTTP at all. Answered here, since nothing above sees them.
+        if let parserError = error as? HTTPParserError {
+            discarding = true
+            if parserError == .headerOverflow {
+                return refuse(.init(statusCode: 431, reasonPhrase: "Request Header Fields Too Large"), "the request head is larger than \(tracker.limits.maxHeaderBytes) bytes")
+            }
+            return refuse(.badRequest, "the request is not valid HTTP/1.1")
+        }
+        context.fireErrorCaught(error)
+    }
+
+    private func refuse(_ status: HTTPResponseStatus, _ message: String) {
+        Self.oversized()
+        discarding = true
+        tracker.answerAndClose(status, message)
+    }
+
+    private static func oversized() { ConnectionTracker.oversized.increment() }
+}
+
+/// The whole pipeline of a connection refused at the cap: a 503 with Retry-After, then close.
+final class RefuseConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    private var answered = false
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { answer(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        answer(context)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+    private func answer(_ context: ChannelHandlerContext) {
+        guard !answered else { return }
+        answered = true
+        let body = #"{"error":"the server is at its connection limit; retry shortly"}"# + "\n"
+        let text = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+        context.writeAndFlush(NIOAny(IOData.byteBuffer(ByteBuffer(string: text)))).whenComplete { _ in
+            context.close(promise: nil)
+        }
+    }
+}

@@ -1,0 +1,24 @@
+/// What one `cueline serve` instance lets clients hold: connections, how long a request may take to arrive,
+/// request sizes, and live event streams. Every value is configurable on `cueline serve`; the defaults are in the
+/// README ("Limits").
+public struct ServerLimits: Sendable, Equatable {
+    /// Open connections at most. A new connection beyond it closes the connection that has been idle longest (no
+    /// request in progress); when every connection is busy, the new one is answered 503 and closed.
+    public var maxConnections = 4096
+    /// The request head must arrive within this many seconds of its first byte (of the accept, for a new
+    /// connection), and then its body within as many again (slowloris).
+    public var headerTimeoutSeconds = 10
+    /// A connection with no request in progress is closed after this many seconds; so is one whose client has not
+    /// read what was written to it for as long.
+    public var idleTimeoutSeconds = 60
+    /// The request line and headers together, at most (431 beyond).
+    public var maxHeaderBytes = 16 * 1024
+    /// A request body, at most (413 beyond).
+    public var maxBodyBytes = 64 * 1024
+    /// Live event streams (`GET …/events` as Server-Sent Events) per token at once (429 beyond).
+    public var maxStreamsPerToken = 16
+    /// Live event streams on this instance at once (503 beyond).
+    public var maxStreams = 256
+
+    public init() {}
+}
