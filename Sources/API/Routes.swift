@@ -22,7 +22,8 @@ public enum Routes {
         follower: ChannelFollower, handler: CommandHandler, mediaDirectory: String?, metrics: (@Sendable () -> String)? = nil,
         hooks: HookSet = HookSet(), access: AccessPolicy, eventStreams: EventStreams
     ) -> Router<BasicRequestContext> {
-        let router = Router()
+        // HEAD answers like GET without the body (CDNs and players probe with it).
+        let router = Router(options: .autoGenerateHeadEndpoints)
         router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(CORSMiddleware(allowOrigin: .all))
         if let metrics {
@@ -248,6 +249,8 @@ public enum Routes {
             case .store(let storeError):
                 switch storeError {
                 case .versionConflict, .commandIDReused: return errorResponse(.conflict, storeError.description)
+                case .invalidValue: return errorResponse(.unprocessableContent, storeError.description)
+                case .unknownOutcome: return errorResponse(.serviceUnavailable, storeError.description)
                 default: return errorResponse(.serviceUnavailable, "the event log is unavailable; nothing was written. Retry with the same Idempotency-Key")
                 }
             }
