@@ -14,12 +14,17 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
     /// When set, the channel's media loops over this many segments (a demo or a slate): a discontinuity
     /// precedes every segment whose number is a multiple of it.
     public var loopSegments: Int?
+    /// How far past the live edge a future break is published: a break starting later than
+    /// `live edge + horizon` is not in the playlist yet. Nil (channels created before the horizon existed) publishes
+    /// every future break, so their replay stays exact.
+    public var horizonMilliseconds: Int64?
     /// Absolute base URL of this service as players reach it (`http://127.0.0.1:8080`), for asset-list URIs.
     public var publicBaseURL: String
 
     public init(
         id: String, segmentDurationMilliseconds: Int64, windowSegments: Int, epoch: Timestamp,
-        renditions: [RenditionConfig], source: Source = .clock, loopSegments: Int? = nil, publicBaseURL: String
+        renditions: [RenditionConfig], source: Source = .clock, loopSegments: Int? = nil, publicBaseURL: String,
+        horizonMilliseconds: Int64? = nil
     ) {
         self.id = id
         self.segmentDurationMilliseconds = segmentDurationMilliseconds
@@ -28,6 +33,7 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         self.renditions = renditions
         self.source = source
         self.loopSegments = loopSegments
+        self.horizonMilliseconds = horizonMilliseconds
         self.publicBaseURL = publicBaseURL
     }
 
@@ -67,6 +73,9 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
             }
         }
         if let loop = loopSegments, loop < 1 { throw .invalidField("loop", "must be at least 1 segment") }
+        if let horizon = horizonMilliseconds, !(Int64(3 * targetDuration) * 1000...86_400_000).contains(horizon) {
+            throw .invalidField("horizon", "must be between 3 target durations (\(3 * targetDuration) s) and 86400 s")
+        }
         _ = try AbsoluteURI(publicBaseURL, field: "public-url")
         if case .relay(let upstream) = source {
             guard !upstream.isEmpty, upstream.utf8.count <= Limits.uriBytes, !upstream.containsControlCharacter else {

@@ -63,7 +63,10 @@ public enum PlaylistBuilder {
     ) -> PlacedDateRanges {
         var placed = PlacedDateRanges()
         guard let windowStart = segmentStarts.first else { return placed }
+        // Future breaks beyond the horizon are not published yet (breaks are sorted by start: stop there).
+        let horizonEnd = config.horizonMilliseconds.map { liveEdge.adding(milliseconds: $0) }
         for item in state.breaks where !item.isCancelled {
+            if let horizonEnd, item.start >= horizonEnd { break }
             // Garbage-collect all tags of an ID together once the range ends before the window's first segment.
             guard item.end > windowStart else { continue }
             var tags = [placingTag(item.spec, config: config)]

@@ -96,6 +96,12 @@ struct ChannelCommand: AsyncParsableCommand {
         @Option(name: .customLong("public-url"), help: "Base URL players reach this service at, for asset-list URIs.")
         var publicURL = "http://127.0.0.1:8080"
 
+        @Option(help: """
+            Publish a future break once its start is this close to the live edge (default 120 s, at least 3 target \
+            durations): playlists carry the next breaks, not the whole day's plan.
+            """)
+        var horizon: DurationArgument?
+
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var options: CommandOptions
 
@@ -112,7 +118,8 @@ struct ChannelCommand: AsyncParsableCommand {
             let config = ChannelConfig(
                 id: id, segmentDurationMilliseconds: segmentDuration.milliseconds, windowSegments: window,
                 epoch: epoch?.timestamp ?? Timestamp(milliseconds: defaultEpoch.milliseconds - defaultEpoch.milliseconds % 1000), renditions: renditions,
-                source: relay.map { .relay(upstream: $0) } ?? .clock, loopSegments: loop, publicBaseURL: publicURL)
+                source: relay.map { .relay(upstream: $0) } ?? .clock, loopSegments: loop, publicBaseURL: publicURL,
+                horizonMilliseconds: horizon?.milliseconds ?? max(120_000, 3 * ((segmentDuration.milliseconds + 999) / 1000) * 1000))
             // Every field is checked before anything is written: a newline in a codec or a template starting with a
             // space would make every playlist of the channel unservable.
             try usageError { () throws(ScheduleError) in try config.validate() }
