@@ -1,0 +1,184 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue 11, defects 7 and 8, at small scale and exact: what `cueline serve` answers beyond each of its limits.
+/// (`scripts/fault-flood.sh` floods them at scale and measures the playlists meanwhile.)
+@Suite(
+    "Limits of cueline serve: connections, timeouts, sizes, event streams",
+    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+struct ServerLimitsTests {
+    struct ConnectFailed: Error {
+        var errno: Int32
+    }
+
+    /// A blocking loopback TCP connection, for requests no HTTP client would send.
+    final class RawConnection {
+        let descriptor: Int32
+
+        init(port: Int) throws {
+            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else { throw ConnectFailed(errno: errno) }
+        }
+
+        func send(_ text: String) {
+            _ = text.utf8CString.dropLast().withUnsafeBufferPointer { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+
+        /// What arrives until the server closes the connection or `seconds` pass; `closed` says which.
+        func read(for seconds: Double) -> (text: String, closed: Bool, after: Double) {
+            let started = Date()
+            var data = [UInt8]()
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while Date().timeIntervalSince(started) < seconds {
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let left = Int32(max(1, (seconds - Date().timeIntervalSince(started)) * 1000))
+                guard poll(&poller, 1, left) > 0 else { continue }
+                let count = recv(descriptor, &buffer, buffer.count, 0)
+                if count <= 0 { return (String(decoding: data, as: UTF8.self), true, Date().timeIntervalSince(started)) }
+                data += buffer[..<count]
+            }
+            return (String(decoding: data, as: UTF8.self), false, Date().timeIntervalSince(started))
+        }
+
+        /// Goes away as a client would (the descriptor stays ours until deinit).
+        func hangUp() { shutdown(descriptor, Int32(SHUT_RDWR)) }
+
+        deinit { close(descriptor) }
+    }
+
+    struct Setup {
+        var cli: CLIRunner
+        var server: ServerProcess
+        var tokens: [String: String]
+    }
+
+    private func setUp(_ arguments: [String]) async throws -> Setup {
+        let url = try await TestDatabase.makeFreshDatabase()
+        let cli = CLIRunner(environment: ["DATABASE_URL": url])
+        #expect(try cli.run(["migrate"]).status == 0)
+        #expect(try cli.run(["channel", "create", "one", "--segment-duration", "1", "--window", "6", "--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
+        var tokens: [String: String] = [:]
+        for name in ["wall-a", "wall-b", "wall-c"] {
+            let created = try cli.run(["token", "create", name, "--role", "viewer"])
+            tokens[name] = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let server = try ServerProcess(databaseURL: url, extraArguments: arguments)
+        try await server.waitUntilReady()
+        return Setup(cli: cli, server: server, tokens: tokens)
+    }
+
+    @Test("a request head that does not arrive in time is answered 408 and closed; an idle connection is closed (slowloris)")
+    func timeouts() async throws {
+        let setup = try await setUp(["--header-timeout", "1", "--idle-timeout", "2"])
+        defer { setup.server.stop() }
+        let slow = try RawConnection(port: setup.server.port)
+        slow.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        let answer = slow.read(for: 4)
+        #expect(answer.closed && answer.text.hasPrefix("HTTP/1.1 408"), "\(answer)")
+        #expect(answer.after > 0.8 && answer.after < 2.5, "\(answer.after)")
+
+        // Kept alive after a request, then silent: closed after the idle timeout, without an answer.
+        let idle = try RawConnection(port: setup.server.port)
+        idle.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        let first = idle.read(for: 0.5)
+        #expect(first.text.hasPrefix("HTTP/1.1 200") && !first.closed, "\(first)")
+        let rest = idle.read(for: 4)
+        #expect(rest.closed && rest.text.isEmpty && rest.after > 1 && rest.after < 3, "\(rest)")
+    }
+
+    @Test("oversized request heads and bodies are refused with 431 and 413")
+    func sizes() async throws {
+        let setup = try await setUp(["--max-header-bytes", "2048", "--max-body-bytes", "4096"])
+        defer { setup.server.stop() }
+        let header = try RawConnection(port: setup.server.port)
+        header.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 3000))\r\n\r\n")
+        let refusedHeader = header.read(for: 3)
+        #expect(refusedHeader.closed && refusedHeader.text.hasPrefix("HTTP/1.1 431"), "\(refusedHeader)")
+        let body = try RawConnection(port: setup.server.port)
+        body.send("POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n")
+        let refusedBody = body.read(for: 3)
+        #expect(refusedBody.closed && refusedBody.text.hasPrefix("HTTP/1.1 413"), "\(refusedBody)")
+        let (_, fine) = try await HTTP.get(setup.server.baseURL + "/channels/one/720p.m3u8")
+        #expect(fine == 200)
+    }
+
+    @Test("at the connection cap the longest idle connection makes room; when all are busy, 503 with Retry-After")
+    func connectionCap() async throws {
+        // Without tokens, so the command route waits for the body: a request in progress.
+        let setup = try await setUp(["--max-connections", "4", "--header-timeout", "5", "--unauthenticated-commands"])
+        defer { setup.server.stop() }
+        let idle = try (0..<4).map { _ in try RawConnection(port: setup.server.port) }
+        try await Task.sleep(for: .milliseconds(200))
+        // A fifth, a playlist request: served; the oldest idle connection was closed for it.
+        let (_, status) = try await HTTP.get(setup.server.baseURL + "/channels/one/720p.m3u8")
+        #expect(status == 200)
+        #expect(idle[0].read(for: 1).closed, "the longest idle connection makes room")
+        // Four requests in progress (bodies still arriving): nothing can be evicted.
+        let busy = try (0..<4).map { _ in try RawConnection(port: setup.server.port) }
+        for connection in busy {
+            connection.send("POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        let refused = try RawConnection(port: setup.server.port)
+        let answer = refused.read(for: 3)
+        #expect(answer.closed && answer.text.hasPrefix("HTTP/1.1 503") && answer.text.lowercased().contains("retry-after: 1"), "\(answer)")
+        _ = idle
+    }
+
+    @Test("event streams: per token 429, in all 503, both with Retry-After; a stream that ends gives its place back")
+    func eventStreamCaps() async throws {
+        let setup = try await setUp(["--max-streams-per-token", "1", "--max-streams", "2"])
+        defer { setup.server.stop() }
+        func open(_ token: String) throws -> RawConnection {
+            let connection = try RawConnection(port: setup.server.port)
+            connection.send("GET /channels/one/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer \(setup.tokens[token]!)\r\n\r\n")
+            return connection
+        }
+        let first = try open("wall-a")
+        #expect(first.read(for: 0.5).text.hasPrefix("HTTP/1.1 200"))
+        let second = try open("wall-a")
+        let perToken = second.read(for: 1).text
+        #expect(perToken.hasPrefix("HTTP/1.1 429") && perToken.lowercased().contains("retry-after: 10"), "\(perToken)")
+        let other = try open("wall-b")
+        #expect(other.read(for: 0.5).text.hasPrefix("HTTP/1.1 200"))
+        let third = try open("wall-c")
+        let total = third.read(for: 1).text
+        #expect(total.hasPrefix("HTTP/1.1 503") && total.lowercased().contains("retry-after: 10"), "\(total)")
+        // Playlists are not affected, and JSON pages of the log are not streams.
+        let (_, playlist) = try await HTTP.get(setup.server.baseURL + "/channels/one/720p.m3u8")
+        #expect(playlist == 200)
+        let (_, page) = try await HTTP.get(setup.server.baseURL + "/channels/one/events", headers: ["Authorization": "Bearer \(setup.tokens["wall-c"]!)"])
+        #expect(page == 200)
+        // A client that goes away frees its place at the next write (a keep-alive comment at the latest, 5 s).
+        first.hangUp()
+        var reopened = ""
+        for _ in 0..<14 where !reopened.hasPrefix("HTTP/1.1 200") {
+            try await Task.sleep(for: .milliseconds(500))
+            reopened = try open("wall-a").read(for: 0.3).text
+        }
+        #expect(reopened.hasPrefix("HTTP/1.1 200"), "\(reopened)")
+    }
+
+    @Test("limits are checked at start: out of range is a usage error naming the key")
+    func badLimits() throws {
+        let cli = CLIRunner(environment: ["DATABASE_URL": TestDatabase.url!])
+        let zero = try cli.run(["serve", "--port", "1", "--max-connections", "0"])
+        #expect(zero.status != 0 && zero.stderr.contains("max_connections"), "\(zero.stderr)")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("limits-\(UUID().uuidString).conf")
+        try Data("header_timeout = 0\nmax_streams = lots\n".utf8).write(to: file)
+        let check = try cli.run(["config", "check", file.path])
+        #expect(check.status == 1 && check.stdout.contains("header_timeout") && check.stdout.contains("max_streams"), "\(check.stdout)")
+    }
+}
