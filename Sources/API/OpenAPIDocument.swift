@@ -146,13 +146,15 @@ public enum OpenAPIDocument {
         "responses": { "200": { "description": "Schedule", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Schedule" } } } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" } } }
     },
     "/channels/{channel}/events": {
-      "get": { "summary": "The channel's event log: a page by version, or a live Server-Sent Events stream", "description": "With Accept: text/event-stream (or ?stream=1): every event after `after` or Last-Event-ID, then each new one; `id` is the stream version, `event` the type, `data` the event JSON. A stream ends after 10 minutes; EventSource reconnects.",
+      "get": { "summary": "The channel's event log: a page by version, or a live Server-Sent Events stream", "description": "With Accept: text/event-stream (or ?stream=1): every event after `after` or Last-Event-ID, then each new one; `id` is the stream version, `event` the type, `data` the event JSON. A stream ends after 10 minutes; EventSource reconnects. Streams are limited per token (429) and per instance (503), both with Retry-After (serve --max-streams-per-token, --max-streams).",
         "security": [{ "token": [] }],
         "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "after", "in": "query", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }, { "name": "limit", "in": "query", "description": "0 reads as 1, above 1000 as 1000; not a whole number is 422", "schema": { "type": "integer", "minimum": 0 } }, { "name": "Last-Event-ID", "in": "header", "schema": { "type": "integer", "minimum": 0 } }],
         "responses": { "200": { "description": "A page, or the stream", "content": {
             "application/json": { "schema": { "type": "object", "properties": { "channel": { "type": "string" }, "events": { "type": "array", "items": { "$ref": "#/components/schemas/Event" } }, "next": { "type": "integer" } } } },
             "text/event-stream": { "schema": { "type": "string" } } } },
-          "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" } } }
+          "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" },
+          "429": { "description": "The token already has its most event streams open; retry after Retry-After seconds", "headers": { "Retry-After": { "schema": { "type": "integer" } } } },
+          "503": { "description": "The instance serves its most event streams (or the log is unreachable); retry after Retry-After seconds", "headers": { "Retry-After": { "schema": { "type": "integer" } } } } } }
     },
     "/channels/{channel}/commands": {
       "post": { "summary": "Append a schedule command", "security": [{ "token": [] }],
