@@ -180,15 +180,13 @@ public final class ChannelFollower: Service, Sendable {
                 let fresh = decoded.filter { $0.1.position > shared.position }
                 var diverged: [(String, RecordedScheduleEvent, Timestamp)] = []
                 for (channel, recorded) in fresh {
-                    var entry = shared.channels[channel] ?? Entry(state: ChannelState(channel: channel), settled: ChannelState(channel: channel))
-                    // This channel already served a tick at or after the event's effect without it: only possible
-                    // while the log was unreachable (then ticks are served past the watermark, see `servingTime`).
-                    if entry.lastTick >= recorded.attribution.at { diverged.append((channel, recorded, entry.lastTick)) }
-                    entry.state.apply(recorded)
-                    entry.pending.append(recorded)
-                    entry.settle(upTo: entry.lastTick)
-                    entry.rendered = nil
-                    shared.channels[channel] = entry
+                    if shared.channels[channel] == nil {
+                        shared.channels[channel] = Entry(state: ChannelState(channel: channel), settled: ChannelState(channel: channel))
+                    }
+                    // In place: a copy of the entry would copy its schedule on every event.
+                    if let servedTick = shared.channels[channel]!.fold(recorded) {
+                        diverged.append((channel, recorded, servedTick))
+                    }
                 }
                 shared.position = max(shared.position, position)
                 return (fresh, diverged)
@@ -313,34 +311,36 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     /// The channel's playlists at the current tick, rendered once per window and schedule version.
+    ///
+    /// The lock is held only to pick the tick and take a snapshot of the schedule; rendering happens outside it, so
+    /// one channel's render never holds up another channel's requests.
     public func rendered(_ channel: String) throws(LookupError) -> Rendered {
         let now = clock()
-        let result: Result<Rendered, LookupError> = shared.withLock { shared in
-            guard var entry = shared.channels[channel], entry.state.config != nil else {
-                return .failure(.unknownChannel(channel))
-            }
-            let tick = max(Self.servingTime(now: now, shared), entry.lastTick)
-            entry.lastTick = tick
-            // The schedule in effect at this tick: events decided later are not shown yet (usually none).
-            entry.settle(upTo: tick)
-            let inEffect = entry.inEffect(at: tick)
-            guard let config = inEffect.config else { return .failure(.unknownChannel(channel)) }
-            let completed = config.source == .clock ? Timeline(config).completedSegments(at: tick) : entry.upstreamGeneration
-            if let cached = entry.rendered, cached.completedSegments == completed, cached.version == inEffect.version {
-                shared.channels[channel] = entry
-                return .success(cached)
-            }
-            do {
-                var rendered = try Self.render(config: config, state: inEffect, tick: tick, upstreams: entry.upstreams)
-                rendered.completedSegments = completed
-                entry.rendered = rendered
-                shared.channels[channel] = entry
-                return .success(rendered)
-            } catch {
-                return .failure(.renderFailed("\(error)"))
-            }
+        let step: Entry.Step? = shared.withLock { shared in
+            guard shared.channels[channel]?.state.config != nil else { return nil }
+            let serving = Self.servingTime(now: now, shared)
+            return shared.channels[channel]!.prepare(servingTime: serving)
         }
-        return try result.get()
+        switch step {
+        case nil:
+            throw .unknownChannel(channel)
+        case .cached(let rendered)?:
+            return rendered
+        case .render(let config, let inEffect, let tick, let completed, let upstreams)?:
+            var rendered: Rendered
+            do {
+                rendered = try Self.render(config: config, state: inEffect, tick: tick, upstreams: upstreams)
+            } catch {
+                throw .renderFailed("\(error)")
+            }
+            rendered.completedSegments = completed
+            shared.withLock { shared in
+                // Another request may have rendered a later tick meanwhile: keep the newest.
+                if let current = shared.channels[channel]?.rendered, current.tick > rendered.tick { return }
+                shared.channels[channel]?.rendered = rendered
+            }
+            return rendered
+        }
     }
 
     /// One rendition's media playlist now.
@@ -394,6 +394,38 @@ public final class ChannelFollower: Service, Sendable {
 }
 
 extension ChannelFollower.Entry {
+    /// What a request needs: the cached playlists, or what to render them from.
+    enum Step {
+        case cached(ChannelFollower.Rendered)
+        case render(config: ChannelConfig, state: ChannelState, tick: Timestamp, completed: Int64, upstreams: [String: MediaPlaylist])
+    }
+
+    /// Folds an event in. Returns the tick already served at or after the event's effect without it, if any: only
+    /// possible while the log was unreachable (then ticks are served past the watermark, see `servingTime`).
+    mutating func fold(_ recorded: RecordedScheduleEvent) -> Timestamp? {
+        let diverged = lastTick >= recorded.attribution.at ? lastTick : nil
+        state.apply(recorded)
+        pending.append(recorded)
+        settle(upTo: lastTick)
+        rendered = nil
+        return diverged
+    }
+
+    /// Picks the tick (never before the last one served), settles what is in effect for good, and answers from the
+    /// cache when the window and the schedule version are the same.
+    mutating func prepare(servingTime: Timestamp) -> Step? {
+        let tick = max(servingTime, lastTick)
+        lastTick = tick
+        settle(upTo: tick)
+        let inEffect = inEffect(at: tick)
+        guard let config = inEffect.config else { return nil }
+        let completed = config.source == .clock ? Timeline(config).completedSegments(at: tick) : upstreamGeneration
+        if let cached = rendered, cached.completedSegments == completed, cached.version == inEffect.version {
+            return .cached(cached)
+        }
+        return .render(config: config, state: inEffect, tick: tick, completed: completed, upstreams: upstreams)
+    }
+
     /// Moves the leading pending events decided at or before `tick` into the settled state. Ticks served to a
     /// channel never go backwards, so they are in effect for good.
     mutating func settle(upTo tick: Timestamp) {
