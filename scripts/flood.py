@@ -238,6 +238,7 @@ async def main():
                 failures.append(f"{phase}: the playlist of {args.quiet} was not served on time ({kind} connection): {s}")
 
     phases = args.phases.split(",")
+    baseline_rss = rss_mb(args.pid)
     if "baseline" in phases:
         await asyncio.sleep(3)
         measure("baseline")
@@ -264,6 +265,8 @@ async def main():
         took = max(finished for _, finished in results) - started
         short = [c for c in counts if c < args.events]
         measure("sse", f"{args.streams} streams x {args.events} events in {took:.1f} s; peak RSS {peak:.0f} MB")
+        if peak > baseline_rss + 100:
+            failures.append(f"sse: the server grew from {baseline_rss:.0f} to {peak:.0f} MB (bound: +100 MB)")
         if short:
             failures.append(f"sse: {len(short)} of {args.streams} subscribers got fewer than {args.events} events (least {min(short)})")
 
@@ -293,8 +296,11 @@ async def main():
         measure("idle", f"{args.idle} connections; server closed {len(closed)}; peak open descriptors {peak_fds}")
         if peak_fds > args.max_connections + 300:
             failures.append(f"idle: the server held {peak_fds} descriptors, above its cap of {args.max_connections} (+300)")
-        await asyncio.sleep(1)
+        # Memory taken by the flood's connections is given back within a few seconds.
+        await asyncio.sleep(4)
         measure("after", "")
+        if rss_mb(args.pid) > baseline_rss + 50:
+            failures.append(f"after: the server holds {rss_mb(args.pid):.0f} MB, {baseline_rss:.0f} MB before the floods (bound: +50 MB)")
 
     for poller in pollers.values():
         poller.close()

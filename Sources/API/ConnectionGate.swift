@@ -1,13 +1,21 @@
 import Metrics
 import NIOCore
+import ServiceLifecycle
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Counts the open connections of the server and decides, for each new one, whether it is served: under the cap
 /// it is; at the cap, the connection idle the longest (no request in progress: a keep-alive connection between
 /// requests, or one still sending its request head, as a slowloris does) is closed to make room; when every
 /// connection is busy, the new one is refused. So idle floods cost new clients nothing, and the cap, not the
 /// process's file descriptor limit, decides.
-package final class ConnectionGate: Sendable {
+///
+/// As a service, it gives memory back to the operating system after a flood of connections has gone: the C
+/// allocator keeps freed pages otherwise, and the process would stay at its peak for good.
+package final class ConnectionGate: Service, Sendable {
     package enum Admission: Equatable {
         case admitted(UInt64)
         /// Admitted in place of this idle connection, which the caller closes.
@@ -26,6 +34,8 @@ package final class ConnectionGate: Sendable {
         /// Connections in the order they became idle; stale pairs (busy again, or closed) are skipped lazily.
         var idleOrder = CircularBuffer<(id: UInt64, generation: UInt64)>()
         var generation: UInt64 = 0
+        /// The most connections open at once since memory was last given back.
+        var peak = 0
 
         mutating func markIdle(_ id: UInt64) {
             guard entries[id] != nil else { return }
@@ -70,6 +80,7 @@ package final class ConnectionGate: Sendable {
             let id = state.nextID
             state.nextID += 1
             state.entries[id] = Entry(channel: channel)
+            state.peak = max(state.peak, state.entries.count)
             state.markIdle(id)
             let admission: Admission = victim.map { .admittedEvicting(id, victim: $0.id) } ?? .admitted(id)
             return (admission, victim?.channel, state.entries.count)
@@ -91,6 +102,30 @@ package final class ConnectionGate: Sendable {
             if busy { state.entries[id]!.idleGeneration = nil } else { state.markIdle(id) }
         }
     }
+
+    /// Every 2 s: once the connections open have fallen to a quarter of a peak of at least 512, the allocator's
+    /// free memory is returned (`malloc_trim`, glibc only).
+    package func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            try? await Task.sleep(for: .seconds(2))
+            let trim = state.withLock { state -> Bool in
+                guard state.peak >= 512, state.entries.count <= state.peak / 4 else { return false }
+                state.peak = state.entries.count
+                return true
+            }
+            if trim { Self.mallocTrim?(0) }
+        }
+    }
+
+    /// glibc's `malloc_trim`, looked up at run time (the Glibc module does not declare it); nil elsewhere.
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        #if canImport(Glibc)
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+        #else
+        return nil
+        #endif
+    }()
 
     package func remove(_ id: UInt64) {
         let count = state.withLock { state in

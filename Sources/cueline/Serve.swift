@@ -85,15 +85,16 @@ struct Serve: AsyncParsableCommand {
         try await follower.catchUp()
         let handler = CommandHandler(store: store, clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) })
         let eventStreams = EventStreams(follower: follower, store: store, limits: limits)
+        let gate = ConnectionGate(maximum: limits.maxConnections)
         let router = Routes.router(
             follower: follower, handler: handler, mediaDirectory: settings.mediaDir, metrics: { Cueline.metrics.emitToString() },
             hooks: try hooks.map { try HookSet(file: $0, environment: ProcessInfo.processInfo.environment) } ?? HookSet(),
             access: unauthenticatedCommands ? .open : .tokens(TokenCache(directory: PostgresTokenDirectory(pool: pool, logger: logger))),
             eventStreams: eventStreams)
         let app = Application(
-            router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: ConnectionGate(maximum: limits.maxConnections)),
+            router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: gate),
             configuration: .init(address: .hostname(host, port: port), serverName: "cueline", backlog: 1024),
-            services: [follower, RelayPoller(follower: follower, logger: logger), eventStreams],
+            services: [follower, RelayPoller(follower: follower, logger: logger), eventStreams, gate],
             onServerRunning: { [logger, limits] _ in
                 logger.notice("serving", metadata: [
                     "address": "http://\(host):\(port)", "max_connections": "\(limits.maxConnections)",
