@@ -80,6 +80,8 @@ public final class EventStreams: Service, Sendable {
         var after: Int64
         var deadline: ContinuousClock.Instant
         var continuation: CheckedContinuation<Bool, Never>
+        /// Registered since the last look: its channel may have moved before it was registered.
+        var fresh = true
     }
 
     private struct PageKey: Hashable {
@@ -128,7 +130,8 @@ public final class EventStreams: Service, Sendable {
                 var due: [(CheckedContinuation<Bool, Never>, Bool)] = []
                 for (id, waiter) in state.waiters {
                     var news = false
-                    if moved {
+                    if moved || waiter.fresh {
+                        state.waiters[id]!.fresh = false
                         if versions[waiter.channel] == nil {
                             versions[waiter.channel] = follower.followedState(of: waiter.channel)?.version ?? 0
                         }
