@@ -123,8 +123,10 @@ public final class EventStreams: Service, Sendable {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             try? await Task.sleep(for: .milliseconds(100))
             let now = ContinuousClock.now
-            let moved = follower.position != position
-            position = follower.position
+            // One reading: a change between two readings would be taken as seen and never woken for.
+            let current = follower.position
+            let moved = current != position
+            position = current
             var versions: [String: Int64] = [:]
             let due = state.withLock { state -> [(CheckedContinuation<Bool, Never>, Bool)] in
                 var due: [(CheckedContinuation<Bool, Never>, Bool)] = []

@@ -6,7 +6,7 @@ import Testing
 /// Issue 11 regressions at the HTTP edge: hook replays, SCTE-35 cues resent after their break, what the SCTE-35
 /// route tells a token about another channel, and the media directory. Against a real server and database.
 @Suite(
-    "Hardening: hook replays, SCTE-35 repeats and scope, media paths",
+    "Hardening: hook replays, SCTE-35 repeats and scope, media paths", .serialized,
     .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
 struct HardeningAPITests {
     static let secret = "a-feed-secret-of-32-bytes-length"

@@ -9,7 +9,7 @@ import Glibc
 /// Issue 11, defects 7 and 8, at small scale and exact: what `cueline serve` answers beyond each of its limits.
 /// (`scripts/fault-flood.sh` floods them at scale and measures the playlists meanwhile.)
 @Suite(
-    "Limits of cueline serve: connections, timeouts, sizes, event streams",
+    "Limits of cueline serve: connections, timeouts, sizes, event streams", .serialized,
     .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
 struct ServerLimitsTests {
     struct ConnectFailed: Error {
