@@ -250,6 +250,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The connection broke after the append was sent and the database could not be asked whether it committed:
     /// the command may have been written. A retry with the same command id answers with the original result.
     case unknownOutcome(String)
+    /// The log head stayed locked longer than the watermark waits (a commit held open): the log is reachable but
+    /// not known past the previous watermark.
+    case logHeadBusy(String)
     /// A value the log cannot hold as given (a NUL or control character, an over-long text): nothing was written.
     case invalidValue(String)
 
@@ -272,6 +275,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "(the database is slow or this machine's clock is behind it); nothing was written"
         case .invalidValue(let message):
             return "\(message); nothing was written"
+        case .logHeadBusy(let message):
+            return "the log head has been locked for over 2 s by a transaction that does not commit (\(message))"
         case .unknownOutcome(let message):
             return "the connection to the database broke while the command was being written (\(message)); it may have "
                 + "been written: retry with the same Idempotency-Key (command id), which answers with the original result"

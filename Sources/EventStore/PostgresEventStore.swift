@@ -10,7 +10,7 @@ public struct PostgresEventStore: EventStore {
     /// The NOTIFY channel; its payload is `<channel> <last position>`.
     public static let notifyChannel = "cueline_events"
     /// The highest migration this build needs.
-    public static let requiredMigration = 5
+    public static let requiredMigration = 6
 
     public let pool: PostgresPool
     let logger: Logger
@@ -90,7 +90,7 @@ public struct PostgresEventStore: EventStore {
             case "CL003":
                 throw StoreError.lateDecision(
                     decidedAt: command.decidedAt, databaseClock: Timestamp(milliseconds: error.detail.flatMap { Int64($0) } ?? 0))
-            case "22023", "22P02", "22P05", "22021", "54000":
+            case "22023", "22P02", "22P05", "22021", "54000", "22007", "22008", "22003":
                 throw StoreError.invalidValue(error.message)
             default:
                 throw error
@@ -171,9 +171,14 @@ public struct PostgresEventStore: EventStore {
 
     public func watermark() async throws -> Watermark {
         try await mapErrors {
-            try await pool.withConnection { connection in
-                let row = try await connection.query("SELECT head, known_until_ms FROM cueline_watermark()").rows[0]
-                return Watermark(head: try row.int64(0, "head"), knownUntil: Timestamp(milliseconds: try row.int64(1, "known_until_ms")))
+            do {
+                return try await pool.withConnection { connection in
+                    let row = try await connection.query("SELECT head, known_until_ms FROM cueline_watermark()").rows[0]
+                    return Watermark(head: try row.int64(0, "head"), knownUntil: Timestamp(milliseconds: try row.int64(1, "known_until_ms")))
+                }
+            } catch let error as PostgresError where error.sqlState == "55P03" {
+                // The function waited its 2 s lock_timeout (Migrations/0006) for a transaction holding the log head.
+                throw StoreError.logHeadBusy("\(error)")
             }
         }
     }
@@ -213,11 +218,11 @@ public struct PostgresEventStore: EventStore {
     public func recordRefusal(_ refusal: Refusal) async throws {
         try await mapErrors {
             try await pool.withConnection { connection in
+                // Dated by the database clock (Migrations/0006): the service role cannot backdate a refusal.
                 try await connection.query(
                     """
-                    INSERT INTO cueline_refusals (channel, command_id, command, request, actor, source, reason, decided_at) \
-                    VALUES (\(refusal.channel), \(refusal.commandID), \(refusal.command), \(refusal.request)::json, \(refusal.actor), \
-                    \(refusal.source), \(refusal.reason), \(refusal.decidedAt.iso8601)::timestamptz)
+                    SELECT cueline_record_refusal(\(refusal.channel), \(refusal.commandID), \(refusal.command), \
+                    \(refusal.request)::json, \(refusal.actor), \(refusal.source), \(refusal.reason), \(refusal.decidedAt.milliseconds))
                     """)
             }
         }
@@ -229,14 +234,14 @@ public struct PostgresEventStore: EventStore {
                 try await connection.query(
                     """
                     SELECT channel, command_id, command, request, actor, source, reason, \
-                    to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') FROM cueline_refusals \
-                    WHERE channel = \(channel) ORDER BY decided_at, id
+                    floor(extract(epoch FROM decided_at) * 1000)::bigint FROM cueline_refusals \
+                    WHERE channel = \(channel) AND isfinite(decided_at) ORDER BY decided_at, id
                     """
                 ).rows.map { row in
                     Refusal(
                         channel: try row.string(0, "channel"), commandID: try row.string(1, "command_id"), command: try row.string(2, "command"),
                         request: try row.string(3, "request"), actor: try row.string(4, "actor"), source: try row.string(5, "source"),
-                        reason: try row.string(6, "reason"), decidedAt: Timestamp(iso8601: try row.string(7, "decided_at")) ?? Timestamp(milliseconds: 0))
+                        reason: try row.string(6, "reason"), decidedAt: Timestamp(milliseconds: try row.int64(7, "decided_at")))
                 }
             }
         }
@@ -246,16 +251,18 @@ public struct PostgresEventStore: EventStore {
         guard !samples.isEmpty else { return }
         try await mapErrors {
             try await pool.withConnection { connection in
-                var query = PostgresQuery(sql: "INSERT INTO cueline_render_samples (channel, tick, rendition, renderer_version, sha256) VALUES ")
-                for (index, sample) in samples.enumerated() {
-                    let values = [
-                        query.bind(sample.channel), query.bind(sample.tick.iso8601) + "::timestamptz", query.bind(sample.rendition),
-                        query.bind(sample.rendererVersion), query.bind(sample.sha256),
-                    ]
-                    query.sql += (index == 0 ? "(" : ", (") + values.joined(separator: ", ") + ")"
+                // Through the database function (Migrations/0006): ticks within 10 minutes of its clock only.
+                struct Wire: Encodable {
+                    var channel: String
+                    var tick_ms: Int64
+                    var rendition: String
+                    var renderer_version: Int
+                    var sha256: String
                 }
-                query.sql += " ON CONFLICT (channel, tick, rendition) DO NOTHING"
-                try await connection.query(query)
+                let json = EventStoreJSON.encode(samples.map {
+                    Wire(channel: $0.channel, tick_ms: $0.tick.milliseconds, rendition: $0.rendition, renderer_version: $0.rendererVersion, sha256: $0.sha256)
+                })
+                try await connection.query("SELECT cueline_record_samples(\(json)::json)")
             }
         }
     }
@@ -265,12 +272,13 @@ public struct PostgresEventStore: EventStore {
             try await pool.withConnection { connection in
                 try await connection.query(
                     """
-                    SELECT channel, to_char(tick AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), rendition, renderer_version, sha256 \
-                    FROM cueline_render_samples WHERE channel = \(channel) ORDER BY tick, rendition LIMIT \(limit)
+                    SELECT channel, floor(extract(epoch FROM tick) * 1000)::bigint, rendition, renderer_version, sha256 \
+                    FROM cueline_render_samples WHERE channel = \(channel) \
+                    AND tick BETWEEN '2000-01-01T00:00:00Z' AND '2200-01-01T00:00:00Z' ORDER BY tick, rendition LIMIT \(limit)
                     """
                 ).rows.map { row in
                     RenderSample(
-                        channel: try row.string(0, "channel"), tick: Timestamp(iso8601: try row.string(1, "tick")) ?? Timestamp(milliseconds: 0),
+                        channel: try row.string(0, "channel"), tick: Timestamp(milliseconds: try row.int64(1, "tick")),
                         rendition: try row.string(2, "rendition"), rendererVersion: Int(try row.int64(3, "renderer_version")), sha256: try row.string(4, "sha256"))
                 }
             }

@@ -57,6 +57,8 @@ public final class ChannelFollower: Service, Sendable {
         /// Every event decided at or before this instant has been read (see `Watermark`): ticks up to it can be
         /// served knowing that replay will give back the same bytes.
         var knownUntil = Timestamp(milliseconds: .min)
+        /// The last watermark waited too long for the log head (see `StoreError.logHeadBusy`).
+        var logHeadBusy = false
         var caughtUpOnce = false
         var lastError: String?
     }
@@ -159,17 +161,34 @@ public final class ChannelFollower: Service, Sendable {
     /// Reads everything up to the log's watermark and folds it in, then moves the known instant forward.
     /// Safe to call concurrently with reads and with itself.
     public func catchUp() async throws {
-        let watermark = try await store.watermark()
+        let watermark: Watermark
+        do {
+            watermark = try await store.watermark()
+        } catch let StoreError.logHeadBusy(message) {
+            // Reachable, but a transaction holds the log head past the watermark's 2 s wait: playlists go on by the
+            // wall clock rather than freeze (what that transaction commits late is counted as late).
+            let first = shared.withLock { shared -> Bool in
+                defer { shared.logHeadBusy = true }
+                return !shared.logHeadBusy
+            }
+            Counter(label: "cueline_log_head_busy_total").increment()
+            if first { logger.warning("the log head is held by a transaction that does not commit; serving by the wall clock", metadata: ["error": "\(message)"]) }
+            return
+        }
         var position = shared.withLock { $0.position }
         while position < watermark.head {
             let batch = try await store.read(after: position, limit: 1000)
             guard !batch.isEmpty else { break }
             var decoded: [(String, RecordedScheduleEvent)] = []
+            var unreadable: [RecordedEvent] = []
             for event in batch {
                 do {
                     decoded.append((event.channel, try ChannelLoader.decode(event)))
                 } catch {
-                    // A future event type: skip it rather than stop serving every channel; it is logged.
+                    // A future event type or a payload this build cannot read: skip it rather than stop serving the
+                    // channel (replay skips it too); it is logged, counted, and reported by `cueline verify`.
+                    unreadable.append(event)
+                    Counter(label: "cueline_unreadable_events_total").increment()
                     logger.error("cannot decode event; skipped", metadata: ["position": "\(event.position)", "channel": "\(event.channel)", "error": "\(error)"])
                 }
             }
@@ -188,6 +207,10 @@ public final class ChannelFollower: Service, Sendable {
                         diverged.append((channel, recorded, servedTick))
                     }
                 }
+                // Skipped events still move the channel's version, so commands and If-Match see the stream as it is.
+                for event in unreadable where event.position > shared.position {
+                    shared.channels[event.channel]?.state.version = event.version
+                }
                 shared.position = max(shared.position, position)
                 return (fresh, diverged)
             }
@@ -205,6 +228,7 @@ public final class ChannelFollower: Service, Sendable {
         // everything up to its head is folded in (by this call or a concurrent one).
         let recovered = shared.withLock { shared -> Bool in
             if shared.position >= watermark.head { shared.knownUntil = max(shared.knownUntil, watermark.knownUntil) }
+            shared.logHeadBusy = false
             defer { shared.caughtUpOnce = true; shared.lastError = nil }
             return shared.lastError != nil
         }
@@ -222,7 +246,7 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     private static func servingTime(now: Timestamp, _ shared: Shared) -> Timestamp {
-        guard shared.caughtUpOnce, shared.lastError == nil else { return now }
+        guard shared.caughtUpOnce, shared.lastError == nil, !shared.logHeadBusy else { return now }
         return min(now, shared.knownUntil)
     }
 

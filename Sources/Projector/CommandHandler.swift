@@ -129,7 +129,7 @@ public struct CommandHandler: Sendable {
                 return CommandOutcome(result: result, events: events, state: after)
             } catch let error as CommandError {
                 throw error
-            } catch let StoreError.versionConflict(c, e, a) where expectedVersion == nil && attempts < 5 {
+            } catch let StoreError.versionConflict(c, e, a) where expectedVersion == nil && attempts < 20 {
                 logger.debug("lost a race, deciding again", metadata: ["channel": "\(c)", "expected": "\(e)", "actual": "\(a)"])
                 continue
             } catch let StoreError.lateDecision(decidedAt, databaseClock) where attempts < 8 {
@@ -147,7 +147,7 @@ public struct CommandHandler: Sendable {
                 switch error {
                 case .versionConflict, .commandIDReused: outcome = "conflict"
                 case .invalidValue: outcome = "invalid"
-                case .unavailable, .database, .schemaOutdated, .lateDecision, .unknownOutcome:
+                case .unavailable, .database, .schemaOutdated, .lateDecision, .unknownOutcome, .logHeadBusy:
                     outcome = "error"
                     Counter(label: "cueline_database_errors_total").increment()
                 }
@@ -167,9 +167,35 @@ public enum ChannelLoader {
         var state = known ?? ChannelState(channel: channel)
         while true {
             let batch = try await store.readStream(channel, after: state.version, limit: 1000)
-            for event in batch { state.apply(try decode(event)) }
+            for event in batch { fold(event, into: &state) }
             if batch.count < 1000 { return state }
         }
+    }
+
+    /// Folds a stored event. One this build cannot read (a newer type, or a payload that does not decode) only moves
+    /// the version on, as the follower and replay do: one bad event cannot block a channel, and what is served
+    /// stays what replay gives. `cueline verify` reports such events.
+    public static func fold(_ event: RecordedEvent, into state: inout ChannelState) {
+        if let decoded = try? decode(event) {
+            state.apply(decoded)
+        } else {
+            state.version = event.version
+            state.position = max(state.position, event.position)
+        }
+    }
+
+    /// The events of a batch this build can read, in order, and those it cannot with the reason.
+    public static func decodeReadable(_ events: [RecordedEvent]) -> (readable: [RecordedScheduleEvent], unreadable: [(RecordedEvent, String)]) {
+        var readable: [RecordedScheduleEvent] = []
+        var unreadable: [(RecordedEvent, String)] = []
+        for event in events {
+            do {
+                readable.append(try decode(event))
+            } catch {
+                unreadable.append((event, "\(error)"))
+            }
+        }
+        return (readable, unreadable)
     }
 
     public static func decode(_ event: RecordedEvent) throws -> RecordedScheduleEvent {

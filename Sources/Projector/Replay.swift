@@ -42,11 +42,14 @@ public enum Replay {
     }
 
     /// Every event of a channel, decoded, in version order.
+    /// Events this build cannot read are left out, as the follower leaves them out of what it serves.
     public static func events(_ channel: String, from store: any EventStore) async throws -> [RecordedScheduleEvent] {
         var events: [RecordedScheduleEvent] = []
+        var version: Int64 = 0
         while true {
-            let batch = try await store.readStream(channel, after: events.last?.version ?? 0, limit: 1000)
-            events += try batch.map(ChannelLoader.decode)
+            let batch = try await store.readStream(channel, after: version, limit: 1000)
+            events += ChannelLoader.decodeReadable(batch).readable
+            version = batch.last?.version ?? version
             if batch.count < 1000 { return events }
         }
     }

@@ -137,6 +137,8 @@ struct VerifyCommand: AsyncParsableCommand {
         var firstBrokenLink: String?
         var samplesChecked: Int
         var samplesMismatched: [String]
+        /// Events this build cannot read: skipped by serving and replay alike, but the log should not hold them.
+        var unreadableEvents: [String]
         var ok: Bool
     }
 
@@ -152,7 +154,11 @@ struct VerifyCommand: AsyncParsableCommand {
             var checked = 0
             let recorded = try await store.renderSamples(of: id, limit: 100_000)
             let stride = max(1, recorded.count / max(1, samples))
-            let decoded = chain.firstBreak == nil ? (try? events.map(ChannelLoader.decode)) : nil
+            let (readable, unreadable) = ChannelLoader.decodeReadable(events)
+            let decoded = chain.firstBreak == nil ? readable : nil
+            let unreadableEvents = unreadable.map { event, reason in
+                "event at position \(event.position) (version \(event.version), \(event.type)) cannot be read by this build: \(reason)"
+            }
             for sample in recorded.enumerated().filter({ $0.offset % stride == 0 }).map(\.element).prefix(samples) {
                 guard let decoded else { break }
                 guard sample.rendererVersion == PlaylistBuilder.rendererVersion else {
@@ -168,7 +174,7 @@ struct VerifyCommand: AsyncParsableCommand {
             reports.append(ChannelReport(
                 channel: id, events: events.count, chained: chain.checked, unchained: chain.unchained,
                 firstBrokenLink: chain.firstBreak?.description, samplesChecked: checked, samplesMismatched: mismatched,
-                ok: chain.firstBreak == nil && mismatched.isEmpty))
+                unreadableEvents: unreadableEvents, ok: chain.firstBreak == nil && mismatched.isEmpty && unreadableEvents.isEmpty))
         }
         if json {
             try printJSON(reports)
@@ -181,6 +187,7 @@ struct VerifyCommand: AsyncParsableCommand {
                         + ", \(report.samplesChecked) served playlists re-rendered identically" + (report.samplesMismatched.isEmpty ? "" : ", \(report.samplesMismatched.count) DIFFER"))
                 }
                 for mismatch in report.samplesMismatched { print("  \(mismatch)") }
+                for unreadable in report.unreadableEvents { print("  UNREADABLE: \(unreadable)") }
             }
         }
         if reports.contains(where: { !$0.ok }) { throw ExitCode(1) }

@@ -90,6 +90,58 @@ struct PostgresOnlyTests {
         #expect(HashChain.verify(events).firstBreak == nil)
     }
 
+    @Test("as the service role, refusals and render samples cannot be backdated or dated outside the calendar")
+    func auditRecordsAsServiceRole() async throws {
+        // Red team: a refusal dated 2020 showed in `cueline log`, and a sample dated 'infinity' made verify abort.
+        let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { connection.close() }
+        try await connection.query("SET ROLE cueline_app")
+        let channel = uniqueChannel()
+        for statement in [
+            "INSERT INTO cueline_refusals (channel, command_id, command, request, actor, source, reason, decided_at) VALUES ('\(channel)', 'x', 'c', '{}', 'a', 's', 'r', '2020-01-01')",
+            "INSERT INTO cueline_render_samples (channel, tick, rendition, renderer_version, sha256) VALUES ('\(channel)', 'infinity', 'r', 1, 'x')",
+        ] {
+            do {
+                try await connection.query(PostgresQuery(sql: statement))
+                Issue.record("cueline_app could run \(statement)")
+            } catch let error as PostgresError {
+                #expect(error.sqlState == "42501", "\(error)")
+            }
+        }
+        let store = PostgresEventStore(pool: PostgresPool(url: TestDatabase.url!))
+        // Through the functions: a backdated refusal is dated by the database clock, a far tick is not recorded.
+        try await connection.query("SELECT cueline_record_refusal(\(channel), 'x', 'c', '{}'::json, 'a', 's', 'r', 1577836800000)")
+        let refusals = try await store.refusals(of: channel)
+        #expect(refusals.count == 1 && refusals[0].decidedAt.milliseconds > wallClockMilliseconds() - 60_000)
+        try await connection.query(
+            "SELECT cueline_record_samples(\(#"[{"channel":"\#(channel)","tick_ms":9223372036854775807,"rendition":"r","renderer_version":1,"sha256":"\#(String(repeating: "a", count: 64))"}]"#)::json)")
+        #expect(try await store.renderSamples(of: channel, limit: 10).isEmpty)
+    }
+
+    @Test("events of the schedule's types that contradict their decision time or shape are refused by the database")
+    func checkedEvents() async throws {
+        // Red team: a BreakPlaced that "aired" 5 minutes before it was decided was reported by as-run; a payload {}
+        // blocked every command of the channel.
+        let store = TestDatabase.makeStore()
+        let channel = uniqueChannel()
+        let decided = wallClockMilliseconds() + 15_000
+        let created = #"{"id":"\#(channel)"}"#
+        _ = try await store.append(makeRequest(channel: channel, expected: .noStream, events: [NewEvent(type: "ChannelCreated", payload: created)], at: decided))
+        let ghostStart = Timestamp(milliseconds: decided - 300_000).iso8601
+        for payload in [
+            #"{"id":"ghost","start":"\#(ghostStart)","plannedDurationMilliseconds":60000,"asset":{"uri":{"_0":"https://a.example/x.m3u8"}}}"#,
+            "{}", #"{"id":"ok","start":"not a date","plannedDurationMilliseconds":60000,"asset":{}}"#, "[]",
+        ] {
+            await #expect(throws: StoreError.self, "\(payload)") {
+                try await store.append(makeRequest(channel: channel, expected: .exactly(1), events: [NewEvent(type: "BreakPlaced", payload: payload)], at: decided))
+            }
+        }
+        await #expect(throws: StoreError.self) {
+            try await store.append(makeRequest(channel: channel, expected: .exactly(1), events: [NewEvent(type: "ChannelCreated", payload: created)], at: decided))
+        }
+        #expect(try await store.version(of: channel) == 1)
+    }
+
     @Test("a NUL in any value is refused before it reaches libpq, nothing is written", arguments: ["commandID", "actor", "reason", "payload"])
     func nulRefused(field: String) async throws {
         // Issue 11, defect 4: values were passed as C strings, so "before\0after" was stored as "before" after a 201.

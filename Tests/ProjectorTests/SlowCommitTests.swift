@@ -89,6 +89,52 @@ struct SlowCommitTests {
         #expect(differing.isEmpty, "served ≠ replay at \(differing.count) of \(served.count) ticks, first \(differing.first.map(\.iso8601) ?? "")")
     }
 
+    @Test("a transaction holding the log head for 4 s freezes playlists for at most the watermark's 2 s wait")
+    func logHeadHeld() async throws {
+        // Red team: BEGIN; cueline_append(…); pg_sleep(15) as the service role froze every channel's playlists.
+        let url = try await TestDatabase.makeFreshDatabase()
+        _ = try await Migrator.load(directory: TestDatabase.migrationsDirectory).migrate(url: url)
+        let store = PostgresEventStore(pool: PostgresPool(url: url, maximumConnections: 4))
+        let now = Self.wallClock()
+        let config = ChannelConfig(
+            id: "held", segmentDurationMilliseconds: 1000, windowSegments: 6, epoch: now.adding(milliseconds: -20_000),
+            renditions: [RenditionConfig(name: "main", bandwidth: 1_000_000, uriTemplate: "seg{n}.ts")], publicBaseURL: "http://127.0.0.1:8080")
+        _ = try await CommandHandler(store: store, clock: Self.wallClock)
+            .handle(.createChannel(config), channel: "held", context: CommandContext(commandID: "create", actor: "op", source: "test"))
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: Self.wallClock)
+        let refresher = Task {
+            while !Task.isCancelled {
+                try? await follower.catchUp()
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        defer { refresher.cancel() }
+        let ready = ContinuousClock.now + .seconds(5)
+        while (try? follower.mediaPlaylist("held", rendition: "main")) == nil, ContinuousClock.now < ready {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let holder = Task {
+            let connection = try await PostgresConnection.connect(url: url)
+            defer { connection.close() }
+            try await connection.query("BEGIN")
+            try await connection.query("UPDATE cueline_log_head SET position = position")
+            try await connection.query("SELECT pg_sleep(4)")
+            try await connection.query("ROLLBACK")
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        // While the head is held, the served tick falls behind the wall clock by at most the 2 s wait (and a poll).
+        var worstLag: Int64 = 0
+        let until = ContinuousClock.now + .milliseconds(3500)
+        while ContinuousClock.now < until {
+            let served = try follower.mediaPlaylist("held", rendition: "main")
+            worstLag = max(worstLag, Self.wallClock().milliseconds(since: served.tick))
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await holder.value
+        #expect(worstLag >= 1000, "the held head did hold the watermark back (lag \(worstLag) ms)")
+        #expect(worstLag < 3000, "served ticks lagged \(worstLag) ms behind the wall clock")
+    }
+
     @Test("a decision time the database clock has passed is refused, and the handler decides again with a later one")
     func lateDecisionIsRetried() async throws {
         let store = TestDatabase.makeStore()
