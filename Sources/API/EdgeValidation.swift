@@ -8,11 +8,69 @@ import Schedule
 /// `PlainText`, `AbsoluteURI`, `Limits`): what gets past here cannot trap arithmetic, be cut short by libpq, or
 /// break a playlist line. One place, so the command, SCTE-35 and hook routes refuse the same things the same way.
 enum Edge {
-    /// `_HLS_start_offset` in milliseconds: a player joining mid-break. Anything unreadable counts as 0 (players
-    /// must not be refused a list), anything beyond a day as a day (longer than any break, so nothing is left).
+    /// `_HLS_start_offset` in milliseconds (rounded down): a player joining mid-break. A decimal number with any
+    /// number of digits and decimals and an optional exponent (`10.000000000000000000001`, `1.5e1`, `1e308`) is read
+    /// exactly; anything unreadable or negative counts as 0 (players must not be refused a list), anything beyond a
+    /// day as a day (longer than any break, so nothing is left).
     static func startOffsetMilliseconds(_ text: Substring?) -> Int64 {
-        guard let text, let offset = DecimalNumber(text) else { return 0 }
-        return min(max(0, offset.milliseconds), Limits.maximumDelayMilliseconds)
+        guard let text else { return 0 }
+        return boundedMilliseconds(seconds: text, maximum: Limits.maximumDelayMilliseconds) ?? 0
+    }
+
+    /// `[+|-] digits [. digits] [(e|E) [+|-] digits]` seconds in milliseconds rounded down, held to 0…`maximum`;
+    /// nil when the text is not such a number. No arithmetic on the digits can overflow: only the digits that matter
+    /// for a value up to `maximum` are ever multiplied.
+    static func boundedMilliseconds(seconds text: Substring, maximum: Int64) -> Int64? {
+        var bytes = text.utf8[...]
+        var negative = false
+        if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
+            negative = sign == UInt8(ascii: "-")
+            bytes = bytes.dropFirst()
+        }
+        func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
+        let integer = bytes.prefix(while: isDigit)
+        bytes = bytes.dropFirst(integer.count)
+        var fraction = bytes.prefix(0)
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            fraction = bytes.prefix(while: isDigit)
+            bytes = bytes.dropFirst(fraction.count)
+        }
+        guard !integer.isEmpty || !fraction.isEmpty else { return nil }
+        // The exponent, saturated: beyond ±10^6 the value is 0 or beyond any maximum anyway.
+        var exponent = 0
+        if let marker = bytes.first, marker == UInt8(ascii: "e") || marker == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            var exponentNegative = false
+            if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
+                exponentNegative = sign == UInt8(ascii: "-")
+                bytes = bytes.dropFirst()
+            }
+            let digits = bytes.prefix(while: isDigit)
+            guard !digits.isEmpty else { return nil }
+            bytes = bytes.dropFirst(digits.count)
+            for digit in digits { exponent = min(1_000_000, exponent * 10 + Int(digit - 0x30)) }
+            if exponentNegative { exponent = -exponent }
+        }
+        guard bytes.isEmpty else { return nil }
+        // Significant digits, and where the decimal point sits among them once the exponent is applied.
+        var digits = Array(integer) + Array(fraction)
+        var point = integer.count + exponent
+        while let first = digits.first, first == 0x30 {
+            digits.removeFirst()
+            point -= 1
+        }
+        guard !digits.isEmpty else { return 0 }
+        if negative { return 0 }
+        // Milliseconds are the digits before the point moved three places right.
+        let wholeDigits = point + 3
+        guard wholeDigits > 0 else { return 0 }
+        guard wholeDigits <= 18 else { return maximum }  // ≥ 10^17 ms, beyond any maximum we hold
+        var milliseconds: Int64 = 0
+        for index in 0..<wholeDigits {
+            milliseconds = milliseconds * 10 + Int64(index < digits.count ? digits[index] - 0x30 : 0)
+        }
+        return min(milliseconds, maximum)
     }
 
     /// An optional instant query parameter, parsed and bounded; `.failure` is the 422 naming it.

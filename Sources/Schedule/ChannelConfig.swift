@@ -121,7 +121,21 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
         guard (1...1_000_000_000_000).contains(bandwidth) else {
             throw .invalidField("rendition", "\(name): bandwidth must be a positive number of bits per second (at most 10^12)")
         }
-        guard !needsTemplate || uriTemplate.contains("{n") else {
+        // Every `{n…}` must be a token `segmentURI` replaces: `{n%0}` or `{n%-1}` would otherwise be served as
+        // written, the same URI for every segment.
+        var numbered = false
+        for token in Self.braceTokens(in: uriTemplate) where token.hasPrefix("n") {
+            if token == "n" {
+                numbered = true
+            } else if token.hasPrefix("n%"), let modulus = Int64(token.dropFirst(2)), modulus > 0 {
+                numbered = true
+            } else {
+                throw .invalidField(
+                    "rendition",
+                    "\(name): {\(token.prefix(32).escapingControlCharacters)} in the URI template is not {n} or {n%K} with K a whole number from 1 to 9223372036854775807")
+            }
+        }
+        guard !needsTemplate || numbered else {
             throw .invalidField("rendition", "\(name): the URI template must contain {n} or {n%K}")
         }
         if needsTemplate || !uriTemplate.isEmpty, let problem = AbsoluteURI.referenceProblem(in: uriTemplate) {
@@ -140,6 +154,17 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
         if let mapURI, let problem = AbsoluteURI.referenceProblem(in: mapURI) {
             throw .invalidField("rendition", "\(name): map URI \(problem)")
         }
+    }
+
+    /// What stands between `{` and the next `}` in `template`, as `segmentURI` reads it.
+    static func braceTokens(in template: String) -> [Substring] {
+        var tokens: [Substring] = []
+        var rest = Substring(template)
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            tokens.append(rest[rest.index(after: open)..<close])
+            rest = rest[rest.index(after: close)...]
+        }
+        return tokens
     }
 
     /// The URI of segment `n`.

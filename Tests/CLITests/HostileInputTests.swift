@@ -264,6 +264,66 @@ struct HostileInputTests {
         #expect(try setup.cli.run(base + ["--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
     }
 
+    @Test("a {n%K} whose K is not a positive whole number is refused, not served as the literal template")
+    func moduloTemplate() async throws {
+        let setup = try await setUp(serve: false)
+        defer { setup.server?.stop() }
+        let base = ["channel", "create", "c5", "--segment-duration", "1", "--window", "6"]
+        for template in ["a{n%0}.ts", "a{n%-1}.ts", "a{n%x}.ts", "a{n%}.ts", "a{nx}.ts"] {
+            let refused = try setup.cli.run(base + ["--rendition", "720p,1000,\(template)"])
+            #expect(refused.status == 2 && refused.stderr.contains("{n"), "\(template): \(refused.status) \(refused.stderr)")
+        }
+        #expect(try setup.cli.run(base + ["--rendition", "720p,1000,a{n%3}.ts"]).status == 0)
+    }
+
+    @Test("_HLS_start_offset: any number of decimals and exponents are read, beyond 86400 s counts as 86400 s")
+    func startOffsetSyntax() async throws {
+        let setup = try await setUp()
+        defer { setup.server?.stop() }
+        var body = place
+        body["id"] = "pod-1"
+        body["asset_uri"] = nil
+        body["duration"] = 20
+        body["pod"] = [["uri": "https://ads.example.com/1.m3u8", "duration": 10], ["uri": "https://ads.example.com/2.m3u8", "duration": 10]]
+        let (placedBody, placed) = try await HTTP.post(setup.commands, json: try json(body))
+        #expect(placed == 201, "\(placedBody)")
+        func list(_ offset: String) async throws -> String {
+            try await HTTP.get("\(setup.base)/channels/c1/breaks/pod-1/assets.json?_HLS_start_offset=\(offset)").0
+        }
+        let whole = try await list("0")
+        let second = try await list("10")
+        let none = try await list("86400")
+        #expect(whole.contains("1.m3u8") && second.contains("2.m3u8") && !second.contains("1.m3u8") && none == #"{"ASSETS":[]}"#)
+        for (offset, expected) in [
+            ("10.000000000000000000001", second), ("1e1", second), ("1.5E1", second), ("0.00001e6", second),
+            ("1e308", none), ("1e999999999999", none), ("86400.5", none), ("99999999999999999999999", none),
+            ("9.99999999999999999999", whole), ("1e-308", whole), ("-1e308", whole), ("-5", whole), ("NaN", whole), ("inf", whole),
+            ("", whole), ("1e", whole), ("0x10", whole), ("1..2", whole),
+        ] {
+            #expect(try await list(offset) == expected, "\(offset)")
+        }
+        #expect(try await setup.alive())
+    }
+
+    @Test("cueline log escapes line separators, bidi overrides and zero-width characters in reasons")
+    func invisibleCharactersInLog() async throws {
+        let setup = try await setUp()
+        defer { setup.server?.stop() }
+        var body = place
+        body["id"] = "brk-bidi"
+        body["reason"] = "paid\u{202E}cod\u{2028}x\u{200B}y\u{FEFF}z\u{2066}w\u{2069}"
+        let (answer, placed) = try await HTTP.post(setup.commands, json: try json(body))
+        #expect(placed == 201, "\(answer)")
+        let log = try setup.cli.run(["log", "c1"])
+        #expect(log.status == 0, "\(log.stderr)")
+        #expect(log.stdout.contains("paid\\u{202E}cod\\u{2028}x\\u{200B}y\\u{FEFF}z\\u{2066}w\\u{2069}"), "\(log.stdout)")
+        for scalar in ["\u{202E}", "\u{2028}", "\u{200B}", "\u{FEFF}", "\u{2066}", "\u{2069}"] {
+            #expect(!log.stdout.contains(scalar), "\(scalar.unicodeScalars.first!.value) printed raw")
+        }
+        // The log keeps what was acknowledged, byte for byte: escaping is for terminals only.
+        #expect(try await setup.events().contains("paid\u{202E}cod\u{2028}x\u{200B}y\u{FEFF}z\u{2066}w\u{2069}"))
+    }
+
     @Test("the CLI refuses control characters in --reason, --actor, --command-id, --asset-uri and --attr with exit code 2", arguments: [
         ("--reason", "a\u{1B}[2Jb"), ("--reason", "a\tb"), ("--actor", "a\nb"), ("--command-id", "k\u{7F}"),
         ("--asset-uri", "https://ads.example.com/\u{1B}.m3u8"), ("--attr", "X-A=v\u{1B}w"), ("--id", "_brk"),

@@ -120,10 +120,20 @@ struct ExtremeValuesTests {
 
     @Test("printable text, including non-ASCII, is left alone")
     func printable() {
-        for text in ["plain", "café — “quoted” 🎬", "\u{A0}", "\u{2028}"] {
+        for text in ["plain", "café — “quoted” 🎬", "\u{A0}", "\u{2010}", "\u{2030}", "\u{2065}", "\u{206A}", "\u{FEFE}"] {
             #expect(!text.containsControlCharacter)
             #expect(text.escapingControlCharacters == text)
         }
+    }
+
+    @Test("line and paragraph separators, bidi overrides and isolates, zero-width characters are escaped for a terminal",
+        arguments: [0x2028, 0x2029] + Array(0x202A...0x202E) + Array(0x2066...0x2069) + Array(0x200B...0x200F) + [0xFEFF])
+    func invisibleCharacters(code: Int) throws {
+        let scalar = try #require(Unicode.Scalar(code))
+        let text = "a" + String(Character(scalar)) + "b"
+        #expect(!scalar.isControlCharacter, "free text may hold it; only terminals need it escaped")
+        #expect(text.escapingControlCharacters == "a\\u{\(String(code, radix: 16, uppercase: true))}b")
+        #expect(!text.escapingControlCharacters.unicodeScalars.contains(scalar))
     }
 
     // Issue 11 #11: NUL, TAB, ESC, DEL in asset URIs and attribute values passed `cueline lint`.

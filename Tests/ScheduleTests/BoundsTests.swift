@@ -219,6 +219,16 @@ struct BoundsTests {
         #expect(throws: Never.self) { try demoConfig().validate() }
     }
 
+    @Test("a segment number modulo K needs K a positive whole number", arguments: ["a{n%0}.ts", "a{n%-1}.ts", "a{n%x}.ts", "a{n%}.ts", "a{nx}.ts", "a{n%99999999999999999999}.ts"])
+    func moduloTemplates(template: String) {
+        var config = demoConfig()
+        config.renditions[0].uriTemplate = template
+        #expect(throws: ScheduleError.self, "\(template)") { try config.validate() }
+        config.renditions[0].uriTemplate = "a{n%3}.ts"
+        #expect(throws: Never.self) { try config.validate() }
+        #expect(config.renditions[0].segmentURI(7) == "a1.ts")
+    }
+
     // MARK: - Output
 
     @Test("as-run CSV for a terminal escapes control characters; the plain CSV keeps the bytes")
