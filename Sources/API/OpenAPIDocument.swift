@@ -114,12 +114,13 @@ public enum OpenAPIDocument {
     },
     "responses": {
       "Created": { "description": "Applied (or the original answer to a retry).", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/CommandResult" } } } },
-      "Unauthorized": { "description": "No token, an unknown or revoked token, or (hooks) a bad signature or a timestamp outside the window.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
+      "Unauthorized": { "description": "No token, a malformed, unknown or revoked token, or (hooks) a bad signature or a timestamp outside the window.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
       "Forbidden": { "description": "The token's role, channels or command types do not allow this.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
       "NotFound": { "description": "Unknown channel, break or hook.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
       "Conflict": { "description": "The channel changed first (If-Match), a race was lost (the break already ended or was cancelled), or the Idempotency-Key was used for another request.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
       "Invalid": { "description": "A field is missing or wrong; field names it.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
-      "Unavailable": { "description": "The event log is unreachable; nothing was written. Retry with the same Idempotency-Key.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } }
+      "Unavailable": { "description": "The event log is unreachable; nothing was written. Retry with the same Idempotency-Key.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
+      "AuditBusy": { "description": "This instance already runs its most audit reads (replay, as-run, JSON event pages: 1 or 2 at once, 4 waiting), or the event log is unreachable; retry after Retry-After seconds.", "headers": { "Retry-After": { "schema": { "type": "integer" } } }, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } }
     }
   },
   "paths": {
@@ -138,7 +139,7 @@ public enum OpenAPIDocument {
           "404": { "$ref": "#/components/responses/NotFound" }, "503": { "description": "The channel has not started yet, or a relay has no upstream playlist." } } }
     },
     "/channels/{channel}/breaks/{id}/assets.json": {
-      "get": { "summary": "HLS asset list of a pod (public)", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }, { "name": "_HLS_start_offset", "in": "query", "description": "decimal seconds into the break; unreadable counts as 0, beyond 86400 as 86400", "schema": { "type": "string" } }],
+      "get": { "summary": "HLS asset list of a pod (public)", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }, { "name": "_HLS_start_offset", "in": "query", "description": "decimal seconds into the break, any number of decimals and an optional exponent; unreadable or negative counts as 0, beyond 86400 as 86400", "schema": { "type": "string" } }],
         "responses": { "200": { "description": "{\"ASSETS\": [{\"URI\", \"DURATION\"}]}", "content": { "application/json": {} } }, "404": { "$ref": "#/components/responses/NotFound" } } }
     },
     "/channels/{channel}/schedule": {
@@ -146,7 +147,7 @@ public enum OpenAPIDocument {
         "responses": { "200": { "description": "Schedule", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Schedule" } } } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" } } }
     },
     "/channels/{channel}/events": {
-      "get": { "summary": "The channel's event log: a page by version, or a live Server-Sent Events stream", "description": "With Accept: text/event-stream (or ?stream=1): every event after `after` or Last-Event-ID, then each new one; `id` is the stream version, `event` the type, `data` the event JSON. A stream ends after 10 minutes; EventSource reconnects. Streams are limited per token (429) and per instance (503), both with Retry-After (serve --max-streams-per-token, --max-streams).",
+      "get": { "summary": "The channel's event log: a page by version, or a live Server-Sent Events stream", "description": "With Accept: text/event-stream (or ?stream=1): every event after `after` or Last-Event-ID, then each new one; `id` is the stream version, `event` the type, `data` the event JSON. A stream ends after 10 minutes; EventSource reconnects. Streams are limited per token (429) and per instance (503), both with Retry-After (serve --max-streams-per-token, --max-streams). A JSON page holds at most `limit` events and at most 1 MiB (a single larger event comes alone); `next` is the last version in it, the `after` of the next page. JSON pages are audit reads: 503 with Retry-After when the instance runs its most.",
         "security": [{ "token": [] }],
         "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "after", "in": "query", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }, { "name": "limit", "in": "query", "description": "0 reads as 1, above 1000 as 1000; not a whole number is 422", "schema": { "type": "integer", "minimum": 0 } }, { "name": "Last-Event-ID", "in": "header", "schema": { "type": "integer", "minimum": 0 } }],
         "responses": { "200": { "description": "A page, or the stream", "content": {
@@ -154,7 +155,7 @@ public enum OpenAPIDocument {
             "text/event-stream": { "schema": { "type": "string" } } } },
           "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" },
           "429": { "description": "The token already has its most event streams open; retry after Retry-After seconds", "headers": { "Retry-After": { "schema": { "type": "integer" } } } },
-          "503": { "description": "The instance serves its most event streams (or the log is unreachable); retry after Retry-After seconds", "headers": { "Retry-After": { "schema": { "type": "integer" } } } } } }
+          "503": { "description": "The instance serves its most event streams or audit reads (or the log is unreachable); retry after Retry-After seconds", "headers": { "Retry-After": { "schema": { "type": "integer" } } } } } }
     },
     "/channels/{channel}/commands": {
       "post": { "summary": "Append a schedule command", "security": [{ "token": [] }],
@@ -180,12 +181,12 @@ public enum OpenAPIDocument {
     "/channels/{channel}/replay": {
       "get": { "summary": "The exact playlist served at an instant, rebuilt from the log", "security": [{ "token": [] }],
         "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "at", "in": "query", "required": true, "schema": { "$ref": "#/components/schemas/Instant" } }, { "name": "rendition", "in": "query", "schema": { "type": "string" } }, { "name": "multivariant", "in": "query", "schema": { "type": "string" } }],
-        "responses": { "200": { "description": "Playlist", "content": { "application/vnd.apple.mpegurl": {} } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "422": { "$ref": "#/components/responses/Invalid" } } }
+        "responses": { "200": { "description": "Playlist", "content": { "application/vnd.apple.mpegurl": {} } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/AuditBusy" } } }
     },
     "/channels/{channel}/as-run": {
       "get": { "summary": "What aired: every break with planned and actual times, who and how", "security": [{ "token": [] }],
         "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "from", "in": "query", "schema": { "$ref": "#/components/schemas/Instant" } }, { "name": "to", "in": "query", "schema": { "$ref": "#/components/schemas/Instant" } }, { "name": "format", "in": "query", "schema": { "type": "string", "enum": ["csv"] } }],
-        "responses": { "200": { "description": "JSON report, or CSV", "content": { "application/json": {}, "text/csv": {} } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "422": { "$ref": "#/components/responses/Invalid" } } }
+        "responses": { "200": { "description": "JSON report, or CSV", "content": { "application/json": {}, "text/csv": {} } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/AuditBusy" } } }
     },
     "/healthz": { "get": { "summary": "The process is up (public)", "responses": { "200": { "description": "ok" } } } },
     "/readyz": { "get": { "summary": "The log has been read and the database answers (public)", "responses": { "200": { "description": "ready" }, "503": { "$ref": "#/components/responses/Unavailable" } } } },

@@ -18,9 +18,10 @@ public enum Routes {
     ///   - metrics: renders the Prometheus exposition for `/metrics`.
     ///   - access: who may send commands and read the schedule, log and audit endpoints.
     ///   - eventStreams: the live event streams (`GET …/events` as Server-Sent Events), a service the caller runs.
+    ///   - auditReads: how many replays, as-run reports and JSON event pages may run at once (see `AuditReads`).
     public static func router(
         follower: ChannelFollower, handler: CommandHandler, mediaDirectory: String?, metrics: (@Sendable () -> String)? = nil,
-        hooks: HookSet = HookSet(), access: AccessPolicy, eventStreams: EventStreams
+        hooks: HookSet = HookSet(), access: AccessPolicy, eventStreams: EventStreams, auditReads: AuditReads = AuditReads()
     ) -> Router<BasicRequestContext> {
         // HEAD answers like GET without the body (CDNs and players probe with it).
         let router = Router(options: .autoGenerateHeadEndpoints)
@@ -122,12 +123,8 @@ public enum Routes {
                 case .success(let ticket): return eventStream(channel: channel, after: after, streams: eventStreams, ticket: ticket)
                 }
             }
-            do {
-                let events = try await handler.store.readStream(channel, after: after, limit: limit)
-                return jsonResponse(EventPage(channel: channel, events: events, next: events.last?.version))
-            } catch {
-                return errorResponse(.serviceUnavailable, "the event log is unreachable: \(error)")
-            }
+            let store = handler.store
+            return await auditReads.run { await eventPage(channel, after: after, limit: limit, from: store) }
         }
 
         router.post("/channels/{channel}/commands") { request, context -> Response in
@@ -166,19 +163,23 @@ public enum Routes {
             case .success(let value): at = value!
             case .failure(let refusal): return refusal.response
             }
-            do {
-                let events = try await Replay.events(channel, from: handler.store)
-                let text = try Replay.playlist(
-                    channel, events, at: at, rendition: request.uri.queryParameters["rendition"].map(String.init),
-                    multivariant: request.uri.queryParameters["multivariant"] != nil)
-                var response = playlistResponse(text, maxAge: 31_536_000)
-                response.headers[HTTPField.Name("X-Cueline-Tick")!] = at.iso8601
-                return response
-            } catch let failure as Replay.Failure {
-                if case .channelDidNotExist = failure { return errorResponse(.notFound, failure.description) }
-                return errorResponse(.unprocessableContent, failure.description)
-            } catch {
-                return errorResponse(.serviceUnavailable, "the event log is unreachable: \(error)")
+            let rendition = request.uri.queryParameters["rendition"].map(String.init)
+            let multivariant = request.uri.queryParameters["multivariant"] != nil
+            let store = handler.store
+            // Reads and folds the whole log: one of the audit reads, on their own threads.
+            return await auditReads.run {
+                do {
+                    let events = try await Replay.events(channel, from: store)
+                    let text = try Replay.playlist(channel, events, at: at, rendition: rendition, multivariant: multivariant)
+                    var response = playlistResponse(text, maxAge: 31_536_000)
+                    response.headers[HTTPField.Name("X-Cueline-Tick")!] = at.iso8601
+                    return response
+                } catch let failure as Replay.Failure {
+                    if case .channelDidNotExist = failure { return errorResponse(.notFound, failure.description) }
+                    return errorResponse(.unprocessableContent, failure.description)
+                } catch {
+                    return errorResponse(.serviceUnavailable, "the event log is unreachable: \(error)")
+                }
             }
         }
 
@@ -192,13 +193,17 @@ public enum Routes {
             case (.success(let first), .success(let second)): (from, to) = (first, second)
             }
             guard let state = follower.state(of: channel) else { return lookupErrorResponse(.unknownChannel(channel)) }
-            let entries = AsRun.entries(state: state, from: from, to: to, at: follower.clock())
-            if request.uri.queryParameters["format"] == "csv" {
-                var headers = HTTPFields()
-                headers[.contentType] = "text/csv"
-                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: AsRun.csv(entries))))
+            let now = follower.clock()
+            let csv = request.uri.queryParameters["format"] == "csv"
+            return await auditReads.run {
+                let entries = AsRun.entries(state: state, from: from, to: to, at: now)
+                if csv {
+                    var headers = HTTPFields()
+                    headers[.contentType] = "text/csv"
+                    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: AsRun.csv(entries))))
+                }
+                return jsonResponse(AsRunReport(channel: channel, entries: entries, totals: AsRun.totals(entries)))
             }
-            return jsonResponse(AsRunReport(channel: channel, entries: entries, totals: AsRun.totals(entries)))
         }
 
         router.get("/channels") { request, _ -> Response in
@@ -269,6 +274,49 @@ public enum Routes {
             try await streams.stream(channel, after: max(0, after), ticket: ticket, to: &writer)
         }
         return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// A JSON page of events holds at most this many bytes, unless its one event is larger.
+    static let eventPageBytes = 1024 * 1024
+
+    /// `{"channel", "events", "next"}`: the events after `after`, at most `limit` of them and, past the first, at most
+    /// ``eventPageBytes`` in all; `next` is the last version in the page (the `after` of the next page), absent when
+    /// the page is empty. The log is read in batches sized by what its events weigh, so a page of big events never
+    /// holds more than about a page's worth of them in memory.
+    static func eventPage(_ channel: String, after: Int64, limit: Int, from store: any EventStore) async -> Response {
+        var body = ByteBuffer()
+        // A channel that exists has an identifier for its id: nothing in it needs escaping.
+        body.writeString(#"{"channel":"\#(channel)","events":["#)
+        var count = 0
+        var next: Int64?
+        var batchSize = min(limit, 100)
+        do {
+            reading: while count < limit {
+                let requested = min(batchSize, limit - count)
+                let batch = try await store.readStream(channel, after: next ?? after, limit: requested)
+                for event in batch {
+                    let encoded = encodeJSON(event)
+                    // `]`, `,"next":` and 19 digits, `}` still to come.
+                    if count > 0 && body.readableBytes + 1 + encoded.count + 32 > eventPageBytes { break reading }
+                    if count > 0 { body.writeString(",") }
+                    body.writeBytes(encoded)
+                    count += 1
+                    next = event.version
+                }
+                if batch.count < requested { break }
+                let average = max(1, body.readableBytes / max(1, count))
+                batchSize = max(1, min(100, (eventPageBytes - body.readableBytes) / average + 1))
+            }
+        } catch {
+            return errorResponse(.serviceUnavailable, "the event log is unreachable: \(error)")
+        }
+        body.writeString("]")
+        if let next { body.writeString(#","next":\#(next)"#) }
+        body.writeString("}")
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
     }
 
     static func playlistResponse(_ text: String, maxAge: Int) -> Response {

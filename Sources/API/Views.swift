@@ -99,12 +99,6 @@ public struct ChannelView: Codable, Sendable {
     }
 }
 
-struct EventPage: Encodable {
-    var channel: String
-    var events: [RecordedEvent]
-    var next: Int64?
-}
-
 struct CommandResponse: Encodable {
     var channel: String
     var version: Int64

@@ -1,0 +1,138 @@
+import Dispatch
+import Foundation
+import Hummingbird
+import Metrics
+import Synchronization
+
+/// The expensive audit reads (`GET …/replay`, `…/as-run`, JSON pages of `…/events`): each may read and fold a whole
+/// channel's log, so a few clients repeating them could otherwise hold every thread of the cooperative pool (the
+/// public playlists wait behind them) and the memory of as many copies of the log.
+///
+/// - At most ``running`` run at once on this instance, and ``queued`` more wait their turn; beyond that the answer is
+///   503 with `Retry-After` at once, without reading anything.
+/// - They run on a dispatch queue of their own (a task executor preference: reading, decoding, folding, rendering
+///   and encoding alike), never on the cooperative pool, so the playlists keep its threads.
+/// - Once none is running, the memory they freed is given back to the operating system (`malloc_trim`), at most once
+///   a second, instead of the process staying at the peak.
+public final class AuditReads: Sendable {
+    /// Why a read was not started.
+    struct Busy: Error {
+        var running: Int
+        var queued: Int
+
+        var response: Response {
+            var response = errorResponse(
+                .serviceUnavailable,
+                "this instance is already running \(running) audit reads (replay, as-run, event pages) with \(queued) waiting, its limit; retry after a few seconds")
+            response.headers[.retryAfter] = "2"
+            return response
+        }
+    }
+
+    private struct State {
+        var running = 0
+        var waiters: [(id: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+        var nextID: UInt64 = 0
+        var lastTrim = ContinuousClock.now
+    }
+
+    let running: Int
+    let queued: Int
+    private let state = Mutex(State())
+    private let queue: DispatchQueue
+    private let executor: QueueExecutor
+    private let refused = Counter(label: "cueline_audit_reads_refused_total")
+
+    /// - Parameters:
+    ///   - running: reads at once; by default 1 on a machine of up to 3 cores, else 2.
+    ///   - queued: reads waiting for a turn beyond those.
+    public init(running: Int = ProcessInfo.processInfo.activeProcessorCount <= 3 ? 1 : 2, queued: Int = 4) {
+        self.running = max(1, running)
+        self.queued = max(0, queued)
+        queue = DispatchQueue(label: "cueline.audit-reads", qos: .utility, attributes: .concurrent)
+        executor = QueueExecutor(queue: queue)
+    }
+
+    /// Runs the jobs of the tasks that prefer it on a dispatch queue instead of the cooperative pool.
+    final class QueueExecutor: TaskExecutor {
+        let queue: DispatchQueue
+
+        init(queue: DispatchQueue) {
+            self.queue = queue
+        }
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        }
+    }
+
+    /// Runs `body` on the audit reads' own threads when a turn is free (waiting in the bounded queue for one), or
+    /// answers 503 when the queue is full.
+    func run(_ body: @Sendable () async -> Response) async -> Response {
+        guard await acquire() else {
+            refused.increment()
+            return Busy(running: running, queued: queued).response
+        }
+        defer { release() }
+        return await withTaskExecutorPreference(executor) { await body() }
+    }
+
+    /// True when a turn was taken; false when the queue is full (or the task was cancelled while waiting).
+    private func acquire() async -> Bool {
+        enum Admission { case now, wait(UInt64), refuse }
+        let admission = state.withLock { state -> Admission in
+            if state.running < running {
+                state.running += 1
+                return .now
+            }
+            guard state.waiters.count < queued else { return .refuse }
+            state.nextID += 1
+            return .wait(state.nextID)
+        }
+        switch admission {
+        case .now: return true
+        case .refuse: return false
+        case .wait(let id):
+            return await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let cancelled = state.withLock { state -> Bool in
+                        if Task.isCancelled { return true }
+                        state.waiters.append((id, continuation))
+                        return false
+                    }
+                    if cancelled { continuation.resume(returning: false) }
+                }
+            } onCancel: {
+                let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return state.waiters.remove(at: index).continuation
+                }
+                waiter?.resume(returning: false)
+            }
+        }
+    }
+
+    /// Hands the turn to the next waiter (it stays counted as running), or frees it.
+    private func release() {
+        let (next, trim) = state.withLock { state -> (CheckedContinuation<Bool, Never>?, Bool) in
+            if !state.waiters.isEmpty { return (state.waiters.removeFirst().continuation, false) }
+            state.running -= 1
+            guard state.running == 0, ContinuousClock.now - state.lastTrim > .seconds(1) else { return (nil, false) }
+            state.lastTrim = .now
+            return (nil, true)
+        }
+        next?.resume(returning: true)
+        if trim, let mallocTrim = Self.mallocTrim { queue.async { _ = mallocTrim(0) } }
+    }
+
+    /// glibc's `malloc_trim`, looked up at run time (the Glibc module does not declare it); nil elsewhere.
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        #if canImport(Glibc)
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+        #else
+        return nil
+        #endif
+    }()
+}
