@@ -2,6 +2,8 @@ import EventStore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
+import ServiceLifecycle
 import Synchronization
 
 /// Who may do what over HTTP. Playlists, asset lists, health and metrics are public in both modes.
@@ -13,38 +15,106 @@ public enum AccessPolicy: Sendable {
     case tokens(TokenCache)
 }
 
-/// Looks tokens up and remembers the ones found for a few seconds, so a database outage does not lock out
-/// operators who were already working; a revoked token stops working within `ttl`.
-public final class TokenCache: Sendable {
+/// The table of active tokens, held in memory: checking a bearer token never queries the database, so a flood of
+/// made-up tokens costs a hash and a dictionary lookup, and the connection pool stays free for the follower.
+///
+/// - `run()` reloads the whole table (one query) every ``refreshInterval``: a revoked token stops working within
+///   that, and an open event stream re-checks its token through this cache (within 5 s in all).
+/// - A well-formed token the table does not hold reloads it at once, at most once per ``missReloadInterval`` for all
+///   callers together (and one load at a time), so a token created a moment ago works on its first request.
+/// - When the database cannot be read, the last table read stays in force (operators already working keep
+///   working); before any table was read, tokens cannot be checked (503).
+public final class TokenCache: Service, Sendable {
     let directory: any TokenDirectory
-    let ttl: Duration
-    private let found = Mutex<[String: (token: APIToken, at: ContinuousClock.Instant)]>([:])
+    let refreshInterval: Duration
+    let missReloadInterval: Duration
+    let logger: Logger
 
-    public init(directory: any TokenDirectory, ttl: Duration = .seconds(5)) {
-        self.directory = directory
-        self.ttl = ttl
+    private struct State {
+        var tokens: [String: APIToken]?
+        var loadedAt: ContinuousClock.Instant?
+        var lastMissLoad: ContinuousClock.Instant?
+        var inFlight: Task<[String: APIToken], any Error>?
     }
 
-    func token(secret: String) async throws -> APIToken? {
-        let digest = TokenSecret.digest(secret)
-        let cached = found.withLock { $0[digest] }
-        if let cached, ContinuousClock.now - cached.at < ttl { return cached.token }
-        do {
-            // Only tokens that exist are cached: random guesses cannot fill memory.
-            let token = try await directory.token(digest: digest)
-            found.withLock { found in
-                if let token {
-                    if found.count > 10_000 { found.removeAll() }
-                    found[digest] = (token, ContinuousClock.now)
-                } else {
-                    found[digest] = nil
-                }
+    private let state = Mutex(State())
+
+    public init(
+        directory: any TokenDirectory, refreshInterval: Duration = .seconds(2), missReloadInterval: Duration = .seconds(1),
+        logger: Logger = Logger(label: "cueline.tokens")
+    ) {
+        self.directory = directory
+        self.refreshInterval = refreshInterval
+        self.missReloadInterval = missReloadInterval
+        self.logger = logger
+    }
+
+    /// Reloads the table every `refreshInterval` until shutdown.
+    public func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                _ = try await load()
+            } catch {
+                logger.warning("the token table could not be reloaded; the last one read stays in force", metadata: ["error": "\(error)"])
             }
+            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.refreshInterval) }
+        }
+    }
+
+    /// The active token with this secret, or nil (also for a malformed one).
+    ///
+    /// - Throws: when no table has been read yet and the database cannot be read.
+    func token(secret: some StringProtocol) async throws -> APIToken? {
+        guard TokenSecret.isWellFormed(secret) else { return nil }
+        let digest = TokenSecret.digest(String(secret))
+        let now = ContinuousClock.now
+        let (snapshot, reload, stale) = state.withLock { state -> ([String: APIToken]?, Bool, Bool) in
+            let known = state.tokens?[digest] != nil
+            let stale = state.loadedAt.map { now - $0 > refreshInterval * 2 } ?? true
+            var reload = false
+            if !known || stale, state.inFlight != nil || state.lastMissLoad.map({ now - $0 >= missReloadInterval }) ?? true {
+                reload = true
+                if state.inFlight == nil { state.lastMissLoad = now }
+            }
+            return (state.tokens, reload, stale)
+        }
+        if let snapshot, let token = snapshot[digest] {
+            // Known: answer now. If `run()` has not reloaded for a while (not running, or the database is down),
+            // reload in the background so that revocations still take effect.
+            if reload && stale { Task { _ = try? await self.load() } }
             return token
+        }
+        guard reload else { return nil }
+        do {
+            return try await load()[digest]
         } catch {
-            if let cached { return cached.token }
+            if let snapshot { return snapshot[digest] }
             throw error
         }
+    }
+
+    /// Reads the whole table, or joins the read in progress.
+    private func load() async throws -> [String: APIToken] {
+        let task = state.withLock { state -> Task<[String: APIToken], any Error> in
+            if let inFlight = state.inFlight { return inFlight }
+            let task = Task { [directory] () async throws -> [String: APIToken] in
+                do {
+                    let tokens = try await directory.activeTokens()
+                    self.state.withLock { state in
+                        state.tokens = tokens
+                        state.loadedAt = .now
+                        state.inFlight = nil
+                    }
+                    return tokens
+                } catch {
+                    self.state.withLock { $0.inFlight = nil }
+                    throw error
+                }
+            }
+            state.inFlight = task
+            return task
+        }
+        return try await task.value
     }
 }
 
@@ -82,6 +152,10 @@ extension AccessPolicy {
             return .failure(.unauthenticated("the Authorization header must be Bearer <token>"))
         }
         let secret = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        // Refused before it is hashed: a token is `cue_` and 64 lowercase hex digits.
+        guard TokenSecret.isWellFormed(secret) else {
+            return .failure(.unauthenticated("the token is malformed: a token is cue_ followed by 64 lowercase hex digits, as cueline token create prints it"))
+        }
         let token: APIToken?
         do {
             token = try await cache.token(secret: secret)

@@ -105,12 +105,24 @@ public enum TokenSecret {
     public static func digest(_ secret: String) -> String {
         sha256Hex(secret)
     }
+
+    /// Whether `secret` has the shape `generate()` gives (`cue_` and 64 lowercase hex digits): anything else is
+    /// refused before it is hashed or looked up.
+    public static func isWellFormed(_ secret: some StringProtocol) -> Bool {
+        let bytes = secret.utf8
+        guard bytes.count == 68, secret.hasPrefix("cue_") else { return false }
+        return bytes.dropFirst(4).allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
 }
 
 /// Where the server looks tokens up.
 public protocol TokenDirectory: Sendable {
     /// The active (not revoked) token with this SHA-256, or nil.
     func token(digest: String) async throws -> APIToken?
+
+    /// Every active (not revoked) token by the SHA-256 of its secret, read at once: the server holds this small
+    /// table in memory, so that checking a bearer token never queries the database.
+    func activeTokens() async throws -> [String: APIToken]
 }
 
 /// Tokens in `cueline_tokens`.
@@ -135,6 +147,19 @@ public struct PostgresTokenDirectory: TokenDirectory {
                 try await connection.query(
                     "SELECT \(unescaped: Self.columns) FROM cueline_tokens WHERE token_sha256 = \(digest) AND revoked_at IS NULL"
                 ).rows.first.map(Self.decode)
+            }
+        }
+    }
+
+    public func activeTokens() async throws -> [String: APIToken] {
+        try await storeErrors {
+            try await pool.withConnection { connection in
+                let rows = try await connection.query(
+                    "SELECT token_sha256, \(unescaped: Self.columns) FROM cueline_tokens WHERE revoked_at IS NULL"
+                ).rows
+                var tokens: [String: APIToken] = [:]
+                for row in rows { tokens[try row.string(0, "token_sha256")] = try Self.decode(Array(row.dropFirst())) }
+                return tokens
             }
         }
     }
@@ -210,5 +235,9 @@ public final class InMemoryTokenDirectory: TokenDirectory {
 
     public func token(digest: String) async throws -> APIToken? {
         tokens[digest]
+    }
+
+    public func activeTokens() async throws -> [String: APIToken] {
+        tokens
     }
 }

@@ -86,15 +86,16 @@ struct Serve: AsyncParsableCommand {
         let handler = CommandHandler(store: store, clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) })
         let eventStreams = EventStreams(follower: follower, store: store, limits: limits)
         let gate = ConnectionGate(maximum: limits.maxConnections)
+        let tokens = unauthenticatedCommands ? nil : TokenCache(directory: PostgresTokenDirectory(pool: pool, logger: logger), logger: logger)
         let router = Routes.router(
             follower: follower, handler: handler, mediaDirectory: settings.mediaDir, metrics: { Cueline.metrics.emitToString() },
             hooks: try hooks.map { try HookSet(file: $0, environment: ProcessInfo.processInfo.environment) } ?? HookSet(),
-            access: unauthenticatedCommands ? .open : .tokens(TokenCache(directory: PostgresTokenDirectory(pool: pool, logger: logger))),
+            access: tokens.map { .tokens($0) } ?? .open,
             eventStreams: eventStreams)
         let app = Application(
             router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: gate),
             configuration: .init(address: .hostname(host, port: port), serverName: "cueline", backlog: 1024),
-            services: [follower, RelayPoller(follower: follower, logger: logger), eventStreams, gate],
+            services: [follower, RelayPoller(follower: follower, logger: logger), eventStreams, gate] + (tokens.map { [$0] } ?? []),
             onServerRunning: { [logger, limits] _ in
                 logger.notice("serving", metadata: [
                     "address": "http://\(host):\(port)", "max_connections": "\(limits.maxConnections)",
