@@ -261,24 +261,33 @@ struct CommandAPITests {
         let setup = try await setUp()
         defer { setup.server.stop() }
         let url = "\(setup.server.baseURL)/channels/one/events"
-        let stream = try curl(["-H", "Accept: text/event-stream", "-H", "Authorization: Bearer \(setup.tokens["wall"]!)", url], seconds: 3)
-        try await Task.sleep(for: .milliseconds(700))
+        // Read until the expected events arrive, with a generous deadline: setup and commands can take seconds on a
+        // loaded machine, and a fixed window would cut the stream short.
+        let stream = try CurlStream(["-H", "Accept: text/event-stream", "-H", "Authorization: Bearer \(setup.tokens["wall"]!)", url], seconds: 60)
+        defer { stream.stop() }
+        #expect(await stream.wait(for: ["retry: 1000", "id: 1\n"]), "\(stream.text)")
         let (_, placed) = try await HTTP.post(
             setup.commands("one"), json: #"{"command":"place_break","id":"live","in":30,"duration":10,"asset_uri":"https://ads.example.com/a.m3u8"}"#,
             headers: setup.auth("desk"))
         #expect(placed == 201)
-        try await Task.sleep(for: .milliseconds(500))
+        // The stream is open and caught up: this event arrives live.
+        #expect(await stream.wait(for: ["id: 2\n"]), "\(stream.text)")
         let (_, cancelled) = try await HTTP.post(setup.commands("one"), json: #"{"command":"cancel_break","id":"live"}"#, headers: setup.auth("desk"))
         #expect(cancelled == 201)
-        let text = output(stream)
+        #expect(await stream.wait(for: ["id: 3\n"]), "\(stream.text)")
+        stream.stop()
+        let text = stream.text
         #expect(text.hasPrefix("retry: 1000"))
         #expect(text.contains("id: 1\nevent: ChannelCreated\ndata: {"), "\(text)")
         #expect(text.contains("id: 2\nevent: BreakPlaced\ndata: {"), "\(text)")
         #expect(text.contains("id: 3\nevent: BreakCancelled\ndata: {"), "\(text)")
 
-        let resumed = output(try curl(["-H", "Accept: text/event-stream", "-H", "Last-Event-ID: 2", "-H", "Authorization: Bearer \(setup.tokens["wall"]!)", url], seconds: 1))
-        #expect(resumed.contains("id: 3\n") && !resumed.contains("id: 2\n"), "\(resumed)")
-        let refused = output(try curl(["-H", "Accept: text/event-stream", "-o", "/dev/null", "-w", "%{http_code}", url], seconds: 1))
+        let resumed = try CurlStream(["-H", "Accept: text/event-stream", "-H", "Last-Event-ID: 2", "-H", "Authorization: Bearer \(setup.tokens["wall"]!)", url], seconds: 60)
+        defer { resumed.stop() }
+        #expect(await resumed.wait(for: ["id: 3\n"]), "\(resumed.text)")
+        resumed.stop()
+        #expect(resumed.text.contains("id: 3\n") && !resumed.text.contains("id: 2\n") && !resumed.text.contains("id: 1\n"), "\(resumed.text)")
+        let refused = output(try curl(["-H", "Accept: text/event-stream", "-o", "/dev/null", "-w", "%{http_code}", url], seconds: 30))
         #expect(refused == "401")
     }
 
