@@ -177,6 +177,30 @@ extension AccessPolicy {
     }
 }
 
+extension AccessPolicy {
+    /// For a response that outlives its request (an event stream): whether the caller's token still allows `access`,
+    /// asked again through the token cache; nil in open mode. A token that cannot be checked at the moment (no table
+    /// read yet) counts as still allowed: the next check decides.
+    func recheck(_ request: Request, _ access: Access) -> (@Sendable () async -> Bool)? {
+        guard case .tokens(let cache) = self, let header = request.headers[.authorization] else { return nil }
+        let secret = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        return {
+            let token: APIToken?
+            do {
+                token = try await cache.token(secret: secret)
+            } catch {
+                return true
+            }
+            guard let token else { return false }
+            switch access {
+            case .anyToken: return true
+            case .read(let channel): return token.mayRead(channel: channel)
+            case .command(let type, let channel): return token.refusal(command: type, channel: channel) == nil
+            }
+        }
+    }
+}
+
 enum AccessRefusal: Error {
     case unauthenticated(String)
     case forbidden(String)

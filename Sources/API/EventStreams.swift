@@ -32,6 +32,9 @@ public final class EventStreams: Service, Sendable {
     static let keepAlive: Duration = .seconds(5)
     /// A stream ends after this; EventSource clients reconnect by themselves with Last-Event-ID.
     static let lifetime: Duration = .seconds(600)
+    /// A stream re-checks its caller's token this often (through the token cache, which reloads every 2 s): a
+    /// revoked token's streams end within 5 s.
+    static let authorizationCheck: Duration = .seconds(2)
 
     /// Why a stream was not opened.
     enum Refusal: Error {
@@ -178,14 +181,26 @@ public final class EventStreams: Service, Sendable {
     }
 
     /// Streams the events of `channel` after version `after`, then each new one, until the lifetime ends, the
-    /// client goes away or the server shuts down.
-    func stream(_ channel: String, after: Int64, ticket: Ticket, to writer: inout any ResponseBodyWriter) async throws {
+    /// client goes away, the server shuts down or `stillAuthorized` (asked every ``authorizationCheck``) says no.
+    func stream(
+        _ channel: String, after: Int64, ticket: Ticket, stillAuthorized: (@Sendable () async -> Bool)? = nil,
+        to writer: inout any ResponseBodyWriter
+    ) async throws {
         defer { ticket.release() }
         var sent = after
         let started = ContinuousClock.now
         var lastWrite = started
+        var lastCheck = started
         try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
         while !Task.isCancelled && !Task.isShuttingDownGracefully && !isClosed && ContinuousClock.now - started < Self.lifetime {
+            if let stillAuthorized, ContinuousClock.now - lastCheck >= Self.authorizationCheck {
+                guard await stillAuthorized() else {
+                    // EventSource reconnects, and its next request is refused (401 or 403), which ends it.
+                    try await writer.write(ByteBuffer(string: ": the token was revoked or no longer reaches this channel\n\n"))
+                    break
+                }
+                lastCheck = .now
+            }
             if (follower.followedState(of: channel)?.version ?? 0) > sent {
                 let page = try await self.page(channel, after: sent)
                 guard let last = page.last else { break }
@@ -195,7 +210,8 @@ public final class EventStreams: Service, Sendable {
                 lastWrite = .now
                 continue
             }
-            let news = await wait(channel, after: sent, until: lastWrite + Self.keepAlive)
+            let wakeUp = stillAuthorized == nil ? lastWrite + Self.keepAlive : min(lastWrite + Self.keepAlive, lastCheck + Self.authorizationCheck)
+            let news = await wait(channel, after: sent, until: wakeUp)
             if !news && ContinuousClock.now - lastWrite >= Self.keepAlive {
                 try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
                 lastWrite = .now

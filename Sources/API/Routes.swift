@@ -120,7 +120,10 @@ public enum Routes {
             if request.headers[.accept]?.contains("text/event-stream") == true || request.uri.queryParameters["stream"] != nil {
                 switch eventStreams.admit(key: caller.token.map { "token \($0.name)" } ?? "an unauthenticated caller") {
                 case .failure(let refusal): return refusal.response
-                case .success(let ticket): return eventStream(channel: channel, after: after, streams: eventStreams, ticket: ticket)
+                case .success(let ticket):
+                    return eventStream(
+                        channel: channel, after: after, streams: eventStreams, ticket: ticket,
+                        stillAuthorized: access.recheck(request, .read(channel: channel)))
                 }
             }
             let store = handler.store
@@ -266,12 +269,14 @@ public enum Routes {
     /// instance folds it in. The event id is the stream version, so a reconnecting client resumes where it left off.
     /// A stream ends after 10 minutes and at shutdown; EventSource clients reconnect by themselves. See `EventStreams`
     /// for how many there may be and how they share the work.
-    static func eventStream(channel: String, after: Int64, streams: EventStreams, ticket: EventStreams.Ticket) -> Response {
+    static func eventStream(
+        channel: String, after: Int64, streams: EventStreams, ticket: EventStreams.Ticket, stillAuthorized: (@Sendable () async -> Bool)?
+    ) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
         let body = ResponseBody { writer in
-            try await streams.stream(channel, after: max(0, after), ticket: ticket, to: &writer)
+            try await streams.stream(channel, after: max(0, after), ticket: ticket, stillAuthorized: stillAuthorized, to: &writer)
         }
         return Response(status: .ok, headers: headers, body: body)
     }
