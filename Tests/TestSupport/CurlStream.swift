@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A `curl -sN` running in the background (an event stream, say), whose output can be waited for as it arrives.
 public final class CurlStream: @unchecked Sendable {
@@ -49,9 +52,10 @@ public final class CurlStream: @unchecked Sendable {
         return !process.isRunning
     }
 
-    /// Ends curl if it still runs.
+    /// Ends curl if it still runs. SIGKILL: curl inherits the test runner's signal dispositions, and SIGTERM may be
+    /// ignored there, which left it running until its --max-time.
     public func stop() {
-        if process.isRunning { process.terminate() }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 
