@@ -15,35 +15,38 @@ struct SlowCommitTests {
         Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
     }
 
-    @Test("a commit held 1 s past its effect instant: every playlist served meanwhile replays to the same bytes")
-    func commitSlowerThanTheEffectDelay() async throws {
-        // A database of its own: the held commit locks the log head, which would stall other tests' appends.
+    /// A database of its own (a held commit locks the log head, which would stall other tests' appends), a channel
+    /// with 1 s segments, and a follower refreshing its watermark every 20 ms that already serves the channel.
+    private static func servedChannel(_ channel: String) async throws -> (url: String, store: PostgresEventStore, follower: ChannelFollower, refresher: Task<Void, Never>) {
         let url = try await TestDatabase.makeFreshDatabase()
         _ = try await Migrator.load(directory: TestDatabase.migrationsDirectory).migrate(url: url)
         let store = PostgresEventStore(pool: PostgresPool(url: url, maximumConnections: 4))
-        let channel = "slow"
-        let now = Self.wallClock()
         let config = ChannelConfig(
-            id: channel, segmentDurationMilliseconds: 1000, windowSegments: 6, epoch: now.adding(milliseconds: -20_000),
+            id: channel, segmentDurationMilliseconds: 1000, windowSegments: 6, epoch: wallClock().adding(milliseconds: -20_000),
             renditions: [RenditionConfig(name: "main", bandwidth: 1_000_000, uriTemplate: "seg{n}.ts")],
             publicBaseURL: "http://127.0.0.1:8080")
-        let handler = CommandHandler(store: store, clock: Self.wallClock)
-        _ = try await handler.handle(.createChannel(config), channel: channel, context: CommandContext(commandID: "create", actor: "op", source: "test"))
-
-        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: Self.wallClock)
-        try await follower.catchUp()
+        _ = try await CommandHandler(store: store, clock: wallClock)
+            .handle(.createChannel(config), channel: channel, context: CommandContext(commandID: "create", actor: "op", source: "test"))
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: wallClock)
         let refresher = Task {
             while !Task.isCancelled {
                 try? await follower.catchUp()
                 try? await Task.sleep(for: .milliseconds(20))
             }
         }
-        defer { refresher.cancel() }
         // Served once the creation's effect instant is known (it was decided 50 ms after it arrived).
         let ready = ContinuousClock.now + .seconds(5)
         while (try? follower.mediaPlaylist(channel, rendition: "main")) == nil, ContinuousClock.now < ready {
             try await Task.sleep(for: .milliseconds(10))
         }
+        return (url, store, follower, refresher)
+    }
+
+    @Test("a commit held 1 s past its effect instant: every playlist served meanwhile replays to the same bytes")
+    func commitSlowerThanTheEffectDelay() async throws {
+        let channel = "slow"
+        let (url, store, follower, refresher) = try await Self.servedChannel(channel)
+        defer { refresher.cancel() }
 
         // The slow writer: the append function runs (its clock check passes), then the commit waits 1 s.
         // Room for the connection and the call on a loaded machine; the commit is then held 1 s past this instant.
@@ -92,27 +95,8 @@ struct SlowCommitTests {
     @Test("a transaction holding the log head for 4 s freezes playlists for at most the watermark's 2 s wait")
     func logHeadHeld() async throws {
         // Red team: BEGIN; cueline_append(…); pg_sleep(15) as the service role froze every channel's playlists.
-        let url = try await TestDatabase.makeFreshDatabase()
-        _ = try await Migrator.load(directory: TestDatabase.migrationsDirectory).migrate(url: url)
-        let store = PostgresEventStore(pool: PostgresPool(url: url, maximumConnections: 4))
-        let now = Self.wallClock()
-        let config = ChannelConfig(
-            id: "held", segmentDurationMilliseconds: 1000, windowSegments: 6, epoch: now.adding(milliseconds: -20_000),
-            renditions: [RenditionConfig(name: "main", bandwidth: 1_000_000, uriTemplate: "seg{n}.ts")], publicBaseURL: "http://127.0.0.1:8080")
-        _ = try await CommandHandler(store: store, clock: Self.wallClock)
-            .handle(.createChannel(config), channel: "held", context: CommandContext(commandID: "create", actor: "op", source: "test"))
-        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: Self.wallClock)
-        let refresher = Task {
-            while !Task.isCancelled {
-                try? await follower.catchUp()
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-        }
+        let (url, _, follower, refresher) = try await Self.servedChannel("held")
         defer { refresher.cancel() }
-        let ready = ContinuousClock.now + .seconds(5)
-        while (try? follower.mediaPlaylist("held", rendition: "main")) == nil, ContinuousClock.now < ready {
-            try await Task.sleep(for: .milliseconds(10))
-        }
         let holder = Task {
             let connection = try await PostgresConnection.connect(url: url)
             defer { connection.close() }
