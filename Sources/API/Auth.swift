@@ -40,7 +40,7 @@ public final class TokenCache: Service, Sendable {
     private let state = Mutex(State())
 
     public init(
-        directory: any TokenDirectory, refreshInterval: Duration = .seconds(2), missReloadInterval: Duration = .seconds(1),
+        directory: any TokenDirectory, refreshInterval: Duration = .seconds(1), missReloadInterval: Duration = .seconds(1),
         logger: Logger = Logger(label: "cueline.tokens")
     ) {
         self.directory = directory

@@ -32,7 +32,7 @@ public final class EventStreams: Service, Sendable {
     static let keepAlive: Duration = .seconds(5)
     /// A stream ends after this; EventSource clients reconnect by themselves with Last-Event-ID.
     static let lifetime: Duration = .seconds(600)
-    /// A stream re-checks its caller's token this often (through the token cache, which reloads every 2 s): a
+    /// A stream re-checks its caller's token this often (through the token cache, which reloads every second): a
     /// revoked token's streams end within 5 s.
     static let authorizationCheck: Duration = .seconds(2)
 
