@@ -276,7 +276,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidValue(let message):
             return "\(message); nothing was written"
         case .logHeadBusy(let message):
-            return "the log head has been locked for over 2 s by a transaction that does not commit (\(message))"
+            return "the log head has been locked for over 5 s by a transaction that does not commit (\(message))"
         case .unknownOutcome(let message):
             return "the connection to the database broke while the command was being written (\(message)); it may have "
                 + "been written: retry with the same Idempotency-Key (command id), which answers with the original result"

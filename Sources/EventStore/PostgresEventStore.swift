@@ -10,7 +10,7 @@ public struct PostgresEventStore: EventStore {
     /// The NOTIFY channel; its payload is `<channel> <last position>`.
     public static let notifyChannel = "cueline_events"
     /// The highest migration this build needs.
-    public static let requiredMigration = 6
+    public static let requiredMigration = 5
 
     public let pool: PostgresPool
     let logger: Logger
@@ -177,7 +177,7 @@ public struct PostgresEventStore: EventStore {
                     return Watermark(head: try row.int64(0, "head"), knownUntil: Timestamp(milliseconds: try row.int64(1, "known_until_ms")))
                 }
             } catch let error as PostgresError where error.sqlState == "55P03" {
-                // The function waited its 2 s lock_timeout (Migrations/0006) for a transaction holding the log head.
+                // The function waited its 5 s lock_timeout (Migrations/0005) for a transaction holding the log head.
                 throw StoreError.logHeadBusy("\(error)")
             }
         }
@@ -218,7 +218,7 @@ public struct PostgresEventStore: EventStore {
     public func recordRefusal(_ refusal: Refusal) async throws {
         try await mapErrors {
             try await pool.withConnection { connection in
-                // Dated by the database clock (Migrations/0006): the service role cannot backdate a refusal.
+                // Dated by the database clock (Migrations/0005): the service role cannot backdate a refusal.
                 try await connection.query(
                     """
                     SELECT cueline_record_refusal(\(refusal.channel), \(refusal.commandID), \(refusal.command), \
@@ -251,7 +251,7 @@ public struct PostgresEventStore: EventStore {
         guard !samples.isEmpty else { return }
         try await mapErrors {
             try await pool.withConnection { connection in
-                // Through the database function (Migrations/0006): ticks within 10 minutes of its clock only.
+                // Through the database function (Migrations/0005): ticks within 10 minutes of its clock only.
                 struct Wire: Encodable {
                     var channel: String
                     var tick_ms: Int64

@@ -165,7 +165,7 @@ public final class ChannelFollower: Service, Sendable {
         do {
             watermark = try await store.watermark()
         } catch let StoreError.logHeadBusy(message) {
-            // Reachable, but a transaction holds the log head past the watermark's 2 s wait: playlists go on by the
+            // Reachable, but a transaction holds the log head past the watermark's 5 s wait (a commit slower than that is counted as late instead): playlists go on by the
             // wall clock rather than freeze (what that transaction commits late is counted as late).
             let first = shared.withLock { shared -> Bool in
                 defer { shared.logHeadBusy = true }
