@@ -48,26 +48,34 @@ struct SlowCommitTests {
         let (url, store, follower, refresher) = try await Self.servedChannel(channel)
         defer { refresher.cancel() }
 
-        // The slow writer: the append function runs (its clock check passes), then the commit waits 1 s.
-        // Room for the connection and the call on a loaded machine; the commit is then held 1 s past this instant.
-        let decided = Self.wallClock().adding(milliseconds: 1000)
-        let placed = EventCodec.encode(.breakPlaced(BreakSpec(
-            id: "brk-slow", start: decided.adding(milliseconds: 30_000), plannedDurationMilliseconds: 10_000,
-            asset: .uri("https://ads.example/slow.m3u8"), options: InterstitialOptions())))
-        let request = AppendRequest(
-            channel: channel, expectedVersion: .exactly(1),
-            events: [NewEvent(type: placed.type, schemaVersion: placed.schemaVersion, payload: placed.payload)],
-            command: CommandMetadata(commandID: "slow-commit", request: "slow", actor: "op", source: "test", decidedAt: decided))
-        let writer = Task {
+        // The slow writer: the append function runs (its clock check passes), then the commit waits 2 s, long past
+        // the decision instant. A loaded machine may be late for the check itself: then it decides again, later.
+        func request(decided: Timestamp) -> AppendRequest {
+            let placed = EventCodec.encode(.breakPlaced(BreakSpec(
+                id: "brk-slow", start: decided.adding(milliseconds: 30_000), plannedDurationMilliseconds: 10_000,
+                asset: .uri("https://ads.example/slow.m3u8"), options: InterstitialOptions())))
+            return AppendRequest(
+                channel: channel, expectedVersion: .exactly(1),
+                events: [NewEvent(type: placed.type, schemaVersion: placed.schemaVersion, payload: placed.payload)],
+                command: CommandMetadata(commandID: "slow-commit", request: "slow", actor: "op", source: "test", decidedAt: decided))
+        }
+        let writer = Task { () throws -> AppendResult in
             let connection = try await PostgresConnection.connect(url: url)
             defer { connection.close() }
-            return try await connection.withTransaction { connection in
-                let result = try await PostgresEventStore.append(request, on: connection)
-                try await connection.query("SELECT pg_sleep(2)")
-                return result
+            for attempt in 1...5 {
+                do {
+                    return try await connection.withTransaction { connection in
+                        let result = try await PostgresEventStore.append(
+                            request(decided: Self.wallClock().adding(milliseconds: 500 * Int64(attempt))), on: connection)
+                        try await connection.query("SELECT pg_sleep(2)")
+                        return result
+                    }
+                } catch StoreError.lateDecision {
+                    continue
+                }
             }
+            throw StoreError.database("the machine is too loaded to take a decision time ahead of the database clock")
         }
-
         // What viewers are served while the commit is held, and after it lands.
         var served: [(tick: Timestamp, text: String)] = []
         let until = ContinuousClock.now + .milliseconds(3500)
@@ -77,7 +85,7 @@ struct SlowCommitTests {
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        _ = try await writer.value
+        let decided = try await writer.value.events[0].decidedAt
 
         // The check has to see both sides: ticks before the event took effect, and the event once served.
         #expect(served.contains { $0.tick < decided }, "served ticks \(served.map(\.tick)), decided \(decided)")
@@ -92,31 +100,34 @@ struct SlowCommitTests {
         #expect(differing.isEmpty, "served ≠ replay at \(differing.count) of \(served.count) ticks, first \(differing.first.map(\.iso8601) ?? "")")
     }
 
-    @Test("a transaction holding the log head for 8 s freezes playlists for at most the watermark's 5 s wait")
+    @Test("a transaction holding the log head for 12 s freezes playlists for at most the watermark's 5 s wait")
     func logHeadHeld() async throws {
         // Red team: BEGIN; cueline_append(…); pg_sleep(15) as the service role froze every channel's playlists.
         let (url, _, follower, refresher) = try await Self.servedChannel("held")
         defer { refresher.cancel() }
+        let held = ContinuousClock.now
         let holder = Task {
             let connection = try await PostgresConnection.connect(url: url)
             defer { connection.close() }
             try await connection.query("BEGIN")
             try await connection.query("UPDATE cueline_log_head SET position = position")
-            try await connection.query("SELECT pg_sleep(8)")
+            try await connection.query("SELECT pg_sleep(12)")
             try await connection.query("ROLLBACK")
         }
-        try await Task.sleep(for: .milliseconds(200))
-        // While the head is held, the served tick falls behind the wall clock by at most the 5 s wait (and a poll).
+        // While the head is held the served tick falls behind; once the watermark has waited its 5 s, playlists
+        // go on by the wall clock though the head is still held.
         var worstLag: Int64 = 0
-        let until = ContinuousClock.now + .milliseconds(7500)
-        while ContinuousClock.now < until {
+        var caughtUpWhileHeld = false
+        while ContinuousClock.now < held + .milliseconds(11_000) {
             let served = try follower.mediaPlaylist("held", rendition: "main")
-            worstLag = max(worstLag, Self.wallClock().milliseconds(since: served.tick))
+            let lag = Self.wallClock().milliseconds(since: served.tick)
+            worstLag = max(worstLag, lag)
+            if worstLag >= 2000, lag < 1000 { caughtUpWhileHeld = true }
             try await Task.sleep(for: .milliseconds(50))
         }
         try await holder.value
-        #expect(worstLag >= 3000, "the held head did hold the watermark back (lag \(worstLag) ms)")
-        #expect(worstLag < 6500, "served ticks lagged \(worstLag) ms behind the wall clock")
+        #expect(worstLag >= 2000, "the held head did hold the watermark back (worst lag \(worstLag) ms)")
+        #expect(caughtUpWhileHeld, "playlists went on by the wall clock while the head was still held (worst lag \(worstLag) ms)")
     }
 
     @Test("a decision time the database clock has passed is refused, and the handler decides again with a later one")
