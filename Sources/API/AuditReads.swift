@@ -123,16 +123,6 @@ public final class AuditReads: Sendable {
             return (nil, true)
         }
         next?.resume(returning: true)
-        if trim, let mallocTrim = Self.mallocTrim { queue.async { _ = mallocTrim(0) } }
+        if trim { queue.async { MemoryTrim.giveBack() } }
     }
-
-    /// glibc's `malloc_trim`, looked up at run time (the Glibc module does not declare it); nil elsewhere.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
-        #if canImport(Glibc)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
-        #else
-        return nil
-        #endif
-    }()
 }

@@ -113,19 +113,9 @@ package final class ConnectionGate: Service, Sendable {
                 state.peak = state.entries.count
                 return true
             }
-            if trim { Self.mallocTrim?(0) }
+            if trim { MemoryTrim.giveBack() }
         }
     }
-
-    /// glibc's `malloc_trim`, looked up at run time (the Glibc module does not declare it); nil elsewhere.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
-        #if canImport(Glibc)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
-        #else
-        return nil
-        #endif
-    }()
 
     package func remove(_ id: UInt64) {
         let count = state.withLock { state in

@@ -188,13 +188,7 @@ enum RawHTTP {
         defer { close(descriptor) }
         var limit = timeval(tv_sec: Int(timeout), tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
+        let connected = withLoopbackAddress(port: port) { connect(descriptor, $0, $1) }
         guard connected == 0 else { return (Date().timeIntervalSince(started), Answer(status: 0, head: "connect failed", body: [])) }
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }

@@ -40,14 +40,7 @@ public final class ServerProcess: @unchecked Sendable {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             guard fd >= 0 else { continue }
             defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(candidate).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            if bound == 0 { return candidate }
+            if withLoopbackAddress(port: candidate, { bind(fd, $0, $1) }) == 0 { return candidate }
         }
         return Int.random(in: 10_000..<32_000)
     }
@@ -110,5 +103,16 @@ extension ServerProcess {
         let server = try ServerProcess(databaseURL: url, extraArguments: extraArguments)
         try await server.waitUntilReady()
         return (url, cli, server)
+    }
+}
+
+/// Calls `body` with `127.0.0.1:port` as a socket address and its length (for `connect` or `bind`).
+public func withLoopbackAddress<R>(port: Int, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
 }
