@@ -187,14 +187,22 @@ struct CommandAPITests {
             url, json: #"{"section":"/DAgAAAAAAAAAP/wDwUAAAABf//+AFJlwAABAAAAAMOOklg="}"#, headers: setup.auth("scte"))
         #expect(noAssetStatus == 422 && noAsset.contains(#""field":"asset_uri""#), "\(noAsset)")
 
-        try await Task.sleep(for: .milliseconds(150))  // commands take effect 50 ms after they arrive, on every instance
-        let (playlist, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/720p.m3u8")
+        // Commands take effect 50 ms after they arrive, on every instance, once its watermark (polled every 20 ms)
+        // has passed that instant: a few tens of milliseconds, longer while the suite loads both cores.
+        func playlistOnce(_ condition: (String) -> Bool) async throws -> String {
+            let deadline = ContinuousClock.now + .seconds(5)
+            while true {
+                let (text, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/720p.m3u8")
+                if condition(text) || ContinuousClock.now > deadline { return text }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        let playlist = try await playlistOnce { $0.contains(#"ID="scte35-1207959694""#) }
         #expect(playlist.contains(#"ID="scte35-1207959694""#) && playlist.contains("SCTE35-OUT=0xFC303400"), "\(playlist)")
         try await Task.sleep(for: .milliseconds(2200))  // on air
         let (ended, endedStatus) = try await HTTP.post(url, json: #"{"section":"\#(end)"}"#, headers: setup.auth("scte"))
         #expect(endedStatus == 201, "\(ended)")
-        try await Task.sleep(for: .milliseconds(150))
-        let (after, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/720p.m3u8")
+        let after = try await playlistOnce { $0.contains("X-PLAYOUT-LIMIT=") }
         #expect(after.contains("X-PLAYOUT-LIMIT=") && after.contains("SCTE35-IN=0xFC302F00"), "\(ended) \(after)")
         let (again, againStatus) = try await HTTP.post(url, json: #"{"section":"\#(end)","reason":"repeat"}"#, headers: setup.auth("scte"))
         #expect(againStatus == 200 && again.contains("already over"), "a repeated in changes nothing: \(again)")

@@ -76,12 +76,13 @@ struct SlowCommitTests {
             }
             throw StoreError.database("the machine is too loaded to take a decision time ahead of the database clock")
         }
-        // What viewers are served while the commit is held, and after it lands.
+        // What viewers are served while the commit is held, and after it lands (until the break shows, or 10 s).
         var served: [(tick: Timestamp, text: String)] = []
-        let until = ContinuousClock.now + .milliseconds(3500)
-        while ContinuousClock.now < until {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
             if let (text, _, tick) = try? follower.mediaPlaylist(channel, rendition: "main"), served.last?.tick != tick {
                 served.append((tick, text))
+                if text.contains("brk-slow") { break }
             }
             try await Task.sleep(for: .milliseconds(10))
         }
