@@ -129,8 +129,13 @@ struct CommandAPITests {
         async let second = HTTP.post(setup.commands("one"), json: #"{"command":"cancel_current_event"}"#, headers: setup.auth("scores"))
         let answers = try await [first, second]
         #expect(answers.map(\.1).sorted() == [201, 409], "\(answers)")
-        try await Task.sleep(for: .milliseconds(150))
-        let (playlist, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/720p.m3u8")
+        // Served once the effect instant is known (see the SCTE-35 test); then exactly one augmenting tag.
+        var playlist = ""
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !playlist.contains("X-PLAYOUT-LIMIT="), ContinuousClock.now < deadline {
+            playlist = try await HTTP.get("\(setup.server.baseURL)/channels/one/720p.m3u8").0
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect(playlist.components(separatedBy: "X-PLAYOUT-LIMIT=").count == 2, "\(playlist)")
         let (events, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/events", headers: setup.auth("desk"))
         #expect(events.components(separatedBy: #""type":"PlayoutLimitSet""#).count == 2)
