@@ -22,23 +22,13 @@ struct CommandAPITests {
 
     /// A fresh database with channels `one` and `two` (1 s segments) and tokens of every role, served with a hooks file.
     private func setUp() async throws -> Setup {
-        let url = try await TestDatabase.makeFreshDatabase()
-        let cli = CLIRunner(environment: ["DATABASE_URL": url])
-        #expect(try cli.run(["migrate"]).status == 0)
-        for channel in ["one", "two"] {
-            #expect(try cli.run(["channel", "create", channel, "--segment-duration", "1", "--window", "6", "--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
-        }
-        var tokens: [String: String] = [:]
-        for (name, arguments) in [
+        let (url, cli) = try await CLIRunner.onFreshDatabase(channels: ["one", "two"])
+        let tokens = try cli.createTokens([
             ("desk", ["--role", "operator"]),
             ("scores", ["--role", "automation", "--channel", "one", "--command", "cancel_current_event"]),
             ("scte", ["--role", "automation", "--channel", "one", "--command", "place_break", "--command", "cancel_current_event", "--command", "cancel_break"]),
             ("wall", ["--role", "viewer"]),
-        ] {
-            let created = try cli.run(["token", "create", name] + arguments)
-            #expect(created.status == 0, "\(created.stderr)")
-            tokens[name] = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
+        ])
         let hooks = FileManager.default.temporaryDirectory.appendingPathComponent("hooks-\(UUID().uuidString).json")
         try Data("""
             {"hooks": [{"name": "feed", "secret": "\(Self.hookSecret)", "tolerance_seconds": 300, "rules": [

@@ -27,22 +27,12 @@ struct HardeningAPITests {
     /// `one`), `wall` (viewer); hooks `feed` (signed timestamp and body) and `ids` (a delivery id in the body);
     /// a media directory with a file, a symlink inside and symlinks out.
     private func setUp() async throws -> Setup {
-        let url = try await TestDatabase.makeFreshDatabase()
-        let cli = CLIRunner(environment: ["DATABASE_URL": url])
-        #expect(try cli.run(["migrate"]).status == 0)
-        for channel in ["one", "two"] {
-            #expect(try cli.run(["channel", "create", channel, "--segment-duration", "1", "--window", "6", "--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
-        }
-        var tokens: [String: String] = [:]
-        for (name, arguments) in [
+        let (url, cli) = try await CLIRunner.onFreshDatabase(channels: ["one", "two"])
+        let tokens = try cli.createTokens([
             ("desk", ["--role", "operator"]),
             ("scte", ["--role", "automation", "--channel", "one", "--command", "place_break", "--command", "cancel_current_event", "--command", "cancel_break"]),
             ("wall", ["--role", "viewer"]),
-        ] {
-            let created = try cli.run(["token", "create", name] + arguments)
-            #expect(created.status == 0, "\(created.stderr)")
-            tokens[name] = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
+        ])
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("hardening-\(UUID().uuidString)")
         let media = temporary.appendingPathComponent("media")
         let outside = temporary.appendingPathComponent("outside")

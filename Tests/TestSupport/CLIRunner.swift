@@ -40,3 +40,29 @@ public struct CLIRunner: Sendable {
             stderr: String(decoding: stderr, as: UTF8.self))
     }
 }
+
+extension CLIRunner {
+    /// A fresh, migrated database with the given channels (1 s segments, one 720p rendition), and a CLI on it.
+    public static func onFreshDatabase(channels: [String]) async throws -> (url: String, cli: CLIRunner) {
+        let url = try await TestDatabase.makeFreshDatabase()
+        let cli = CLIRunner(environment: ["DATABASE_URL": url])
+        let migrate = try cli.run(["migrate"])
+        guard migrate.status == 0 else { throw HTTP.Failure(message: "cueline migrate failed: \(migrate.stderr)") }
+        for channel in channels {
+            let created = try cli.run(["channel", "create", channel, "--segment-duration", "1", "--window", "6", "--rendition", "720p,1000000,720p/seg{n}.ts"])
+            guard created.status == 0 else { throw HTTP.Failure(message: "channel create \(channel) failed: \(created.stderr)") }
+        }
+        return (url, cli)
+    }
+
+    /// Creates each token (`cueline token create NAME ARGUMENTS…`) and returns the secrets by name.
+    public func createTokens(_ specs: [(String, [String])]) throws -> [String: String] {
+        var tokens: [String: String] = [:]
+        for (name, arguments) in specs {
+            let created = try run(["token", "create", name] + arguments)
+            guard created.status == 0 else { throw HTTP.Failure(message: "token create \(name) failed: \(created.stderr)") }
+            tokens[name] = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        return tokens
+    }
+}
