@@ -5,7 +5,7 @@ import Schedule
 /// The JSON body of `POST /channels/{channel}/commands`.
 ///
 ///     {"command": "place_break", "id": "brk-1", "in": 30, "duration": 30, "asset_uri": "https://…",
-///      "restrict": ["skip", "jump"], "snap": ["out", "in"], "attributes": {"X-COM-EXAMPLE-AD": "abc"}}
+///      "restrict": ["skip", "jump"], "snap": ["out", "in"], "attributes": {"X-COM-EXAMPLE-AD": "abc"}, "align": "exact"}
 ///     {"command": "set_playout_limit", "id": "brk-1", "playout_limit": 12}
 ///     {"command": "cancel_current_event"}
 ///     {"command": "cancel_break", "id": "brk-1"}
@@ -22,6 +22,8 @@ struct CommandRequest: Decodable {
     var snap: [String]?
     var cue: [String]?
     var attributes: [String: String]?
+    /// `segment` (default): a start off a segment boundary moves to the next one; `exact` keeps it.
+    var align: String?
     var playoutLimit: Double?
     var actor: String?
     var reason: String?
@@ -75,7 +77,8 @@ struct CommandRequest: Decodable {
                 id: id, start: startSpec, plannedDurationMilliseconds: try milliseconds(duration, "duration"), asset: asset,
                 options: InterstitialOptions(
                     restrict: try values(restrict, "restrict"), snap: try values(snap, "snap"), cue: try values(cue, "cue"),
-                    clientAttributes: (attributes ?? [:]).sorted { $0.key < $1.key }.map { ClientAttribute(name: $0.key, value: .string($0.value)) })))
+                    clientAttributes: (attributes ?? [:]).sorted { $0.key < $1.key }.map { ClientAttribute(name: $0.key, value: .string($0.value)) }),
+                alignment: try Self.alignment(align)))
         case "set_playout_limit":
             guard let id else { throw Invalid(field: "id", reason: "is required") }
             _ = try checked { () throws(ScheduleError) in try Identifier(id, field: "id") }
@@ -90,6 +93,15 @@ struct CommandRequest: Decodable {
         default:
             throw Invalid(field: "command", reason: "\(command.prefix(64).debugDescription.escapingControlCharacters) is not one of place_break, set_playout_limit, cancel_current_event, cancel_break")
         }
+    }
+
+    /// The `align` field: absent is `segment`.
+    static func alignment(_ text: String?) throws(Invalid) -> PlaceBreak.StartAlignment {
+        guard let text else { return .segment }
+        guard let alignment = PlaceBreak.StartAlignment(rawValue: text.lowercased()) else {
+            throw Invalid(field: "align", reason: "\(text.prefix(64).debugDescription.escapingControlCharacters) is not segment or exact")
+        }
+        return alignment
     }
 
     /// Seconds to milliseconds: finite, 0…86400 (`Limits.maximumDelayMilliseconds`), never a trapping conversion.

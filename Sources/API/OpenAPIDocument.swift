@@ -35,7 +35,7 @@ public enum OpenAPIDocument {
       "Instant": { "type": "string", "format": "date-time", "description": "ISO 8601 with a time zone, between \#(Limits.earliestInstant) and \#(Limits.latestInstant).", "examples": ["2026-11-22T20:15:30.000Z"] },
       "Command": {
         "type": "object", "required": ["command"],
-        "description": "place_break needs duration, exactly one of start or in, and exactly one of asset_uri, asset_list or pod. set_playout_limit needs id and playout_limit. cancel_break needs id. cancel_current_event ends the break on air at the live edge.",
+        "description": "place_break needs duration, exactly one of start or in, and exactly one of asset_uri, asset_list or pod; on a clock channel its start moves to the next segment boundary unless align is exact (the answer's note says from where). set_playout_limit needs id and playout_limit. cancel_break needs id. cancel_current_event ends the break on air at the live edge; a break that started on the clock but that no published segment holds yet (the live edge has not reached it) is removed instead (BreakCancelled with kind cancel-current, and a note).",
         "properties": {
           "command": { "type": "string", "enum": ["place_break", "set_playout_limit", "cancel_current_event", "cancel_break"] },
           "id": { "$ref": "#/components/schemas/Identifier" },
@@ -48,6 +48,7 @@ public enum OpenAPIDocument {
           "restrict": { "type": "array", "items": { "type": "string", "enum": ["skip", "jump"] } },
           "snap": { "type": "array", "items": { "type": "string", "enum": ["out", "in"] } },
           "cue": { "type": "array", "items": { "type": "string", "enum": ["pre", "post", "once"] } },
+          "align": { "type": "string", "enum": ["segment", "exact"], "default": "segment", "description": "segment: a start off a segment boundary moves to the next boundary, so hls.js plays every break the same way (it chooses between appending in place and a separate media source by where the start falls in a segment); exact: keep the start given. Relay channels always keep it." },
           "attributes": { "type": "object", "maxProperties": 32, "propertyNames": { "pattern": "^X-[A-Z0-9-]{1,62}$" }, "additionalProperties": { "$ref": "#/components/schemas/Text" }, "description": "X-… client attributes; values without double quotes" },
           "playout_limit": { "type": "number", "minimum": 0, "maximum": 86400 },
           "actor": { "$ref": "#/components/schemas/Label", "description": "Only without tokens; with a token the actor is the token's name." },
@@ -70,7 +71,8 @@ public enum OpenAPIDocument {
         "properties": {
           "channel": { "type": "string" }, "version": { "type": "integer" },
           "replayed": { "type": "boolean", "description": "true when this answers a retry of a command already applied" },
-          "events": { "type": "array", "items": { "$ref": "#/components/schemas/Event" } }
+          "events": { "type": "array", "items": { "$ref": "#/components/schemas/Event" } },
+          "note": { "type": "string", "description": "How the command was applied when the events alone do not say it: a start moved to a segment boundary (and from where), a break removed by cancel_current_event before its first segment was served." }
         }
       },
       "Ignored": {
@@ -93,7 +95,8 @@ public enum OpenAPIDocument {
           "placed_by": { "type": "string" }, "placed_at": { "$ref": "#/components/schemas/Instant" }, "placed_via": { "type": "string" },
           "ended_early_by": { "type": "string" }, "ended_early_at": { "$ref": "#/components/schemas/Instant" },
           "ended_early_how": { "type": "string", "enum": ["playout-limit", "cancel-current", "scte35-return"] },
-          "cancelled_by": { "type": "string" }, "cancelled_at": { "$ref": "#/components/schemas/Instant" }
+          "cancelled_by": { "type": "string" }, "cancelled_at": { "$ref": "#/components/schemas/Instant" },
+          "cancelled_how": { "type": "string", "enum": ["cancel-break", "cancel-current"], "description": "cancel-current: ended by cancel_current_event before any published segment held it, so removed" }
         }
       },
       "Schedule": {
@@ -164,12 +167,13 @@ public enum OpenAPIDocument {
         "responses": { "201": { "$ref": "#/components/responses/Created" }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "409": { "$ref": "#/components/responses/Conflict" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/Unavailable" } } }
     },
     "/channels/{channel}/scte35": {
-      "post": { "summary": "Apply an SCTE-35 splice_info_section", "description": "splice_insert or time_signal with segmentation descriptors, CRC checked. Out places break scte35-<event id> at arrival (duration from the section, else `duration`), carrying the section as SCTE35-OUT; in/end returns from it (SCTE35-IN); a cancel cancels it (or ends it when on air). A repeated cue answers 200 ignored. The command type scoped on automation tokens is place_break, cancel_current_event or cancel_break.",
+      "post": { "summary": "Apply an SCTE-35 splice_info_section", "description": "splice_insert or time_signal with segmentation descriptors, CRC checked. Out places break scte35-<event id> at arrival, moved to the next segment boundary unless align is exact (duration from the section, else `duration`), carrying the section as SCTE35-OUT; in/end returns from it (SCTE35-IN); a cancel cancels it (or ends it when on air). A repeated cue answers 200 ignored. The command type scoped on automation tokens is place_break, cancel_current_event or cancel_break.",
         "security": [{ "token": [] }],
         "parameters": [{ "$ref": "#/components/parameters/channel" }, { "$ref": "#/components/parameters/idempotencyKey" }],
         "requestBody": { "required": true, "content": { "application/json": { "schema": { "type": "object", "required": ["section"], "properties": {
           "section": { "type": "string", "description": "base64 or hex (0x optional)" }, "asset_uri": { "$ref": "#/components/schemas/URI" }, "asset_list": { "$ref": "#/components/schemas/URI" },
-          "duration": { "type": "number", "exclusiveMinimum": 0, "maximum": 3600, "description": "seconds, for an out that gives none" }, "reason": { "$ref": "#/components/schemas/Text" } } } } } },
+          "duration": { "type": "number", "exclusiveMinimum": 0, "maximum": 3600, "description": "seconds, for an out that gives none" },
+          "align": { "type": "string", "enum": ["segment", "exact"], "default": "segment", "description": "as for place_break: the splice point (the arrival) moves to the next segment boundary unless exact" }, "reason": { "$ref": "#/components/schemas/Text" } } } } } },
         "responses": { "200": { "description": "Nothing to do", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Ignored" } } } }, "201": { "$ref": "#/components/responses/Created" }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "409": { "$ref": "#/components/responses/Conflict" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/Unavailable" } } }
     },
     "/hooks/{name}": {

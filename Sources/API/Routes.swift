@@ -240,7 +240,9 @@ public enum Routes {
             // Show our own write before answering, whatever the state of LISTEN/NOTIFY (it reconnects
             // after a database restart). If this read fails, the follower's poll picks the event up.
             try? await follower.catchUp()
-            var response = jsonResponse(CommandResponse(channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events))
+            var response = jsonResponse(CommandResponse(
+                channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events,
+                note: command.note(for: outcome.events, decidedAt: outcome.result.events.first?.decidedAt ?? follower.clock())))
             response.status = .created
             return response
         } catch {

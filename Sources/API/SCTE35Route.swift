@@ -16,6 +16,8 @@ struct SCTE35Request: Decodable {
     var assetList: String?
     /// Seconds, for an out cue that gives no duration.
     var duration: Double?
+    /// `segment` (default) or `exact`, as for `place_break`.
+    var align: String?
     var reason: String?
 }
 
@@ -63,10 +65,11 @@ enum CueMapping: Equatable {
             default: throw CommandRequest.Invalid(field: "asset_uri", reason: "give exactly one of asset_uri or asset_list")
             }
             // The splice point is taken as the moment the cue arrives (plus the usual effect delay): channels here
-            // are timed by the wall clock, not by the PTS of an upstream encoder.
+            // are timed by the wall clock, not by the PTS of an upstream encoder. Like any placement it moves to the
+            // next segment boundary unless the request asks for `align: exact`.
             return .command(.placeBreak(PlaceBreak(
                 id: next, start: .inMilliseconds(0), plannedDurationMilliseconds: duration, asset: asset,
-                options: InterstitialOptions(scte35Out: hex))))
+                options: InterstitialOptions(scte35Out: hex), alignment: try CommandRequest.alignment(request.align))))
         case .in(let eventID), .cancel(let eventID):
             let isCancel = if case .cancel = cue { true } else { false }
             guard let latest = breakIDs(eventID, in: state).latest else {

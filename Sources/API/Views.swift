@@ -29,6 +29,8 @@ public struct BreakView: Codable, Sendable, Hashable {
     public var endedEarlyHow: String?
     public var cancelledBy: String?
     public var cancelledAt: Timestamp?
+    /// `cancel-break`, or `cancel-current` for a break ended before its first segment was served (so removed).
+    public var cancelledHow: String?
 
     public init(_ item: BreakState, liveEdge: Timestamp) {
         id = item.id
@@ -64,6 +66,7 @@ public struct BreakView: Codable, Sendable, Hashable {
         endedEarlyHow = item.limitKind?.rawValue
         cancelledBy = item.cancelled?.actor
         cancelledAt = item.cancelled?.at
+        cancelledHow = item.cancelled == nil ? nil : (item.cancelKind ?? .cancelBreak).rawValue
     }
 }
 
@@ -104,6 +107,8 @@ struct CommandResponse: Encodable {
     var version: Int64
     var replayed: Bool
     var events: [RecordedEvent]
+    /// How the command was applied, when the events alone do not say it (`ScheduleCommand.note`).
+    var note: String?
 }
 
 struct AsRunReport: Encodable {

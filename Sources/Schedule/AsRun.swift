@@ -25,6 +25,9 @@ public struct AsRunEntry: Hashable, Sendable, Codable {
     public var cancelledBy: String?
     public var cancelledVia: String?
     public var cancelledAt: Timestamp?
+    /// `cancel-break` (withdrawn ahead of air) or `cancel-current (before its first segment was served)`: ended by
+    /// `event cancel-current` after its start on the clock, but before any published segment held it.
+    public var cancelledHow: String?
 }
 
 public struct AsRunTotals: Hashable, Sendable, Codable {
@@ -62,7 +65,7 @@ public enum AsRun {
                 placedBy: item.placed.actor, placedVia: item.placed.source, placedAt: item.placed.at,
                 endedEarlyBy: item.limited?.actor, endedEarlyVia: item.limited?.source, endedEarlyAt: item.limited?.at,
                 endedEarlyHow: item.limitKind?.rawValue, cancelledBy: item.cancelled?.actor, cancelledVia: item.cancelled?.source,
-                cancelledAt: item.cancelled?.at)
+                cancelledAt: item.cancelled?.at, cancelledHow: item.cancelled == nil ? nil : (item.cancelKind ?? .cancelBreak).asRunDescription)
         }
     }
 
@@ -79,7 +82,7 @@ public enum AsRun {
     static let columns = [
         "break_id", "status", "planned_start", "planned_duration", "actual_start", "actual_end", "aired_duration", "asset",
         "placed_by", "placed_via", "placed_at", "ended_early_by", "ended_early_via", "ended_early_at", "ended_early_how",
-        "cancelled_by", "cancelled_via", "cancelled_at",
+        "cancelled_by", "cancelled_via", "cancelled_at", "cancelled_how",
     ]
 
     /// RFC 4180 CSV with a header row.
@@ -96,7 +99,7 @@ public enum AsRun {
             let row: [String?] = [
                 e.breakID, e.status, e.plannedStart.iso8601, e.plannedDuration.description, e.actualStart?.iso8601, e.actualEnd?.iso8601,
                 e.airedDuration.description, e.asset, e.placedBy, e.placedVia, e.placedAt.iso8601, e.endedEarlyBy, e.endedEarlyVia,
-                e.endedEarlyAt?.iso8601, e.endedEarlyHow, e.cancelledBy, e.cancelledVia, e.cancelledAt?.iso8601,
+                e.endedEarlyAt?.iso8601, e.endedEarlyHow, e.cancelledBy, e.cancelledVia, e.cancelledAt?.iso8601, e.cancelledHow,
             ]
             out += row.map(field).joined(separator: ",") + "\r\n"
         }

@@ -99,6 +99,8 @@ public struct BreakState: Hashable, Sendable, Codable {
     public var limited: Attribution?
     public var limitKind: EarlyReturnKind?
     public var cancelled: Attribution?
+    /// How it was cancelled (nil while it is not).
+    public var cancelKind: BreakCancelKind?
     /// The splice_info_section of the SCTE-35 return that ended it, carried as `SCTE35-IN`.
     public var scte35In: String?
 

@@ -53,9 +53,10 @@ extension ChannelState {
                 breaks[index].limited = recorded.attribution
                 breaks[index].limitKind = kind
             }
-        case .breakCancelled(let id):
+        case .breakCancelled(let id, let kind):
             if let index = breaks.lastIndex(where: { $0.id == id }) {
                 breaks[index].cancelled = recorded.attribution
+                breaks[index].cancelKind = kind
             }
         }
     }

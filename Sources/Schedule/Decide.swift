@@ -33,19 +33,25 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         guard (1...Limits.maximumBreakMilliseconds).contains(request.plannedDurationMilliseconds) else {
             throw .invalidField("duration", "must be more than 0 and at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) seconds")
         }
-        let start: Timestamp
+        let requested: Timestamp
         switch request.start {
         case .at(let time):
-            start = try Limits.check(instant: time, field: "start")
-            let horizon = now.adding(milliseconds: Limits.breakStartHorizonMilliseconds)
-            guard start <= horizon else {
-                throw .invalidField("start", "\(start) is more than 7 days ahead (latest \(horizon)); place it closer to air")
-            }
+            requested = try Limits.check(instant: time, field: "start")
         case .inMilliseconds(let delay):
             guard (0...Limits.maximumDelayMilliseconds).contains(delay) else {
                 throw .invalidField("in", "must be between 0 and \(DecimalNumber(milliseconds: Limits.maximumDelayMilliseconds)) seconds")
             }
-            start = now.adding(milliseconds: delay)
+            requested = now.adding(milliseconds: delay)
+        }
+        // On a segment boundary hls.js plays a break the same way every time (see `PlaceBreak.StartAlignment`). Relay
+        // segments come from upstream, with boundaries this clock does not know: their breaks keep the exact start.
+        let start = config.source == .clock && request.alignment == .segment ? timeline.boundary(atOrAfter: requested) : requested
+        if case .at = request.start {
+            let horizon = now.adding(milliseconds: Limits.breakStartHorizonMilliseconds)
+            guard start <= horizon else {
+                let snapped = start == requested ? "" : " (\(requested) moved to the next segment boundary)"
+                throw .invalidField("start", "\(start)\(snapped) is more than 7 days ahead (latest \(horizon)); place it closer to air")
+            }
         }
         guard start >= liveEdge, start >= config.epoch else { throw .startBehindLiveEdge(start: start, liveEdge: liveEdge) }
         let end = start.adding(milliseconds: request.plannedDurationMilliseconds)
@@ -62,7 +68,7 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         ]
 
     case .setPlayoutLimit(let id, let limit):
-        let current = try breakToEnd(id, state: state, liveEdge: liveEdge)
+        let current = try breakToEnd(id, state: state, liveEdge: liveEdge, now: now, timeline: timeline)
         let played = liveEdge.milliseconds(since: current.start)
         guard limit >= played else {
             throw .limitBelowPlayed(id: id, limit: DecimalNumber(milliseconds: limit), played: DecimalNumber(milliseconds: played))
@@ -78,6 +84,11 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         // The break on air is the one whose effective end (its limit, if any) is still ahead of the live edge: an
         // earlier break ended early may still cover the live edge with its planned span.
         let onAir = state.breaks.first { $0.phase(liveEdge: liveEdge) == .onAir }
+        // A break that started on the clock while the live edge is still at or before its start: no published segment
+        // holds it, so ending it now is removing it (a limit of 0 s would publish a range that ends where it starts).
+        if onAir == nil, let pending = state.breaks.first(where: { $0.hasStartedUnserved(now: now, liveEdge: liveEdge) }) {
+            return [.breakCancelled(id: pending.id, kind: .cancelCurrent)]
+        }
         // Nothing on air, but a break whose planned span covers the live edge was ended early (another operator
         // just ended it at this live edge): that is "already limited", not "nothing on air".
         let endedEarly = state.breaks.last {
@@ -94,7 +105,7 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         return [.playoutLimitSet(id: current.id, limitMilliseconds: liveEdge.milliseconds(since: current.start), kind: .cancelCurrent)]
 
     case .returnFromBreak(let id, let scte35In):
-        let current = try breakToEnd(id, state: state, liveEdge: liveEdge)
+        let current = try breakToEnd(id, state: state, liveEdge: liveEdge, now: now, timeline: timeline)
         return [.playoutLimitSet(id: id, limitMilliseconds: liveEdge.milliseconds(since: current.start), kind: .scte35Return, scte35In: scte35In)]
 
     case .cancelBreak(let id):
@@ -109,15 +120,27 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
 }
 
 /// The break `id`, if it can still be ended early: on air at the live edge, not cancelled, not limited already.
-private func breakToEnd(_ id: String, state: ChannelState, liveEdge: Timestamp) throws(ScheduleError) -> BreakState {
+private func breakToEnd(_ id: String, state: ChannelState, liveEdge: Timestamp, now: Timestamp, timeline: Timeline) throws(ScheduleError) -> BreakState {
     guard let current = state.breakState(id) else { throw unknownBreak(id, state: state) }
     guard !current.isCancelled else { throw .alreadyCancelled(id: id) }
     guard current.playoutLimitMilliseconds == nil else {
         throw .alreadyLimited(id: id, limit: DecimalNumber(milliseconds: current.playoutLimitMilliseconds!))
     }
-    guard liveEdge > current.start else { throw .notOnAir(id: id, start: current.start, liveEdge: liveEdge) }
+    guard liveEdge > current.start else {
+        if current.start <= now {
+            throw .notServedYet(id: id, start: current.start, liveEdge: liveEdge, servedFrom: timeline.boundary(atOrAfter: current.start))
+        }
+        throw .notOnAir(id: id, start: current.start, liveEdge: liveEdge)
+    }
     guard liveEdge < current.end else { throw .alreadyEnded(id: id, end: current.end) }
     return current
+}
+
+extension BreakState {
+    /// Started on the clock (`start <= now`) but not yet reached by the live edge: no published segment holds it.
+    func hasStartedUnserved(now: Timestamp, liveEdge: Timestamp) -> Bool {
+        !isCancelled && start <= now && liveEdge <= start
+    }
 }
 
 /// No break has this id: "unknown" when it could be one, else why it cannot (so a hostile id is never echoed as a

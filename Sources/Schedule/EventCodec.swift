@@ -31,7 +31,11 @@ public enum EventCodec {
         var kind: EarlyReturnKind
         var scte35In: String?
     }
-    private struct Cancelled: Codable { var id: String }
+    /// `kind` is written only when it is not `.cancelBreak`, so those payloads stay what they always were.
+    private struct Cancelled: Codable {
+        var id: String
+        var kind: BreakCancelKind?
+    }
 
     public static func encode(_ event: ScheduleEvent) -> Encoded {
         let payload: String
@@ -41,7 +45,7 @@ public enum EventCodec {
         case .breakPlaced(let spec): payload = json(spec)
         case .playoutLimitSet(let id, let limit, let kind, let scte35In):
             payload = json(Limit(id: id, limitMilliseconds: limit, kind: kind, scte35In: scte35In))
-        case .breakCancelled(let id): payload = json(Cancelled(id: id))
+        case .breakCancelled(let id, let kind): payload = json(Cancelled(id: id, kind: kind == .cancelBreak ? nil : kind))
         }
         return Encoded(type: event.typeName, schemaVersion: ScheduleEvent.schemaVersion, payload: payload)
     }
@@ -58,7 +62,9 @@ public enum EventCodec {
             case "PlayoutLimitSet":
                 let limit = try decoder.decode(Limit.self, from: data)
                 return .playoutLimitSet(id: limit.id, limitMilliseconds: limit.limitMilliseconds, kind: limit.kind, scte35In: limit.scte35In)
-            case "BreakCancelled": return .breakCancelled(id: try decoder.decode(Cancelled.self, from: data).id)
+            case "BreakCancelled":
+                let cancelled = try decoder.decode(Cancelled.self, from: data)
+                return .breakCancelled(id: cancelled.id, kind: cancelled.kind ?? .cancelBreak)
             default: throw DecodingFailure.unknownType(type)
             }
         } catch let error as DecodingFailure {

@@ -10,6 +10,8 @@ public enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
     case startBehindLiveEdge(start: Timestamp, liveEdge: Timestamp)
     case overlap(id: String, otherID: String, otherStart: Timestamp, otherEnd: Timestamp)
     case notOnAir(id: String, start: Timestamp, liveEdge: Timestamp)
+    /// Started on the clock, but the live edge has not reached it: no published segment holds it until `servedFrom`.
+    case notServedYet(id: String, start: Timestamp, liveEdge: Timestamp, servedFrom: Timestamp)
     case alreadyEnded(id: String, end: Timestamp)
     case alreadyLimited(id: String, limit: DecimalNumber)
     case limitBelowPlayed(id: String, limit: DecimalNumber, played: DecimalNumber)
@@ -48,6 +50,9 @@ public enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
             return "break \(id) would overlap break \(otherID) (\(otherStart) to \(otherEnd)); start it at or after \(otherEnd)"
         case .notOnAir(let id, let start, let liveEdge):
             return "break \(id) is not on air yet (starts \(start), live edge \(liveEdge)); cancel it with `cueline break cancel` instead"
+        case .notServedYet(let id, let start, let liveEdge, let servedFrom):
+            return "break \(id) started at \(start) but no segment holds it yet (live edge \(liveEdge) until \(servedFrom)), so it cannot "
+                + "be ended early; `cueline event cancel-current` or `cueline break cancel \(id)` removes it now, or set the limit after \(servedFrom)"
         case .alreadyEnded(let id, let end):
             return "break \(id) already ended at \(end)"
         case .alreadyLimited(let id, let limit):

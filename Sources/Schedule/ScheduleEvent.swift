@@ -7,7 +7,8 @@ public enum ScheduleEvent: Hashable, Sendable {
     case breakPlaced(BreakSpec)
     /// `scte35In`: the splice_info_section (0x-prefixed hex) of an SCTE-35 return, carried as `SCTE35-IN`.
     case playoutLimitSet(id: String, limitMilliseconds: Int64, kind: EarlyReturnKind, scte35In: String? = nil)
-    case breakCancelled(id: String)
+    /// `kind`: which command removed it; an event without one (every event before `kind` existed) is `.cancelBreak`.
+    case breakCancelled(id: String, kind: BreakCancelKind = .cancelBreak)
 
     /// The `type` column.
     public var typeName: String {
@@ -21,6 +22,23 @@ public enum ScheduleEvent: Hashable, Sendable {
     }
 
     public static let schemaVersion = 1
+}
+
+/// How a break that never aired was removed.
+public enum BreakCancelKind: String, Hashable, Sendable, Codable {
+    /// `cueline break cancel` (or an SCTE-35 cancel or return before the break's start): a future break withdrawn.
+    case cancelBreak = "cancel-break"
+    /// `cueline event cancel-current` after the break's start on the clock but before the live edge reached it: no
+    /// published segment held it yet, so ending it was a removal.
+    case cancelCurrent = "cancel-current"
+
+    /// For the as-run's `cancelled_how`.
+    public var asRunDescription: String {
+        switch self {
+        case .cancelBreak: return "cancel-break"
+        case .cancelCurrent: return "cancel-current (before its first segment was served)"
+        }
+    }
 }
 
 /// An event with what the log recorded about it, the input of `evolve`.

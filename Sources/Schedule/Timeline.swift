@@ -28,6 +28,14 @@ public struct Timeline: Hashable, Sendable {
         epoch.adding(milliseconds: n * segmentMilliseconds)
     }
 
+    /// The first segment boundary at or after `time`: `time` itself when it is one.
+    public func boundary(atOrAfter time: Timestamp) -> Timestamp {
+        let elapsed = time.milliseconds(since: epoch)
+        // Rounded up, also before the epoch (Swift's division truncates toward zero).
+        let n = elapsed >= 0 ? elapsed / segmentMilliseconds + (elapsed % segmentMilliseconds == 0 ? 0 : 1) : elapsed / segmentMilliseconds
+        return segmentStart(n)
+    }
+
     /// The segment numbers in the window at `time`; empty before the first segment has ended.
     public func window(at time: Timestamp) -> Range<Int64> {
         let end = completedSegments(at: time)

@@ -49,6 +49,11 @@ struct BreakCommand: AsyncParsableCommand {
         @Option(help: "X-NAME=value client attribute (repeatable).")
         var attr: [String] = []
 
+        @Option(help: ArgumentHelp(
+            "segment (default) or exact.",
+            discussion: "segment moves a start that is not on a segment boundary to the next one, so players handle the break the same way every time; exact keeps the start given. Relay channels always keep it."))
+        var align: PlaceBreak.StartAlignment = .segment
+
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var options: CommandOptions
 
@@ -89,10 +94,12 @@ struct BreakCommand: AsyncParsableCommand {
                 plannedDurationMilliseconds: duration.milliseconds, asset: asset,
                 options: InterstitialOptions(
                     restrict: try list(restrict, "restrict"), snap: try list(snap, "snap"), cue: try list(cue, "cue"),
-                    clientAttributes: try attr.map(parseAttribute)))
+                    clientAttributes: try attr.map(parseAttribute)),
+                alignment: align)
             try await cueline.run(.placeBreak(request), channel: channel, database: database, options: options) { outcome in
                 guard case .breakPlaced(let spec)? = outcome.events.first else { return "placed" }
-                return "placed \(spec.id) on \(channel): starts \(spec.start), planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s (version \(outcome.result.version))"
+                let start = outcome.note(for: .placeBreak(request)) ?? "start \(spec.start)"
+                return "placed \(spec.id) on \(channel): \(start), planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s (version \(outcome.result.version))"
             }
         }
 
@@ -169,6 +176,9 @@ struct EventCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await cueline.run(.cancelCurrentEvent, channel: channel, database: database, options: options) { outcome in
+                if case .breakCancelled(let id, _)? = outcome.events.first {
+                    return "removed break \(id) on \(channel): " + (outcome.note(for: .cancelCurrentEvent) ?? "cancelled") + " (version \(outcome.result.version))"
+                }
                 guard case .playoutLimitSet(let id, let limit, _, _)? = outcome.events.first else { return "ended the current event" }
                 return "ended break \(id) on \(channel) after \(DecimalNumber(milliseconds: limit)) s (version \(outcome.result.version))"
             }

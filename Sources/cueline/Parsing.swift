@@ -100,3 +100,6 @@ func checkOption(_ option: String? = nil, _ check: () throws(ScheduleError) -> V
         throw ValidationError(error.description)
     }
 }
+
+/// `--align segment|exact`; anything else is a usage error (exit 2) that lists both.
+extension PlaceBreak.StartAlignment: ExpressibleByArgument {}

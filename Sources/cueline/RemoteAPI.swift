@@ -21,6 +21,7 @@ struct RemoteAPI {
         case .placeBreak(let request):
             var body: [String: Any] = ["command": "place_break", "duration": seconds(request.plannedDurationMilliseconds)]
             body["id"] = request.id
+            body["align"] = request.alignment.rawValue
             switch request.start {
             case .at(let time): body["start"] = time.iso8601
             case .inMilliseconds(let delay): body["in"] = seconds(delay)
@@ -123,5 +124,6 @@ struct RemoteAPI {
         let replayed = result["replayed"] as? Bool == true
         print("\(command.name) on \(channel): \(events.joined(separator: ", ")) (version \(result["version"] ?? "?"))"
             + (replayed ? " (already applied: this is the original result)" : ""))
+        if let note = result["note"] as? String { print(note.escapingControlCharacters) }
     }
 }

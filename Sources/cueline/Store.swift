@@ -61,7 +61,7 @@ func run(_ command: ScheduleCommand, channel: String, database: DatabaseOptions,
         return
     }
     let store = try await openStore(database)
-    let handler = CommandHandler(store: store, clock: wallClock)
+    let handler = CommandHandler(store: store, clock: wallClock, assets: AssetPlaylists())
     let outcome: CommandOutcome
     do {
         outcome = try await handler.handle(command, channel: channel, context: options.context())
@@ -84,8 +84,11 @@ func run(_ command: ScheduleCommand, channel: String, database: DatabaseOptions,
             var version: Int64
             var replayed: Bool
             var events: [RecordedEvent]
+            var note: String?
         }
-        try printJSON(Output(channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events))
+        try printJSON(Output(
+            channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events,
+            note: outcome.note(for: command)))
     } else {
         print(describe(outcome) + (outcome.result.replayed ? " (already applied: this is the original result)" : ""))
     }
@@ -98,5 +101,13 @@ func loadEvents(_ channel: String, from store: any EventStore) async throws -> [
         let batch = try await store.readStream(channel, after: events.last?.version ?? 0, limit: 1000)
         events += batch
         if batch.count < 1000 { return events }
+    }
+}
+
+extension CommandOutcome {
+    /// `ScheduleCommand.note` for this outcome: how the command was applied, when the events alone do not say it.
+    func note(for command: ScheduleCommand) -> String? {
+        guard let decidedAt = result.events.first?.decidedAt else { return nil }
+        return command.note(for: events, decidedAt: decidedAt)
     }
 }

@@ -21,8 +21,11 @@ struct BoundsTests {
         return nil
     }
 
-    private func placeAt(_ start: Timestamp, id: String = "brk-x", asset: BreakAsset = .uri("https://ads.example.com/a.m3u8"), attributes: [ClientAttribute] = []) -> ScheduleCommand {
-        .placeBreak(PlaceBreak(id: id, start: .at(start), plannedDurationMilliseconds: 30_000, asset: asset, options: InterstitialOptions(clientAttributes: attributes)))
+    private func placeAt(
+        _ start: Timestamp, id: String = "brk-x", asset: BreakAsset = .uri("https://ads.example.com/a.m3u8"), attributes: [ClientAttribute] = [],
+        alignment: PlaceBreak.StartAlignment = .segment
+    ) -> ScheduleCommand {
+        .placeBreak(PlaceBreak(id: id, start: .at(start), plannedDurationMilliseconds: 30_000, asset: asset, options: InterstitialOptions(clientAttributes: attributes), alignment: alignment))
     }
 
     // MARK: - Identifiers
@@ -80,8 +83,13 @@ struct BoundsTests {
         #expect(field(refusal(placeAt(Timestamp(milliseconds: .max)), on: channel)) == "start")
         #expect(field(refusal(placeAt(Timestamp(milliseconds: .min)), on: channel)) == "start")
         // 7 days after the decision instant (61 s after the epoch) is the last start allowed.
-        #expect(refusal(placeAt(at(61 + 7 * 86_400)), on: channel) == nil)
-        #expect(field(refusal(placeAt(at(61 + 7 * 86_400 + 0.001)), on: channel)) == "start")
+        #expect(refusal(placeAt(at(61 + 7 * 86_400), alignment: .exact), on: channel) == nil)
+        #expect(field(refusal(placeAt(at(61 + 7 * 86_400 + 0.001), alignment: .exact), on: channel)) == "start")
+        // The horizon applies to the start after it moved to a segment boundary: 61 s + 7 days moves to 66 s + 7 days.
+        #expect(refusal(placeAt(at(60 + 7 * 86_400)), on: channel) == nil)
+        let snapped = refusal(placeAt(at(61 + 7 * 86_400)), on: channel)
+        #expect(field(snapped) == "start")
+        #expect(snapped?.description.contains("moved to the next segment boundary") == true)
     }
 
     @Test("Limits.instant refuses what cannot be parsed or is out of range, naming the field", arguments: [

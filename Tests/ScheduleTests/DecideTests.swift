@@ -23,15 +23,17 @@ struct DecideTests {
     func overlap() throws {
         let channel = try channelWithBreak()
         #expect(refusal(channel, place("brk-2", start: 100, duration: 30), at: 61) == .overlap(id: "brk-2", otherID: "brk-1", otherStart: at(90), otherEnd: at(120)))
-        #expect(refusal(channel, place("brk-2", start: 80, duration: 10.001), at: 61) != nil)
+        #expect(refusal(channel, place("brk-2", start: 80, duration: 10.001, alignment: .exact), at: 61) != nil)
         #expect(refusal(channel, place("brk-2", start: 120, duration: 10), at: 61) == nil, "back-to-back is fine")
-        #expect(refusal(channel, place("brk-2", start: 80, duration: 10), at: 61) == nil)
+        #expect(refusal(channel, place("brk-2", start: 80, duration: 10, alignment: .exact), at: 61) == nil)
     }
 
     @Test("a start behind the live edge")
     func behind() throws {
         let channel = try Channel()
-        #expect(refusal(channel, place("brk-1", start: 59, duration: 10), at: 61) == .startBehindLiveEdge(start: at(59), liveEdge: at(60)))
+        #expect(refusal(channel, place("brk-1", start: 59, duration: 10, alignment: .exact), at: 61) == .startBehindLiveEdge(start: at(59), liveEdge: at(60)))
+        #expect(refusal(channel, place("brk-1", start: 53.9, duration: 10), at: 61) == .startBehindLiveEdge(start: at(54), liveEdge: at(60)), "judged on the snapped start")
+        #expect(refusal(channel, place("brk-1", start: 59, duration: 10), at: 61) == nil, "59 s moves to the boundary at 60 s, the live edge")
         #expect(refusal(channel, place("brk-1", start: 60, duration: 10), at: 61) == nil, "at the live edge is still ahead of every viewer")
     }
 

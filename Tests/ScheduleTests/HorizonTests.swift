@@ -10,7 +10,8 @@ struct HorizonTests {
         config.horizonMilliseconds = horizon
         var channel = try Channel(config)
         for index in 0..<futureBreaks {
-            try channel.apply(place("b\(index)", start: 100 + Double(index) * 60, duration: 30), at: at(50))
+            // Exact starts: the horizon arithmetic below counts from 100 s, off the 6 s boundaries.
+            try channel.apply(place("b\(index)", start: 100 + Double(index) * 60, duration: 30, alignment: .exact), at: at(50))
         }
         return channel
     }

@@ -47,8 +47,9 @@ struct Channel {
     }
 }
 
-func place(_ id: String, start seconds: Double, duration: Double, asset: BreakAsset? = nil) -> ScheduleCommand {
+func place(_ id: String, start seconds: Double, duration: Double, asset: BreakAsset? = nil, alignment: PlaceBreak.StartAlignment = .segment) -> ScheduleCommand {
     .placeBreak(PlaceBreak(
         id: id, start: .at(at(seconds)), plannedDurationMilliseconds: Int64(duration * 1000),
-        asset: asset ?? .uri("https://ads.example.com/pods/\(id)/master.m3u8"), options: InterstitialOptions(restrict: [.skip, .jump], snap: [.out, .in])))
+        asset: asset ?? .uri("https://ads.example.com/pods/\(id)/master.m3u8"), options: InterstitialOptions(restrict: [.skip, .jump], snap: [.out, .in]),
+        alignment: alignment))
 }
