@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HLS
 import TestSupport
 import Testing
 
@@ -316,6 +317,69 @@ struct CommandAPITests {
         #expect(cancelled.status == 0 && cancelled.stdout.contains(#""type":"BreakCancelled""#), "\(cancelled.stdout)")
         let unreachable = try CLIRunner(environment: ["CUELINE_SERVER": "http://127.0.0.1:1", "CUELINE_TOKEN": "x"]).run(["event", "cancel-current", "one"])
         #expect(unreachable.status == 1 && unreachable.stderr.contains("cannot reach"), "\(unreachable.stderr)")
+    }
+
+    @Test("break starts snap to segment boundaries (align exact keeps them; a bad align is 422 / exit 2); cancel-current in the first segment removes the break")
+    func startAlignmentAndFirstSegmentRemoval() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        // 6 s segments: a first segment long enough to act in on a loaded machine.
+        let created = try setup.cli.run(["channel", "create", "six", "--segment-duration", "6", "--window", "6", "--rendition", "720p,1000000,720p/seg{n}.ts"])
+        #expect(created.status == 0, "\(created.stderr)")
+        let epoch = try #require(created.stdout.split(separator: " ").last.flatMap { Timestamp(iso8601: String($0).trimmingCharacters(in: .whitespacesAndNewlines)) })
+
+        // A bad value names the field: 422 over HTTP, a usage error (exit 2) from the CLI.
+        let (bad, badStatus) = try await HTTP.post(
+            setup.commands("six"), json: #"{"command":"place_break","in":30,"duration":10,"asset_uri":"https://ads.example.com/a.m3u8","align":"middle"}"#,
+            headers: setup.auth("desk"))
+        #expect(badStatus == 422 && bad.contains(#""field":"align""#), "\(bad)")
+        let badCLI = try setup.cli.run(["break", "place", "six", "--in", "30", "--duration", "10", "--asset-uri", "https://ads.example.com/a.m3u8", "--align", "middle"])
+        #expect(badCLI.status == 2 && badCLI.stderr.contains("--align"), "\(badCLI.stderr)")
+
+        // exact keeps the start given, off the boundaries.
+        let offBoundary = epoch.adding(milliseconds: 6000 * 100 + 1234)
+        let (exact, exactStatus) = try await HTTP.post(
+            setup.commands("six"),
+            json: #"{"command":"place_break","id":"exact","start":"\#(offBoundary.iso8601)","duration":5,"asset_uri":"https://ads.example.com/a.m3u8","align":"exact"}"#,
+            headers: setup.auth("desk"))
+        #expect(exactStatus == 201 && exact.contains(offBoundary.iso8601) && !exact.contains(#""note""#), "\(exact)")
+        // The default moves it to the next boundary and says so, in the HTTP answer and the CLI's.
+        let later = epoch.adding(milliseconds: 6000 * 110 + 1234)
+        let (snapped, snappedStatus) = try await HTTP.post(
+            setup.commands("six"), json: #"{"command":"place_break","id":"snapped","start":"\#(later.iso8601)","duration":5,"asset_uri":"https://ads.example.com/a.m3u8"}"#,
+            headers: setup.auth("desk"))
+        let boundary = epoch.adding(milliseconds: 6000 * 111)
+        #expect(snappedStatus == 201 && snapped.contains(#""note":"start \#(boundary.iso8601) (snapped from \#(later.iso8601) to the next segment boundary"#), "\(snapped)")
+
+        // Placed from the CLI to start now: it starts at the next boundary, ahead of the live edge.
+        let placed = try setup.cli.run(["break", "place", "six", "--id", "first", "--in", "0", "--duration", "30", "--asset-uri", "https://ads.example.com/a.m3u8", "--json"])
+        #expect(placed.status == 0, "\(placed.stderr)")
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(placed.stdout.utf8)) as? [String: Any])
+        let payload = try #require((answer["events"] as? [[String: Any]])?.first?["payload"] as? String)
+        let startText = try #require((try JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any])?["start"] as? String)
+        let start = try #require(Timestamp(iso8601: startText))
+        #expect(start.milliseconds(since: epoch) % 6000 == 0, "\(startText) is on a boundary")
+        #expect(answer["note"] == nil || (answer["note"] as? String)?.contains("snapped from") == true, "\(placed.stdout)")
+
+        // 1 s into its first segment: the live edge is still at its start, no published segment holds it.
+        let now = Timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+        try await Task.sleep(for: .milliseconds(max(0, start.milliseconds(since: now) + 1000)))
+        let removed = try setup.cli.run(["event", "cancel-current", "six"])
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(removed.stdout.contains("first had not reached the live edge (no segment holds it yet): removed instead of ended early"), "\(removed.stdout)")
+        let asRun = try setup.cli.run(["as-run", "six", "--format", "csv"])
+        #expect(asRun.stdout.contains("cancel-current (before its first segment was served)"), "\(asRun.stdout)")
+        let (schedule, _) = try await HTTP.get("\(setup.server.baseURL)/channels/six/schedule", headers: setup.auth("desk"))
+        #expect(schedule.contains(#""cancelled_how":"cancel-current""#), "\(schedule)")
+        // Never inside a segment: gone from every playlist from the removal on (after the effect delay).
+        try await Task.sleep(for: .milliseconds(300))
+        for _ in 0..<8 {
+            let (playlist, _) = try await HTTP.get("\(setup.server.baseURL)/channels/six/720p.m3u8")
+            #expect(!playlist.contains(#"ID="first""#), "\(playlist)")
+            try await Task.sleep(for: .seconds(1))
+        }
+        // Nothing left on the clock: cancel-current is refused again.
+        #expect(try setup.cli.run(["event", "cancel-current", "six"]).status == 1)
     }
 
     @Test("/openapi.json is the checked-in openapi.json, and every documented path and method has a route")

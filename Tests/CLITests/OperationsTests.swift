@@ -28,7 +28,9 @@ struct OperationsTests {
         #expect(unknownStatus == 404)
         let (_, noChannel) = try await HTTP.post("\(server.baseURL)/channels/none/commands", json: #"{"command":"cancel_current_event"}"#)
         #expect(noChannel == 404)
-        try await Task.sleep(for: .milliseconds(1500))  // the break goes on air at the next segment boundary
+        // The break starts at the next segment boundary (at most 1.25 s away) and is on air once the live edge passes
+        // it, one segment later; before that, cancel_current_event would remove it rather than end it.
+        try await Task.sleep(for: .milliseconds(2600))
         let (ended, endedStatus) = try await HTTP.post(commands, json: #"{"command":"cancel_current_event","actor":"ops-test"}"#)
         #expect(endedStatus == 201, "\(ended)")
         let (again, againStatus) = try await HTTP.post(commands, json: #"{"command":"cancel_current_event"}"#)
