@@ -1,50 +1,45 @@
 #!/usr/bin/env bash
-# Plays the demo channel in a real hls.js (1.6.15) inside headless Chromium: places a 30 s break 20 s ahead, ends
-# it early 10 s into it, and checks that the interstitial started, that the early return ended it well before its
-# planned 30 s, and that hls.js raised no fatal error. Skips (exit 0, with a message) where Chromium or the hls.js
-# build cannot be installed.
+# Plays a channel in a real hls.js (1.6.15) inside headless Chromium: places a 30 s break 20 s ahead, ends it early
+# 10 s into it, and checks that the interstitial started, that it played the playout limit the server published
+# (not more than 2 s over it), and that hls.js raised no fatal error. The channel has a 60 s window, so the finished
+# range is still in the playlist when the interstitial ends (checked): the window dropping it cannot be what ends the
+# ad. Skips (exit 0, with a message) where Chromium or the hls.js build cannot be installed.
+# scripts/player-scenarios.sh plays the other cases (late limits, pods, joins, cancelled and back-to-back breaks).
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/demo.sh"
 cd "$(repo_root)"
 
 skip() { printf 'SKIPPED: %s\n' "$*" >&2; exit 0; }
-
-probe_src=""
-for candidate in "$(repo_root)/../shared/tools/hlsjs-probe" "$(repo_root)/shared/tools/hlsjs-probe"; do
-    [ -f "$candidate/hlsjs_probe.py" ] && probe_src=$candidate && break
-done
-[ -n "$probe_src" ] || skip "the hlsjs-probe tool (shared/tools/hlsjs-probe) is not next to this checkout"
-( apt_install chromium ffmpeg ) || skip "chromium cannot be installed here"
-probe=/tmp/cueline-hlsjs-probe
-rm -rf "$probe" && cp -r "$probe_src" "$probe" && mkdir -p "$probe/hlsjs"
-wheel_dir=/tmp/cueline-hlsjs-wheel
-if ! ls "$wheel_dir"/gradio-6.31.0-*.whl >/dev/null 2>&1; then
-    python3 -m pip download -q --no-deps -d "$wheel_dir" gradio==6.31.0 || skip "the gradio wheel (which bundles hls.js 1.6.15) cannot be downloaded"
-fi
-python3 "$probe/extract_hlsjs.py" "$wheel_dir"/gradio-6.31.0-*.whl "$probe/hlsjs/hls-1.6.15-gradio.mjs" >/dev/null \
-    || skip "hls.js could not be extracted from the gradio wheel"
-
 trap demo_down EXIT
-demo_up
-"$CUELINE" break place demo --id probe-1 --in 20s --duration 30s --asset-uri "$DEMO_URL/media/ad/ad.m3u8" --actor probe
-start=$("$CUELINE" schedule demo --json | sed -n 's/.*"start" : "\(.*\)".*/\1/p' | head -n 1)
+hlsjs_probe_setup || skip "$PROBE_SKIP"
+
+demo_server_up
+demo_channel probe 30   # 30 x 2 s: a 60 s window
+"$CUELINE" break place probe --id probe-1 --in 20s --duration 30s --asset-uri "$DEMO_URL/media/ad/ad.m3u8" --actor probe
+start=$("$CUELINE" schedule probe --json | sed -n 's/.*"start" : "\(.*\)".*/\1/p' | head -n 1)
 events=$(repo_root)/.demo/hlsjs-events.jsonl
-log "playing $DEMO_URL/channels/demo/master.m3u8 in hls.js for 60 s"
-python3 "$probe/hlsjs_probe.py" --src "$DEMO_URL/channels/demo/master.m3u8" --seconds 60 --json "$events" \
+log "playing $DEMO_URL/channels/probe/master.m3u8 in hls.js for 60 s"
+python3 "$PROBE_DIR/hlsjs_probe.py" --src "$DEMO_URL/channels/probe/master.m3u8" --seconds 60 --json "$events" \
     >"$DEMO_PGDIR/probe.out" 2>&1 &
 probe_pid=$!
 sleep $(( $(seconds_until "$start") + 10 ))
-"$CUELINE" event cancel-current demo --actor probe --reason "early return under a real player"
+"$CUELINE" event cancel-current probe --actor probe --reason "early return under a real player"
 status=0
 wait "$probe_pid" || status=$?
 tail -n 3 "$DEMO_PGDIR/probe.out"
 [ "$status" -eq 3 ] && die "hls.js never parsed the manifest (see $DEMO_PGDIR/probe.out)"
 [ "$status" -eq 1 ] && { grep '"ERROR"' "$events" | head -5 >&2; die "hls.js raised a fatal error"; }
+# What the server published, read after the probe: the range must still be there (60 s window), with its limit.
+playlist=$(curl -fs "$DEMO_URL/channels/probe/720p.m3u8")
+limit=$(printf '%s\n' "$playlist" | sed -n 's/^#EXT-X-DATERANGE:.*ID="probe-1".*X-PLAYOUT-LIMIT=\([0-9.]*\).*/\1/p' | head -n 1)
+[ -n "$limit" ] || { printf '%s\n' "$playlist" | grep DATERANGE >&2
+    die "the playlist no longer carries probe-1 with its X-PLAYOUT-LIMIT after the probe (range dropped, or no limit)"; }
 
-python3 - "$events" <<'PY'
+python3 - "$events" "$limit" <<'PY'
 import json, sys
 events = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+limit = float(sys.argv[2])
 started = [e for e in events if e.get("ev") == "INTERSTITIAL_STARTED"]
 ended = [e for e in events if e.get("ev") == "INTERSTITIAL_ENDED"]
 resumed = [e for e in events if e.get("ev") == "INTERSTITIALS_PRIMARY_RESUMED"]
@@ -59,10 +54,13 @@ print(f"hls.js: {len(started)} interstitial(s) started, {len(ended)} ended, prim
 assert not fatal, "fatal hls.js error"
 assert started, "no interstitial started"
 assert ended or resumed, "the interstitial never ended"
-# hls.js may restart an interstitial once its duration is re-derived: measure from the first start to the last end.
+# hls.js may restart an interstitial once its duration is re-derived: measure from the first start to the last end
+# (player clock), against the limit the server published. At most 2 s over it (the issue's target: a limit that
+# arrives mid-ad takes effect at the next chunk boundary); at least 1 s under (event quantization and asset start-up).
 back = (ended or resumed)[-1]["t"] - started[0]["t"]
-print(f"interstitial played {back:.1f} s of its planned 30 s")
-assert back < 25, "the early return did not end the interstitial before its planned duration"
+print(f"interstitial played {back:.1f} s for a published playout limit of {limit:.3f} s (planned 30 s)")
 assert limits, "hls.js never saw the playout limit"
-print("PASS: the interstitial started, the early return ended it, no fatal error")
+assert back <= limit + 2, f"played {back:.1f} s, more than 2 s over the {limit:.3f} s limit"
+assert back >= limit - 1, f"played {back:.1f} s, more than 1 s short of the {limit:.3f} s limit"
+print(f"PASS: the interstitial started, played {back:.1f} s for a {limit:.3f} s limit, no fatal error")
 PY

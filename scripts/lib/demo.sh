@@ -7,7 +7,7 @@ DEMO_LOOP=15       # segments of media per rendition (30 s, looped)
 # make_media DIR : 3 renditions of a 30 s test pattern in 2 s MPEG-TS segments, and a 30 s VOD ad.
 make_media() {
     local dir=$1
-    [ -f "$dir/.complete" ] && return 0
+    [ -f "$dir/.complete" ] && { make_ad_cuts "$dir"; return 0; }
     apt_install ffmpeg
     rm -rf "$dir"
     mkdir -p "$dir"
@@ -28,6 +28,28 @@ make_media() {
         -b:v 1500k -c:a aac -b:a 96k -ac 2 -f hls -hls_time $DEMO_SEGMENT -hls_playlist_type vod \
         -hls_segment_filename "$dir/ad/ad%d.ts" "$dir/ad/ad.m3u8" || die "ffmpeg failed making the ad"
     touch "$dir/.complete"
+    make_ad_cuts "$dir"
+}
+
+# make_ad_cuts DIR : short VOD ads cut from the 30 s ad without re-encoding (their segments are the ad's own):
+# ad/ad6.m3u8 and ad/ad12.m3u8 are its first 6 s and 12 s, ad/pod1.m3u8 … ad/pod5.m3u8 its five 6 s parts in order.
+# Rewritten every time (cheap), so media made by an older make_media gets them too.
+make_ad_cuts() {
+    local dir=$1 per=$((6 / DEMO_SEGMENT)) i
+    ad_cut "$dir/ad/ad.m3u8" 0 $((6 / DEMO_SEGMENT)) "$dir/ad/ad6.m3u8"
+    ad_cut "$dir/ad/ad.m3u8" 0 $((12 / DEMO_SEGMENT)) "$dir/ad/ad12.m3u8"
+    for i in 1 2 3 4 5; do ad_cut "$dir/ad/ad.m3u8" $(((i - 1) * per)) "$per" "$dir/ad/pod$i.m3u8"; done
+}
+
+# ad_cut VOD FIRST COUNT OUT : writes OUT, a VOD playlist of COUNT segments of VOD from its FIRST (0-based).
+ad_cut() {
+    awk -v first="$2" -v count="$3" '
+        /^#EXTINF/ { n++; keep = n > first && n <= first + count }
+        /^#EXT-X-ENDLIST/ { next }
+        (/^#EXTINF/ || !/^#/) && !keep { next }
+        /^#EXT-X-MEDIA-SEQUENCE/ { print "#EXT-X-MEDIA-SEQUENCE:" first; next }
+        { print }
+        END { print "#EXT-X-ENDLIST" }' "$1" >"$4.tmp" && mv "$4.tmp" "$4" || die "could not write $4"
 }
 
 # wait_http URL SECONDS : waits until URL answers 200.
@@ -42,6 +64,13 @@ wait_http() {
 
 # demo_up : database, build, migrations, media, server and the channel "demo". Sets CUELINE, DEMO_URL, SERVER_PID.
 demo_up() {
+    demo_server_up
+    demo_channel demo 8
+}
+
+# demo_server_up : database, build (skipped when CUELINE_BIN is set), migrations, media and `cueline serve` with the
+# media at /media, no channel. Sets CUELINE, DEMO_URL, DEMO_MEDIA, DEMO_PGDIR, SERVER_PID.
+demo_server_up() {
     local root
     root=$(repo_root)
     ensure_build_deps
@@ -49,33 +78,67 @@ demo_up() {
     DEMO_PGDIR=$(mktemp -d /tmp/cueline-demo-pg.XXXXXX)
     chmod 755 "$DEMO_PGDIR"
     start_cluster "$DEMO_PGDIR"
-    log "building"
-    (cd "$root" && swift build) || die "swift build failed"
-    CUELINE=$(cd "$root" && swift build --show-bin-path)/cueline
+    if [ -n "${CUELINE_BIN:-}" ]; then
+        [ -x "$CUELINE_BIN" ] || die "CUELINE_BIN=$CUELINE_BIN is not an executable"
+    else
+        log "building"
+        (cd "$root" && swift build) || die "swift build failed"
+    fi
+    # A copy of its own: another build in this checkout cannot swap the binary under a running demo.
+    cp "${CUELINE_BIN:-$(cd "$root" && swift build --show-bin-path)/cueline}" "$DEMO_PGDIR/cueline"
+    CUELINE=$DEMO_PGDIR/cueline
     export CUELINE_MIGRATIONS=$root/Migrations
     "$CUELINE" migrate
-    make_media "$root/.demo/media"
+    DEMO_MEDIA=$root/.demo/media
+    make_media "$DEMO_MEDIA"
     local port
     port=$(free_port "${CUELINE_DEMO_PORT:-8080}")
     DEMO_URL="http://127.0.0.1:$port"
-    "$CUELINE" serve --port "$port" --media-dir "$root/.demo/media" >"$DEMO_PGDIR/serve.log" 2>&1 &
+    "$CUELINE" serve --port "$port" --media-dir "$DEMO_MEDIA" >"$DEMO_PGDIR/serve.log" 2>&1 &
     SERVER_PID=$!
     wait_http "$DEMO_URL/healthz" 30 || { cat "$DEMO_PGDIR/serve.log" >&2; die "cueline serve did not start"; }
     log "cueline serve is running at $DEMO_URL (log: $DEMO_PGDIR/serve.log)"
-    "$CUELINE" channel create demo --segment-duration "$DEMO_SEGMENT" --window 8 --loop "$DEMO_LOOP" \
+}
+
+# demo_channel NAME WINDOW : creates channel NAME on the demo media (3 renditions, 2 s segments, looped) with a
+# live window of WINDOW segments, and waits until its playlist is served.
+demo_channel() {
+    local name=$1 window=$2
+    "$CUELINE" channel create "$name" --segment-duration "$DEMO_SEGMENT" --window "$window" --loop "$DEMO_LOOP" \
         --rendition "720p,2300000,/media/720p/seg{n%$DEMO_LOOP}.ts" --resolution 720p=1280x720 \
         --rendition "480p,1200000,/media/480p/seg{n%$DEMO_LOOP}.ts" --resolution 480p=854x480 \
         --rendition "360p,700000,/media/360p/seg{n%$DEMO_LOOP}.ts" --resolution 360p=640x360 \
         --codecs 720p=avc1.4d401f,mp4a.40.2 --codecs 480p=avc1.4d401f,mp4a.40.2 --codecs 360p=avc1.4d401f,mp4a.40.2 \
         --public-url "$DEMO_URL" --actor demo
-    wait_http "$DEMO_URL/channels/demo/720p.m3u8" 10 || die "the demo channel's playlist is not served"
+    wait_http "$DEMO_URL/channels/$name/720p.m3u8" 10 || die "the $name channel's playlist is not served"
 }
 
 demo_down() {
     [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
     stop_cluster
     [ -n "${DEMO_PGDIR:-}" ] && rm -rf "$DEMO_PGDIR"
+    [ -n "${PROBE_DIR:-}" ] && rm -rf "$PROBE_DIR"
     return 0
+}
+
+# hlsjs_probe_setup : the hlsjs-probe (shared/tools/hlsjs-probe next to this checkout) with hls.js 1.6.15 extracted
+# from the gradio wheel, and Chromium and ffmpeg installed. Sets PROBE_DIR (a copy of the tool of its own, removed by
+# demo_down). Returns 1 with PROBE_SKIP saying why where that cannot be done here (callers skip with that message).
+hlsjs_probe_setup() {
+    local src="" candidate wheel_dir=/tmp/cueline-hlsjs-wheel
+    for candidate in "$(repo_root)/../shared/tools/hlsjs-probe" "$(repo_root)/shared/tools/hlsjs-probe"; do
+        [ -f "$candidate/hlsjs_probe.py" ] && src=$candidate && break
+    done
+    [ -n "$src" ] || { PROBE_SKIP="the hlsjs-probe tool (shared/tools/hlsjs-probe) is not next to this checkout"; return 1; }
+    ( apt_install chromium ffmpeg ) || { PROBE_SKIP="chromium cannot be installed here"; return 1; }
+    PROBE_DIR=$(mktemp -d /tmp/cueline-hlsjs-probe.XXXXXX)  # removed by demo_down
+    cp -r "$src/." "$PROBE_DIR" && mkdir -p "$PROBE_DIR/hlsjs"
+    if ! ls "$wheel_dir"/gradio-6.31.0-*.whl >/dev/null 2>&1; then
+        python3 -m pip download -q --no-deps -d "$wheel_dir" gradio==6.31.0 \
+            || { PROBE_SKIP="the gradio wheel (which bundles hls.js 1.6.15) cannot be downloaded"; return 1; }
+    fi
+    python3 "$PROBE_DIR/extract_hlsjs.py" "$wheel_dir"/gradio-6.31.0-*.whl "$PROBE_DIR/hlsjs/hls-1.6.15-gradio.mjs" >/dev/null \
+        || { PROBE_SKIP="hls.js could not be extracted from the gradio wheel"; return 1; }
 }
 
 # seconds_until ISO : whole seconds from now until the ISO 8601 time (0 if past).

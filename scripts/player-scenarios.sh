@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Player scenario suite: plays Cueline channels in a real hls.js 1.6.15 (headless Chromium, shared/tools/hlsjs-probe)
+# and asserts what the viewer gets, per scenario (issue 16): early return known before the viewer reaches the break;
+# early return arriving while a single 30 s asset plays; the same with a 5 x 6 s pod; mid-break join via an asset list
+# and via a single asset URI; a future break cancelled after hls.js preloaded its asset list; back-to-back breaks
+# with a natural end. One server, one throwaway PostgreSQL, the demo media; every scenario has its own channel
+# (s1…s7) with a 60 s window (dropping a finished range from the window cannot be what ends an ad) and is played
+# through master.m3u8, one probe at a time (each costs a core). About 6 minutes once built.
+#
+# Usage: scripts/player-scenarios.sh [--only N] [--keep] [--out DIR]
+#   --only N   run scenario N only (1-7)
+#   --keep     keep the server (and its database) running afterwards, until Ctrl-C
+#   --out DIR  where the probe event files, playlist polls, command logs and summary.json go
+#              (default .demo/player-scenarios)
+# Exit status: 0 all scenarios passed (or SKIPPED: Chromium or hls.js cannot be installed here), 1 one failed.
+# Measurement and tolerances: scripts/player_scenarios.py.
+set -euo pipefail
+source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/lib/demo.sh"
+cd "$(repo_root)"
+
+only="" keep=false out=$(repo_root)/.demo/player-scenarios
+while [ $# -gt 0 ]; do
+    case $1 in
+        --only) only=${2:?--only needs a scenario number}; shift 2 ;;
+        --keep) keep=true; shift ;;
+        --out) out=${2:?--out needs a directory}; shift 2 ;;
+        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) die "unknown argument $1 (see --help)" ;;
+    esac
+done
+case $only in ""|[1-7]) ;; *) die "--only takes a scenario number 1-7" ;; esac
+
+skip() { printf 'SKIPPED: %s\n' "$*" >&2; exit 0; }
+trap demo_down EXIT
+hlsjs_probe_setup || skip "$PROBE_SKIP"
+
+demo_server_up
+SERVER_COMMIT=$(git describe --always --dirty 2>/dev/null || echo unknown)
+[ -n "${CUELINE_BIN:-}" ] && SERVER_COMMIT="$SERVER_COMMIT (CUELINE_BIN=$CUELINE_BIN)"
+for n in 1 2 3 4 5 6 7; do
+    [ -z "$only" ] || [ "$only" = "$n" ] || continue
+    demo_channel "s$n" 30 >/dev/null   # 30 x 2 s = a 60 s window
+done
+rm -rf "$out" && mkdir -p "$out"
+log "running the player scenarios against $DEMO_URL (server $SERVER_COMMIT); results in $out"
+status=0
+CUELINE=$CUELINE DEMO_URL=$DEMO_URL PROBE_DIR=$PROBE_DIR SERVER_COMMIT=$SERVER_COMMIT \
+    python3 "$(repo_root)/scripts/player_scenarios.py" --out "$out" ${only:+--only "$only"} || status=$?
+cp "$DEMO_PGDIR/serve.log" "$out/serve.log" 2>/dev/null || true
+if [ "$keep" = true ]; then
+    log "keeping $DEMO_URL running (channels s1-s7; DATABASE_URL=$DATABASE_URL); Ctrl-C to stop"
+    wait "$SERVER_PID" || true
+fi
+exit "$status"
