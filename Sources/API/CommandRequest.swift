@@ -24,6 +24,8 @@ struct CommandRequest: Decodable {
     var attributes: [String: String]?
     /// `segment` (default): a start off a segment boundary moves to the next one; `exact` keeps it.
     var align: String?
+    /// false: serve each asset whole (`X-ASSET-URI`) even when it could be served in chunks. Default true.
+    var chunked: Bool?
     var playoutLimit: Double?
     var actor: String?
     var reason: String?
@@ -73,12 +75,14 @@ struct CommandRequest: Decodable {
                     throw Invalid(field: "attributes", reason: "\(name.debugDescription.escapingControlCharacters): \(problem)")
                 }
             }
-            return .placeBreak(PlaceBreak(
+            var place = PlaceBreak(
                 id: id, start: startSpec, plannedDurationMilliseconds: try milliseconds(duration, "duration"), asset: asset,
                 options: InterstitialOptions(
                     restrict: try values(restrict, "restrict"), snap: try values(snap, "snap"), cue: try values(cue, "cue"),
                     clientAttributes: (attributes ?? [:]).sorted { $0.key < $1.key }.map { ClientAttribute(name: $0.key, value: .string($0.value)) }),
-                alignment: try Self.alignment(align)))
+                alignment: try Self.alignment(align))
+            place.wholeAssets = chunked == false
+            return .placeBreak(place)
         case "set_playout_limit":
             guard let id else { throw Invalid(field: "id", reason: "is required") }
             _ = try checked { () throws(ScheduleError) in try Identifier(id, field: "id") }

@@ -8,15 +8,6 @@ import Schedule
 /// `PlainText`, `AbsoluteURI`, `Limits`): what gets past here cannot trap arithmetic, be cut short by libpq, or
 /// break a playlist line. One place, so the command, SCTE-35 and hook routes refuse the same things the same way.
 enum Edge {
-    /// `_HLS_start_offset` in milliseconds (rounded down): a player joining mid-break. A decimal number with any
-    /// number of digits and decimals and an optional exponent (`10.000000000000000000001`, `1.5e1`, `1e308`) is read
-    /// exactly; anything unreadable or negative counts as 0 (players must not be refused a list), anything beyond a
-    /// day as a day (longer than any break, so nothing is left).
-    static func startOffsetMilliseconds(_ text: Substring?) -> Int64 {
-        guard let text else { return 0 }
-        return boundedMilliseconds(seconds: text, maximum: Limits.maximumDelayMilliseconds) ?? 0
-    }
-
     /// `[+|-] digits [. digits] [(e|E) [+|-] digits]` seconds in milliseconds rounded down, held to 0…`maximum`;
     /// nil when the text is not such a number. No arithmetic on the digits can overflow: only the digits that matter
     /// for a value up to `maximum` are ever multiplied.

@@ -49,6 +49,7 @@ public enum OpenAPIDocument {
           "snap": { "type": "array", "items": { "type": "string", "enum": ["out", "in"] } },
           "cue": { "type": "array", "items": { "type": "string", "enum": ["pre", "post", "once"] } },
           "align": { "type": "string", "enum": ["segment", "exact"], "default": "segment", "description": "segment: a start off a segment boundary moves to the next boundary, so hls.js plays every break the same way (it chooses between appending in place and a separate media source by where the start falls in a segment); exact: keep the start given. Relay channels always keep it." },
+          "chunked": { "type": "boolean", "default": true, "description": "true: an asset whose playlist the service can read is listed in chunks of at most 2 s from its own asset list, so an early return ends the ad within one chunk; false serves it whole (X-ASSET-URI). Either way the planned duration is checked against the media (corrected within 1 s, refused beyond)." },
           "attributes": { "type": "object", "maxProperties": 32, "propertyNames": { "pattern": "^X-[A-Z0-9-]{1,62}$" }, "additionalProperties": { "$ref": "#/components/schemas/Text" }, "description": "X-… client attributes; values without double quotes" },
           "playout_limit": { "type": "number", "minimum": 0, "maximum": 86400 },
           "actor": { "$ref": "#/components/schemas/Label", "description": "Only without tokens; with a token the actor is the token's name." },
@@ -142,8 +143,12 @@ public enum OpenAPIDocument {
           "404": { "$ref": "#/components/responses/NotFound" }, "503": { "description": "The channel has not started yet, or a relay has no upstream playlist." } } }
     },
     "/channels/{channel}/breaks/{id}/assets.json": {
-      "get": { "summary": "HLS asset list of a pod (public)", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }, { "name": "_HLS_start_offset", "in": "query", "description": "decimal seconds into the break, any number of decimals and an optional exponent; unreadable or negative counts as 0, beyond 86400 as 86400", "schema": { "type": "string" } }],
+      "get": { "summary": "HLS asset list of a pod or of a measured asset's chunks (public)", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }, { "name": "_HLS_start_offset", "in": "query", "description": "accepted and ignored: the list is the same for every player, laid out from the break's start (hls.js seeks into it itself)", "schema": { "type": "string" } }],
         "responses": { "200": { "description": "{\"ASSETS\": [{\"URI\", \"DURATION\"}]}", "content": { "application/json": {} } }, "404": { "$ref": "#/components/responses/NotFound" } } }
+    },
+    "/channels/{channel}/breaks/{id}/chunks/{file}": {
+      "get": { "summary": "One chunk of an asset measured at placement: a VOD playlist of the asset's own segments in the chunk's span (public)", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }, { "name": "file", "in": "path", "required": true, "description": "<asset>-<chunk>.m3u8, or <asset>-<chunk>-<variant>.m3u8 for a variant of a multivariant asset", "schema": { "type": "string", "pattern": "^[0-9]{1,6}-[0-9]{1,6}(-[0-9]{1,6})?\\.m3u8$" } }],
+        "responses": { "200": { "description": "VOD playlist", "content": { "application/vnd.apple.mpegurl": {} } }, "404": { "$ref": "#/components/responses/NotFound" }, "502": { "description": "the asset's playlist cannot be read now" } } }
     },
     "/channels/{channel}/schedule": {
       "get": { "summary": "Every break with its state and the fields a client-side scheduler needs", "security": [{ "token": [] }], "parameters": [{ "$ref": "#/components/parameters/channel" }],

@@ -82,15 +82,54 @@ public enum Routes {
             let channel = try context.parameters.require("channel")
             let id = try context.parameters.require("id")
             guard let state = follower.state(of: channel) else { return lookupErrorResponse(.unknownChannel(channel)) }
-            // Players send _HLS_primary_id, and _HLS_start_offset when they join mid-break.
-            let offset = Edge.startOffsetMilliseconds(request.uri.queryParameters["_HLS_start_offset"])
-            guard let body = PlaylistBuilder.assetList(state: state, breakID: id, startOffsetMilliseconds: offset) else {
+            // Players send _HLS_primary_id, and _HLS_start_offset when they join mid-break: the answer is the same
+            // whole list either way (hls.js lays the assets out from the break's start and seeks into them itself).
+            guard let body = PlaylistBuilder.assetList(state: state, breakID: id) else {
                 return lookupErrorResponse(.unknownBreak(channel: channel, id: id))
             }
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
             headers[.cacheControl] = "no-cache"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+        }
+
+        // A chunk of a measured asset: `<asset>-<chunk>.m3u8` (a VOD playlist of the asset's segments in the chunk's
+        // span, or, for a multivariant asset, a multivariant playlist of its variants' chunks `<asset>-<chunk>-<variant>.m3u8`).
+        let assetPlaylists = handler.assets ?? AssetPlaylists()
+        router.get("/channels/{channel}/breaks/{id}/chunks/{file}") { _, context -> Response in
+            let channel = try context.parameters.require("channel")
+            let id = try context.parameters.require("id")
+            let file = try context.parameters.require("file")
+            guard let state = follower.state(of: channel) else { return lookupErrorResponse(.unknownChannel(channel)) }
+            let numbers = file.hasSuffix(".m3u8") ? file.dropLast(5).split(separator: "-", omittingEmptySubsequences: false) : []
+            let parsed = numbers.compactMap { $0.count <= 6 && $0.allSatisfy({ $0.isASCII && $0.isNumber }) ? Int($0) : nil }
+            guard (2...3).contains(numbers.count), parsed.count == numbers.count,
+                let span = PlaylistBuilder.chunkSpan(state: state, breakID: id, asset: parsed[0], chunk: parsed[1])
+            else { return errorResponse(.notFound, "no such chunk: \(file)") }
+            do {
+                let text: String
+                switch try await assetPlaylists.playlist(span.uri) {
+                case .media(let media):
+                    guard parsed.count == 2 else { return errorResponse(.notFound, "no such chunk: \(file)") }
+                    text = media.chunk(from: span.from, to: span.to)
+                case .multivariant(let multivariant):
+                    if parsed.count == 2 {
+                        var lines = ["#EXTM3U"] + multivariant.header
+                        for (index, variant) in multivariant.variants.enumerated() {
+                            lines += [variant.streamInf, "\(parsed[0])-\(parsed[1])-\(index).m3u8"]
+                        }
+                        text = lines.joined(separator: "\n") + "\n"
+                    } else {
+                        guard parsed[2] < multivariant.variants.count,
+                            case .media(let media) = try await assetPlaylists.playlist(multivariant.variants[parsed[2]].uri)
+                        else { return errorResponse(.notFound, "no such chunk: \(file)") }
+                        text = media.chunk(from: span.from, to: span.to)
+                    }
+                }
+                return playlistResponse(text, maxAge: 600)
+            } catch {
+                return errorResponse(.badGateway, "the asset of break \(id) cannot be read now: \(error)")
+            }
         }
 
         router.get("/channels/{channel}/schedule") { request, context -> Response in
@@ -242,7 +281,7 @@ public enum Routes {
             try? await follower.catchUp()
             var response = jsonResponse(CommandResponse(
                 channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events,
-                note: command.note(for: outcome.events, decidedAt: outcome.result.events.first?.decidedAt ?? follower.clock())))
+                note: outcome.note(for: command)))
             response.status = .created
             return response
         } catch {

@@ -25,6 +25,15 @@ public struct CommandOutcome: Sendable {
     public var events: [ScheduleEvent]
     /// The channel's state after the command (or, for a replayed retry, now).
     public var state: ChannelState
+    /// What the operator should know although the command was applied (an asset that could not be read…).
+    public var warnings: [String] = []
+
+    /// How the command was applied, when the events alone do not say it (`ScheduleCommand.note`), and any warnings.
+    public func note(for command: ScheduleCommand) -> String? {
+        let applied = result.events.first.flatMap { command.note(for: events, decidedAt: $0.decidedAt) }
+        let parts = (applied.map { [$0] } ?? []) + warnings.map { "warning: \($0)" }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
 }
 
 /// Why a command failed: refused by the schedule, or the store could not take it.
@@ -49,15 +58,43 @@ public struct CommandHandler: Sendable {
     let logger: Logger
     /// A known state of a channel to start from (the follower's), so a command reads only newer events.
     let knownState: @Sendable (String) -> ChannelState?
+    /// Reads breaks' asset playlists before a placement is decided (nil: media is not read).
+    public let assets: AssetPlaylists?
 
     public init(
         store: any EventStore, clock: @escaping @Sendable () -> Timestamp, logger: Logger = Logger(label: "cueline.commands"),
-        knownState: @escaping @Sendable (String) -> ChannelState? = { _ in nil }
+        knownState: @escaping @Sendable (String) -> ChannelState? = { _ in nil }, assets: AssetPlaylists? = nil
     ) {
         self.store = store
         self.clock = clock
         self.logger = logger
         self.knownState = knownState
+        self.assets = assets
+    }
+
+    /// Reads what a placement's assets really hold (once, before deciding; the request's text stays what was asked).
+    private func measuring(_ command: ScheduleCommand, channel: String) async -> (ScheduleCommand, [String]) {
+        guard let assets, case .placeBreak(var place) = command, place.measured == nil else { return (command, []) }
+        let uris: [String]
+        switch place.asset {
+        case .uri(let uri): uris = [uri]
+        case .pod(let pod): uris = pod.map(\.uri)
+        case .list: return (command, [])
+        }
+        guard uris.count <= Limits.maximumPodAssets else { return (command, []) }
+        var measured: [MeasuredAsset?] = []
+        var warnings: [String] = []
+        for uri in uris {
+            do {
+                measured.append(try await assets.measure(uri))
+            } catch {
+                measured.append(nil)
+                warnings.append("\(error.description); its duration was not checked and it is served whole")
+                logger.warning("could not read an asset", metadata: ["channel": "\(channel)", "asset": "\(uri)", "error": "\(error)"])
+            }
+        }
+        place.measured = measured
+        return (.placeBreak(place), warnings)
     }
 
     /// - Parameter expectedVersion: when given (HTTP `If-Match`), a changed channel is a conflict, not re-decided.
@@ -65,6 +102,7 @@ public struct CommandHandler: Sendable {
         _ command: ScheduleCommand, channel: String, context: CommandContext, expectedVersion: Int64? = nil
     ) async throws(CommandError) -> CommandOutcome {
         let request = EventCodec.canonicalRequest(command)
+        let (command, warnings) = await measuring(command, channel: channel)
         var attempts = 0
         // After a late decision: the database clock it reported, and a longer effect delay for the next try.
         var notBefore = Timestamp(milliseconds: .min)
@@ -126,7 +164,7 @@ public struct CommandHandler: Sendable {
                 }
                 Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", result.replayed ? "replayed" : "applied")]).increment()
                 logger.info("command applied", metadata: ["channel": "\(channel)", "command": "\(command.name)", "version": "\(result.version)"])
-                return CommandOutcome(result: result, events: events, state: after)
+                return CommandOutcome(result: result, events: events, state: after, warnings: warnings)
             } catch let error as CommandError {
                 throw error
             } catch let StoreError.versionConflict(c, e, a) where expectedVersion == nil && attempts < 20 {

@@ -35,13 +35,20 @@ public struct BreakSpec: Hashable, Sendable, Codable {
     public var plannedDurationMilliseconds: Int64
     public var asset: BreakAsset
     public var options: InterstitialOptions
+    /// What was read of the assets' media at placement (nil for breaks placed without reading it, and for every
+    /// break placed before Cueline read media: those render as they always did).
+    public var media: BreakMedia?
 
-    public init(id: String, start: Timestamp, plannedDurationMilliseconds: Int64, asset: BreakAsset, options: InterstitialOptions = InterstitialOptions()) {
+    public init(
+        id: String, start: Timestamp, plannedDurationMilliseconds: Int64, asset: BreakAsset, options: InterstitialOptions = InterstitialOptions(),
+        media: BreakMedia? = nil
+    ) {
         self.id = id
         self.start = start
         self.plannedDurationMilliseconds = plannedDurationMilliseconds
         self.asset = asset
         self.options = options
+        self.media = media
     }
 
     public var plannedEnd: Timestamp { start.adding(milliseconds: plannedDurationMilliseconds) }

@@ -54,17 +54,22 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
             }
         }
         guard start >= liveEdge, start >= config.epoch else { throw .startBehindLiveEdge(start: start, liveEdge: liveEdge) }
-        let end = start.adding(milliseconds: request.plannedDurationMilliseconds)
+        try validateAsset(request.asset)
+        // Durations as the media has them (within a tolerance; refused beyond it), where the assets could be read.
+        let (planned, asset, media) = try BreakMedia.reconcile(
+            plannedDurationMilliseconds: request.plannedDurationMilliseconds, asset: request.asset, measured: request.measured,
+            chunked: !request.wholeAssets)
+        guard planned <= Limits.maximumBreakMilliseconds else {
+            throw .invalidField("duration", "the media is \(DecimalNumber(milliseconds: planned)) s long: a break lasts at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) s")
+        }
+        let end = start.adding(milliseconds: planned)
         for other in state.breaks where !other.isCancelled && other.start < end && start < other.end {
             throw .overlap(id: id, otherID: other.id, otherStart: other.start, otherEnd: other.end)
         }
-        try validateAsset(request.asset)
         try validateOptions(request.options)
         return [
             .breakPlaced(
-                BreakSpec(
-                    id: id, start: start, plannedDurationMilliseconds: request.plannedDurationMilliseconds,
-                    asset: request.asset, options: request.options))
+                BreakSpec(id: id, start: start, plannedDurationMilliseconds: planned, asset: asset, options: request.options, media: media))
         ]
 
     case .setPlayoutLimit(let id, let limit):

@@ -96,7 +96,13 @@ public enum PlaylistBuilder {
             timelineOccupies: spec.options.timelineOccupies, timelineStyle: spec.options.timelineStyle,
             clientAttributes: spec.options.clientAttributes, scte35Out: spec.options.scte35Out.flatMap { HexBytes(hex: $0) })
         switch spec.asset {
-        case .uri(let uri): range.assetURI = withInterstitialID(uri, spec.id)
+        case .uri(let uri):
+            // A single asset Cueline measured is served as its own list of chunks (see `assetList`).
+            if spec.media?.isChunked == true {
+                range.assetList = assetListURI(config: config, breakID: spec.id)
+            } else {
+                range.assetURI = withInterstitialID(uri, spec.id)
+            }
         case .list(let uri): range.assetList = withInterstitialID(uri, spec.id)
         case .pod: range.assetList = assetListURI(config: config, breakID: spec.id)
         }
@@ -122,27 +128,60 @@ public enum PlaylistBuilder {
         uri + (uri.contains("?") ? "&" : "?") + "_HLS_interstitial_id=" + id
     }
 
-    /// The asset list JSON (`{"ASSETS":[…]}`) of a break at `startOffset` seconds into it, or nil for an unknown id.
-    /// A cancelled break answers an empty list, which makes players skip it.
-    public static func assetList(state: ChannelState, breakID: String, startOffsetMilliseconds: Int64 = 0) -> String? {
-        guard let item = state.breakState(breakID) else { return nil }
-        var assets: [PodAsset] = []
+    /// The asset list JSON (`{"ASSETS":[…]}`) of a break, or nil for an unknown id. A cancelled break answers an
+    /// empty list, which makes players skip it.
+    ///
+    /// The list is the same whatever `_HLS_start_offset` a joining player sends: hls.js 1.6 lays the returned assets
+    /// out from the break's start and seeks into them itself, so a list trimmed to the offset shows the wrong ad and
+    /// plays the pod again (issue 16). Measured assets are listed as chunks (`chunkURI`), each a VOD playlist of some of
+    /// the asset's own segments, so a playout limit that reaches a player mid-ad ends it at the next chunk boundary.
+    public static func assetList(state: ChannelState, breakID: String) -> String? {
+        guard let config = state.config, let item = state.breakState(breakID) else { return nil }
+        var items: [String] = []
         if !item.isCancelled {
+            let assets: [PodAsset]
             switch item.spec.asset {
             case .pod(let pod): assets = pod
             case .uri(let uri): assets = [PodAsset(uri: uri, durationMilliseconds: item.spec.plannedDurationMilliseconds)]
             case .list: assets = []
             }
+            for (index, asset) in assets.enumerated() {
+                let measured = item.spec.media.flatMap { index < $0.assets.count ? $0.assets[index] : nil }
+                guard let chunks = measured?.chunkMilliseconds else {
+                    items.append(assetItem(uri: asset.uri, durationMilliseconds: asset.durationMilliseconds))
+                    continue
+                }
+                for (chunk, length) in chunks.enumerated() {
+                    items.append(assetItem(uri: chunkURI(config: config, breakID: breakID, asset: index, chunk: chunk), durationMilliseconds: length))
+                }
+            }
         }
-        // Trim what a player joining mid-break has already missed.
-        var elapsed: Int64 = 0
-        var kept: [PodAsset] = []
-        for asset in assets {
-            if elapsed + asset.durationMilliseconds > startOffsetMilliseconds { kept.append(asset) }
-            elapsed += asset.durationMilliseconds
-        }
-        let items = kept.map { #"{"URI":\#(jsonString($0.uri)),"DURATION":\#(DecimalNumber(milliseconds: $0.durationMilliseconds))}"# }
         return #"{"ASSETS":[\#(items.joined(separator: ","))]}"#
+    }
+
+    private static func assetItem(uri: String, durationMilliseconds: Int64) -> String {
+        #"{"URI":\#(jsonString(uri)),"DURATION":\#(DecimalNumber(milliseconds: durationMilliseconds))}"#
+    }
+
+    /// This service's URL of chunk `chunk` of asset `asset` (0-based, in the break's order) of a break.
+    public static func chunkURI(config: ChannelConfig, breakID: String, asset: Int, chunk: Int) -> String {
+        let base = config.publicBaseURL.hasSuffix("/") ? String(config.publicBaseURL.dropLast()) : config.publicBaseURL
+        return "\(base)/channels/\(config.id)/breaks/\(breakID)/chunks/\(asset)-\(chunk).m3u8"
+    }
+
+    /// The span of a chunk in milliseconds from the asset's start, or nil when the break has no such chunk.
+    public static func chunkSpan(state: ChannelState, breakID: String, asset: Int, chunk: Int) -> (uri: String, from: Int64, to: Int64)? {
+        guard let item = state.breakState(breakID), !item.isCancelled, let media = item.spec.media, asset >= 0, asset < media.assets.count,
+            let chunks = media.assets[asset]?.chunkMilliseconds, chunk >= 0, chunk < chunks.count
+        else { return nil }
+        let uri: String
+        switch item.spec.asset {
+        case .uri(let single): uri = single
+        case .pod(let pod) where asset < pod.count: uri = pod[asset].uri
+        default: return nil
+        }
+        let from = chunks[..<chunk].reduce(0, +)
+        return (uri, from, from + chunks[chunk])
     }
 }
 

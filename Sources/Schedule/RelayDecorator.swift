@@ -53,7 +53,7 @@ public enum RelayDecorator {
                 switch tag {
                 case .programDateTime: continue
                 case .map(var map):
-                    map.uri = resolve(map.uri, against: upstreamURL)
+                    map.uri = PlaylistURI.resolve(map.uri, against: upstreamURL)
                     tags.append(.map(map))
                 default: tags.append(tag)
                 }
@@ -69,7 +69,7 @@ public enum RelayDecorator {
             let rangesAt = tags.index(after: insertAt)
             tags.insert(contentsOf: (placed.bySegment[index] ?? []).map { .dateRange($0) }, at: rangesAt)
             playlist.segments[index].tags = tags
-            playlist.segments[index].uri = resolve(segment.uri, against: upstreamURL)
+            playlist.segments[index].uri = PlaylistURI.resolve(segment.uri, against: upstreamURL)
         }
         return playlist
     }
@@ -77,17 +77,5 @@ public enum RelayDecorator {
     private static func isUpstreamInterstitial(_ tag: SegmentTag) -> Bool {
         if case .dateRange(let range) = tag { return range.isInterstitial }
         return false
-    }
-
-    /// Resolves a relative URI against an http(s) playlist URL; file upstreams keep their URIs.
-    static func resolve(_ uri: String, against base: String) -> String {
-        guard base.hasPrefix("http://") || base.hasPrefix("https://") else { return uri }
-        if uri.contains("://") { return uri }
-        let schemeEnd = base.range(of: "://")!.upperBound
-        let hostEnd = base[schemeEnd...].firstIndex(of: "/") ?? base.endIndex
-        if uri.hasPrefix("/") { return String(base[..<hostEnd]) + uri }
-        let path = base[..<(base.firstIndex(of: "?") ?? base.endIndex)]
-        let directory = path[..<(path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.endIndex)]
-        return String(directory) + uri
     }
 }

@@ -53,6 +53,11 @@ public struct PlaceBreak: Hashable, Sendable, Codable {
     public var options: InterstitialOptions
     /// Relay channels take their segments from upstream and always keep the requested start.
     public var alignment: StartAlignment
+    /// Serve each asset whole (`X-ASSET-URI`) even when Cueline could serve it in chunks (`--no-chunks`).
+    public var wholeAssets: Bool = false
+    /// What was read of each asset's media before deciding (one entry per asset, nil where it could not be read), or
+    /// nil when nothing was read. Filled in by the command handler, never part of the request's text.
+    public var measured: [MeasuredAsset?]? = nil
 
     public init(
         id: String? = nil, start: Start, plannedDurationMilliseconds: Int64, asset: BreakAsset,
@@ -67,7 +72,7 @@ public struct PlaceBreak: Hashable, Sendable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, start, plannedDurationMilliseconds, asset, options, alignment
+        case id, start, plannedDurationMilliseconds, asset, options, alignment, wholeAssets
     }
 
     // The encoding is the idempotency request text (`EventCodec.canonicalRequest`): the default alignment is left
@@ -80,6 +85,7 @@ public struct PlaceBreak: Hashable, Sendable, Codable {
         asset = try container.decode(BreakAsset.self, forKey: .asset)
         options = try container.decode(InterstitialOptions.self, forKey: .options)
         alignment = try container.decodeIfPresent(StartAlignment.self, forKey: .alignment) ?? .segment
+        wholeAssets = try container.decodeIfPresent(Bool.self, forKey: .wholeAssets) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -90,6 +96,7 @@ public struct PlaceBreak: Hashable, Sendable, Codable {
         try container.encode(asset, forKey: .asset)
         try container.encode(options, forKey: .options)
         if alignment != .segment { try container.encode(alignment, forKey: .alignment) }
+        if wholeAssets { try container.encode(wholeAssets, forKey: .wholeAssets) }
     }
 
     /// The start asked for, before any alignment: `--in` counts from `decidedAt`, the moment the command was decided.

@@ -54,6 +54,11 @@ struct BreakCommand: AsyncParsableCommand {
             discussion: "segment moves a start that is not on a segment boundary to the next one, so players handle the break the same way every time; exact keeps the start given. Relay channels always keep it."))
         var align: PlaceBreak.StartAlignment = .segment
 
+        @Flag(help: ArgumentHelp(
+            "Serve the asset whole (X-ASSET-URI) rather than in chunks.",
+            discussion: "When Cueline can read an asset's playlist it checks the planned duration against it and serves the asset from its own asset list as chunks of at most 2 s, so an early return that reaches a player mid-ad ends the ad within one chunk. This keeps the duration check and serves the asset as it is."))
+        var noChunks = false
+
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var options: CommandOptions
 
@@ -89,17 +94,18 @@ struct BreakCommand: AsyncParsableCommand {
                     return PodAsset(uri: String(item[..<comma]), durationMilliseconds: duration)
                 })
             }
-            let request = PlaceBreak(
+            var request = PlaceBreak(
                 id: id, start: at.map { .at($0.timestamp) } ?? .inMilliseconds(inDuration!.milliseconds),
                 plannedDurationMilliseconds: duration.milliseconds, asset: asset,
                 options: InterstitialOptions(
                     restrict: try list(restrict, "restrict"), snap: try list(snap, "snap"), cue: try list(cue, "cue"),
                     clientAttributes: try attr.map(parseAttribute)),
                 alignment: align)
+            request.wholeAssets = noChunks
             try await cueline.run(.placeBreak(request), channel: channel, database: database, options: options) { outcome in
                 guard case .breakPlaced(let spec)? = outcome.events.first else { return "placed" }
-                let start = outcome.note(for: .placeBreak(request)) ?? "start \(spec.start)"
-                return "placed \(spec.id) on \(channel): \(start), planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s (version \(outcome.result.version))"
+                let line = "placed \(spec.id) on \(channel): start \(spec.start), planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s (version \(outcome.result.version))"
+                return outcome.note(for: .placeBreak(request)).map { line + "\n" + $0.escapingControlCharacters } ?? line
             }
         }
 

@@ -22,6 +22,7 @@ struct RemoteAPI {
             var body: [String: Any] = ["command": "place_break", "duration": seconds(request.plannedDurationMilliseconds)]
             body["id"] = request.id
             body["align"] = request.alignment.rawValue
+            if request.wholeAssets { body["chunked"] = false }
             switch request.start {
             case .at(let time): body["start"] = time.iso8601
             case .inMilliseconds(let delay): body["in"] = seconds(delay)

@@ -83,7 +83,8 @@ struct Serve: AsyncParsableCommand {
         let follower = ChannelFollower(
             store: store, wakeups: ChannelFollower.postgresWakeups(url: url), clock: wallClock, logger: logger)
         try await follower.catchUp()
-        let handler = CommandHandler(store: store, clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) })
+        let handler = CommandHandler(
+            store: store, clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) }, assets: AssetPlaylists())
         let eventStreams = EventStreams(follower: follower, store: store, limits: limits)
         let gate = ConnectionGate(maximum: limits.maxConnections)
         let tokens = unauthenticatedCommands ? nil : TokenCache(directory: PostgresTokenDirectory(pool: pool, logger: logger), logger: logger)

@@ -104,10 +104,3 @@ func loadEvents(_ channel: String, from store: any EventStore) async throws -> [
     }
 }
 
-extension CommandOutcome {
-    /// `ScheduleCommand.note` for this outcome: how the command was applied, when the events alone do not say it.
-    func note(for command: ScheduleCommand) -> String? {
-        guard let decidedAt = result.events.first?.decidedAt else { return nil }
-        return command.note(for: events, decidedAt: decidedAt)
-    }
-}

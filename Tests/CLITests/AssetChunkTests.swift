@@ -1,0 +1,102 @@
+import Foundation
+import HLS
+import TestSupport
+import Testing
+
+/// Breaks whose asset the service can read: measured at placement, served as chunks from its own asset list.
+@Suite(
+    "Asset media: measured at placement, served in chunks",
+    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+struct AssetChunkTests {
+    struct Setup {
+        var server: ServerProcess
+        var cli: CLIRunner
+        var commands: String { "\(server.baseURL)/channels/one/commands" }
+        var ad: String { "\(server.baseURL)/media/ad/ad.m3u8" }
+    }
+
+    /// Channel `one` served with a media directory holding a 10.010 s VOD ad of five segments.
+    private func setUp() async throws -> Setup {
+        let (url, cli) = try await CLIRunner.onFreshDatabase(channels: ["one"])
+        let media = FileManager.default.temporaryDirectory.appendingPathComponent("chunks-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: media.appendingPathComponent("ad"), withIntermediateDirectories: true)
+        var playlist = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+        for n in 0..<5 { playlist += "#EXTINF:2.002,\nad\(n).ts\n" }
+        try Data((playlist + "#EXT-X-ENDLIST\n").utf8).write(to: media.appendingPathComponent("ad/ad.m3u8"))
+        let server = try ServerProcess(databaseURL: url, extraArguments: ["--media-dir", media.path, "--unauthenticated-commands"])
+        try await server.waitUntilReady()
+        return Setup(server: server, cli: cli)
+    }
+
+    @Test("a \"10 s\" ad of 10.010 s: planned at 10.010 s, said so, listed as 5 chunks whatever _HLS_start_offset says")
+    func placedAndChunked() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        let (placed, status) = try await HTTP.post(
+            setup.commands, json: #"{"command":"place_break","id":"ad-1","in":20,"duration":10,"asset_uri":"\#(setup.ad)"}"#)
+        #expect(status == 201, "\(placed)")
+        #expect(placed.contains("10.010"), "the answer says the planned duration was corrected: \(placed)")
+        let list = try await HTTP.get("\(setup.server.baseURL)/channels/one/breaks/ad-1/assets.json")
+        #expect(list.1 == 200)
+        #expect(list.0.components(separatedBy: "\"URI\"").count - 1 == 5, "\(list.0)")
+        #expect(list.0.contains(#"/channels/one/breaks/ad-1/chunks/0-4.m3u8","DURATION":2.002"#), "\(list.0)")
+        // A player joining mid-break gets the same list: hls.js lays it out from the break's start.
+        let joined = try await HTTP.get("\(setup.server.baseURL)/channels/one/breaks/ad-1/assets.json?_HLS_primary_id=x&_HLS_start_offset=4.5")
+        #expect(joined.0 == list.0)
+        // Chunk 2 is a VOD playlist of the ad's third segment, by absolute URI.
+        let (chunk, chunkStatus) = try await HTTP.get("\(setup.server.baseURL)/channels/one/breaks/ad-1/chunks/0-2.m3u8")
+        #expect(chunkStatus == 200)
+        #expect(chunk.contains("#EXT-X-PLAYLIST-TYPE:VOD") && chunk.contains("#EXT-X-ENDLIST"), "\(chunk)")
+        #expect(chunk.contains("#EXTINF:2.002,\n\(setup.server.baseURL)/media/ad/ad2.ts\n#EXT-X-ENDLIST"), "\(chunk)")
+        #expect(!chunk.contains("ad1.ts") && !chunk.contains("ad3.ts"), "\(chunk)")
+        for bad in ["0-5.m3u8", "1-0.m3u8", "0-0-0.m3u8", "0-0.ts", "x-0.m3u8", "-0.m3u8", "0--1.m3u8", "00000000000000000000001-0.m3u8"] {
+            let (_, badStatus) = try await HTTP.get("\(setup.server.baseURL)/channels/one/breaks/ad-1/chunks/\(bad)")
+            #expect(badStatus == 404, "\(bad)")
+        }
+        let (_, unknownBreak) = try await HTTP.get("\(setup.server.baseURL)/channels/one/breaks/nope/chunks/0-0.m3u8")
+        #expect(unknownBreak == 404)
+        // The playlist points players at this service's list, not at the ad (once the change is served).
+        var media = ""
+        for _ in 0..<40 where !media.contains("ad-1") {
+            media = try await HTTP.get("\(setup.server.baseURL)/channels/one/720p.m3u8").0
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(media.contains("/channels/one/breaks/ad-1/assets.json?_HLS_interstitial_id=ad-1"), "\(media)")
+        #expect(!media.contains("X-ASSET-URI"), "\(media)")
+    }
+
+    @Test("a duration far from the media is refused naming the field; an unreadable asset is placed whole, with a warning")
+    func refusedAndUnreadable() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        let (refused, status) = try await HTTP.post(
+            setup.commands, json: #"{"command":"place_break","in":20,"duration":30,"asset_uri":"\#(setup.ad)"}"#)
+        #expect(status == 422 && refused.contains("duration") && refused.contains("10.010 s long"), "\(refused)")
+        // Nothing listens on port 1: the break is placed as asked, served whole, and the answer says why.
+        let (placed, placedStatus) = try await HTTP.post(
+            setup.commands, json: #"{"command":"place_break","id":"far","in":20,"duration":30,"asset_uri":"http://127.0.0.1:1/ad.m3u8"}"#)
+        #expect(placedStatus == 201, "\(placed)")
+        #expect(placed.contains("could not be read"), "\(placed)")
+        let (list, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/breaks/far/assets.json")
+        #expect(list == #"{"ASSETS":[{"URI":"http://127.0.0.1:1/ad.m3u8","DURATION":30.000}]}"#)
+    }
+
+    @Test("the CLI (straight to the database) measures too, and prints the correction")
+    func cliMeasures() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        let placed = try setup.cli.run(["break", "place", "one", "--id", "cli-1", "--in", "20s", "--duration", "10s", "--asset-uri", setup.ad])
+        #expect(placed.status == 0, "\(placed.stderr)")
+        #expect(placed.stdout.contains("10.010"), "\(placed.stdout)")
+        #expect(placed.stdout.contains("served as 5 chunks of at most 2.002 s"), "\(placed.stdout)")
+        // --no-chunks: the duration is still checked and corrected, the asset served whole.
+        let whole = try setup.cli.run(["break", "place", "one", "--id", "cli-2", "--in", "60s", "--duration", "10s", "--asset-uri", setup.ad, "--no-chunks"])
+        #expect(whole.status == 0 && whole.stdout.contains("planned 10.010 s") && !whole.stdout.contains("chunks"), "\(whole.stdout) \(whole.stderr)")
+        let (list, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/breaks/cli-2/assets.json")
+        #expect(list == #"{"ASSETS":[{"URI":"\#(setup.ad)","DURATION":10.010}]}"#)
+        let (_, chunkStatus) = try await HTTP.get("\(setup.server.baseURL)/channels/one/breaks/cli-2/chunks/0-0.m3u8")
+        #expect(chunkStatus == 404)
+        let refused = try setup.cli.run(["break", "place", "one", "--in", "100s", "--duration", "3s", "--asset-uri", setup.ad])
+        #expect(refused.status == 1 && refused.stderr.contains("duration: the asset"), "\(refused.stderr)")
+    }
+}
