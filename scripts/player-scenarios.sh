@@ -7,8 +7,9 @@
 # (s1…s7) with a 60 s window (dropping a finished range from the window cannot be what ends an ad) and is played
 # through master.m3u8, one probe at a time (each costs a core). About 6 minutes once built.
 #
-# Usage: scripts/player-scenarios.sh [--only N] [--keep] [--out DIR]
-#   --only N   run scenario N only (1-7)
+# Usage: scripts/player-scenarios.sh [--only N] [--keep] [--out DIR] [--align segment|exact]
+#   --only N   run only scenario N (1-7), or a list: --only 2,7
+#   --align A  place every break with --align A (diagnostics: segment-snapped against arrival-time starts)
 #   --keep     keep the server (and its database) running afterwards, until Ctrl-C
 #   --out DIR  where the probe event files, playlist polls, command logs and summary.json go
 #              (default .demo/player-scenarios)
@@ -19,17 +20,18 @@ source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/demo.sh"
 cd "$(repo_root)"
 
-only="" keep=false out=$(repo_root)/.demo/player-scenarios
+only="" keep=false align="" out=$(repo_root)/.demo/player-scenarios
 while [ $# -gt 0 ]; do
     case $1 in
         --only) only=${2:?--only needs a scenario number}; shift 2 ;;
         --keep) keep=true; shift ;;
         --out) out=${2:?--out needs a directory}; shift 2 ;;
-        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --align) align=${2:?--align needs segment or exact}; shift 2 ;;
+        -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | grep -v '^set '; exit 0 ;;
         *) die "unknown argument $1 (see --help)" ;;
     esac
 done
-case $only in ""|[1-7]) ;; *) die "--only takes a scenario number 1-7" ;; esac
+[[ $only =~ ^([1-7](,[1-7])*)?$ ]] || die "--only takes scenario numbers 1-7 (e.g. 2 or 2,7)"
 
 skip() { printf 'SKIPPED: %s\n' "$*" >&2; exit 0; }
 trap demo_down EXIT
@@ -39,14 +41,14 @@ demo_server_up
 SERVER_COMMIT=$(git describe --always --dirty 2>/dev/null || echo unknown)
 [ -n "${CUELINE_BIN:-}" ] && SERVER_COMMIT="$SERVER_COMMIT (CUELINE_BIN=$CUELINE_BIN)"
 for n in 1 2 3 4 5 6 7; do
-    [ -z "$only" ] || [ "$only" = "$n" ] || continue
+    [ -z "$only" ] || [[ ,$only, == *,$n,* ]] || continue
     demo_channel "s$n" 30 >/dev/null   # 30 x 2 s = a 60 s window
 done
 rm -rf "$out" && mkdir -p "$out"
 log "running the player scenarios against $DEMO_URL (server $SERVER_COMMIT); results in $out"
 status=0
 CUELINE=$CUELINE DEMO_URL=$DEMO_URL PROBE_DIR=$PROBE_DIR SERVER_COMMIT=$SERVER_COMMIT \
-    python3 "$(repo_root)/scripts/player_scenarios.py" --out "$out" ${only:+--only "$only"} || status=$?
+    python3 "$(repo_root)/scripts/player_scenarios.py" --out "$out" ${only:+--only "$only"} ${align:+--align "$align"} || status=$?
 cp "$DEMO_PGDIR/serve.log" "$out/serve.log" 2>/dev/null || true
 if [ "$keep" = true ]; then
     log "keeping $DEMO_URL running (channels s1-s7; DATABASE_URL=$DATABASE_URL); Ctrl-C to stop"
