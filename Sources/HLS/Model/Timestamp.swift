@@ -57,12 +57,7 @@ extension Timestamp: CustomStringConvertible {
 extension Timestamp {
     /// The canonical rendering: `YYYY-MM-DDThh:mm:ss.sssZ`, always UTC, always milliseconds.
     public var iso8601: String {
-        let (days, msOfDay) = floorDivide(milliseconds, 86_400_000)
-        let (year, month, day) = civilFromDays(days)
-        let hour = msOfDay / 3_600_000
-        let minute = (msOfDay / 60_000) % 60
-        let second = (msOfDay / 1000) % 60
-        let ms = msOfDay % 1000
+        let (year, month, day, hour, minute, second, ms) = utcFields
         var out = ""
         out.reserveCapacity(24)
         out += pad(year, 4)
@@ -80,6 +75,14 @@ extension Timestamp {
         out += pad(ms, 3)
         out += "Z"
         return out
+    }
+
+    /// Year, month, day, hour, minute, second and millisecond in UTC: the fields `iso8601` writes (the byte
+    /// renderer writes the same ones digit by digit). Only the year can be negative or longer than its width.
+    var utcFields: (year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64, millisecond: Int64) {
+        let (days, msOfDay) = floorDivide(milliseconds, 86_400_000)
+        let (year, month, day) = civilFromDays(days)
+        return (year, month, day, msOfDay / 3_600_000, (msOfDay / 60_000) % 60, (msOfDay / 1000) % 60, msOfDay % 1000)
     }
 
     /// Parses an ISO 8601 / RFC 3339 date-time: `2026-03-01T12:00:06Z`, `...06.5Z`, `...06.123+01:00`.

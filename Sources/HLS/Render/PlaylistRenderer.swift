@@ -1,50 +1,9 @@
 /// Renders playlists to text, deterministically to the byte: fixed tag and attribute order, `\n` line endings,
 /// numbers written from integers, dates in UTC with milliseconds.
 public enum PlaylistRenderer {
+    /// The playlist's text: the bytes of `renderBytes(_:)` as a `String`.
     public static func render(_ playlist: MediaPlaylist) throws(RenderError) -> String {
-        guard playlist.targetDuration >= 1 else { throw .invalidTargetDuration(playlist.targetDuration) }
-        var out = "#EXTM3U\n"
-        if let version = playlist.version { out += "#EXT-X-VERSION:\(version)\n" }
-        out += "#EXT-X-TARGETDURATION:\(playlist.targetDuration)\n"
-        out += "#EXT-X-MEDIA-SEQUENCE:\(playlist.mediaSequence)\n"
-        if playlist.discontinuitySequence != 0 {
-            out += "#EXT-X-DISCONTINUITY-SEQUENCE:\(playlist.discontinuitySequence)\n"
-        }
-        if let type = playlist.playlistType { out += "#EXT-X-PLAYLIST-TYPE:\(type.rawValue)\n" }
-        if playlist.independentSegments { out += "#EXT-X-INDEPENDENT-SEGMENTS\n" }
-        if playlist.iFramesOnly { out += "#EXT-X-I-FRAMES-ONLY\n" }
-        if let start = playlist.start { out += try render(start) }
-        if let serverControl = playlist.serverControl {
-            var attributes = AttributeWriter()
-            try attributes.flag("CAN-BLOCK-RELOAD", serverControl.canBlockReload)
-            try attributes.decimal("CAN-SKIP-UNTIL", serverControl.canSkipUntil)
-            try attributes.flag("CAN-SKIP-DATERANGES", serverControl.canSkipDateRanges)
-            try attributes.decimal("HOLD-BACK", serverControl.holdBack)
-            try attributes.decimal("PART-HOLD-BACK", serverControl.partHoldBack)
-            out += "#EXT-X-SERVER-CONTROL:\(attributes.text)\n"
-        }
-        if let partTarget = playlist.partTarget {
-            var attributes = AttributeWriter()
-            try attributes.decimal("PART-TARGET", partTarget)
-            out += "#EXT-X-PART-INF:\(attributes.text)\n"
-        }
-        for line in playlist.unknownHeaderTags { out += try verbatim(line) }
-        if let skip = playlist.skip {
-            var attributes = AttributeWriter()
-            try attributes.integer("SKIPPED-SEGMENTS", skip.skippedSegments)
-            if !skip.recentlyRemovedDateRanges.isEmpty {
-                try attributes.quoted("RECENTLY-REMOVED-DATERANGES", skip.recentlyRemovedDateRanges.joined(separator: "\t"))
-            }
-            out += "#EXT-X-SKIP:\(attributes.text)\n"
-        }
-        for segment in playlist.segments {
-            for tag in segment.tags { out += try render(tag) }
-            out += "#EXTINF:\(segment.duration),\(try title(segment.title))\n"
-            out += try uriLine(segment.uri)
-        }
-        for tag in playlist.trailingTags { out += try render(tag) }
-        if playlist.endList { out += "#EXT-X-ENDLIST\n" }
-        return out
+        try withRendered(playlist) { String(decoding: $0, as: UTF8.self) }
     }
 
     public static func render(_ playlist: MultivariantPlaylist) throws(RenderError) -> String {
@@ -79,96 +38,9 @@ public enum PlaylistRenderer {
         return out
     }
 
-    /// One `EXT-X-DATERANGE` line (with its newline), attributes in the fixed order of this function.
+    /// One `EXT-X-DATERANGE` line (with its newline), attributes in a fixed order.
     public static func render(_ range: DateRange) throws(RenderError) -> String {
-        var a = AttributeWriter()
-        try a.quoted("ID", range.id)
-        try a.quoted("CLASS", range.classAttribute)
-        try a.date("START-DATE", range.startDate)
-        if let cue = range.cue { try a.quoted("CUE", cue.map(\.rawValue).joined(separator: ",")) }
-        try a.date("END-DATE", range.endDate)
-        try a.decimal("DURATION", range.duration)
-        try a.decimal("PLANNED-DURATION", range.plannedDuration)
-        try a.quoted("X-ASSET-URI", range.assetURI)
-        try a.quoted("X-ASSET-LIST", range.assetList)
-        try a.decimal("X-RESUME-OFFSET", range.resumeOffset, signed: true)
-        try a.decimal("X-PLAYOUT-LIMIT", range.playoutLimit)
-        if let snap = range.snap { try a.quoted("X-SNAP", snap.map(\.rawValue).joined(separator: ",")) }
-        if let restrict = range.restrict { try a.quoted("X-RESTRICT", restrict.map(\.rawValue).joined(separator: ",")) }
-        if let mayVary = range.contentMayVary { try a.quoted("X-CONTENT-MAY-VARY", mayVary ? "YES" : "NO") }
-        try a.quoted("X-TIMELINE-OCCUPIES", range.timelineOccupies?.rawValue)
-        try a.quoted("X-TIMELINE-STYLE", range.timelineStyle?.rawValue)
-        try a.decimal("X-SKIP-CONTROL-OFFSET", range.skipControlOffset)
-        try a.decimal("X-SKIP-CONTROL-DURATION", range.skipControlDuration)
-        try a.quoted("X-SKIP-CONTROL-LABEL-ID", range.skipControlLabelID)
-        for attribute in range.clientAttributes {
-            guard attribute.name.hasPrefix("X-"), attribute.name.count > 2, isAttributeName(attribute.name) else {
-                throw .invalidClientAttributeName(attribute.name)
-            }
-            switch attribute.value {
-            case .string(let text): try a.quoted(attribute.name, text)
-            case .hex(let bytes): try a.hex(attribute.name, bytes)
-            case .decimal(let number): try a.decimal(attribute.name, number, signed: true)
-            }
-        }
-        try a.hex("SCTE35-CMD", range.scte35Command)
-        try a.hex("SCTE35-OUT", range.scte35Out)
-        try a.hex("SCTE35-IN", range.scte35In)
-        try a.flag("END-ON-NEXT", range.endOnNext)
-        return "#EXT-X-DATERANGE:\(a.text)\n"
-    }
-
-    static func render(_ tag: SegmentTag) throws(RenderError) -> String {
-        switch tag {
-        case .discontinuity:
-            return "#EXT-X-DISCONTINUITY\n"
-        case .programDateTime(let date):
-            return "#EXT-X-PROGRAM-DATE-TIME:\(date.iso8601)\n"
-        case .key(let key):
-            var a = AttributeWriter()
-            try a.enumerated("METHOD", key.method)
-            try a.quoted("URI", key.uri)
-            try a.hex("IV", key.iv)
-            try a.quoted("KEYFORMAT", key.keyFormat)
-            try a.quoted("KEYFORMATVERSIONS", key.keyFormatVersions)
-            return "#EXT-X-KEY:\(a.text)\n"
-        case .map(let map):
-            var a = AttributeWriter()
-            try a.quoted("URI", map.uri)
-            try a.quoted("BYTERANGE", map.byteRange.map(render))
-            return "#EXT-X-MAP:\(a.text)\n"
-        case .byteRange(let range):
-            return "#EXT-X-BYTERANGE:\(render(range))\n"
-        case .gap:
-            return "#EXT-X-GAP\n"
-        case .bitrate(let kbps):
-            return "#EXT-X-BITRATE:\(kbps)\n"
-        case .dateRange(let range):
-            return try render(range)
-        case .part(let part):
-            var a = AttributeWriter()
-            try a.decimal("DURATION", part.duration)
-            try a.quoted("URI", part.uri)
-            try a.flag("INDEPENDENT", part.independent)
-            try a.quoted("BYTERANGE", part.byteRange.map(render))
-            try a.flag("GAP", part.gap)
-            return "#EXT-X-PART:\(a.text)\n"
-        case .preloadHint(let hint):
-            var a = AttributeWriter()
-            try a.enumerated("TYPE", hint.type.rawValue)
-            try a.quoted("URI", hint.uri)
-            try a.integer("BYTERANGE-START", hint.byteRangeStart)
-            try a.integer("BYTERANGE-LENGTH", hint.byteRangeLength)
-            return "#EXT-X-PRELOAD-HINT:\(a.text)\n"
-        case .renditionReport(let report):
-            var a = AttributeWriter()
-            try a.quoted("URI", report.uri)
-            try a.integer("LAST-MSN", report.lastMediaSequence)
-            try a.integer("LAST-PART", report.lastPart)
-            return "#EXT-X-RENDITION-REPORT:\(a.text)\n"
-        case .unknown(let line):
-            return try verbatim(line)
-        }
+        String(decoding: try renderBytes(range), as: UTF8.self)
     }
 
     private static func render(_ start: StartPoint) throws(RenderError) -> String {
@@ -176,10 +48,6 @@ public enum PlaylistRenderer {
         try a.decimal("TIME-OFFSET", start.timeOffset, signed: true)
         try a.flag("PRECISE", start.precise)
         return "#EXT-X-START:\(a.text)\n"
-    }
-
-    private static func render(_ range: ByteRange) -> String {
-        range.offset.map { "\(range.length)@\($0)" } ?? "\(range.length)"
     }
 
     private static func variantAttributes(_ variant: Variant, iFrame: Bool) throws(RenderError) -> String {
@@ -206,13 +74,6 @@ public enum PlaylistRenderer {
             try a.quoted("URI", variant.uri)
         }
         return a.text
-    }
-
-    private static func title(_ text: String) throws(RenderError) -> String {
-        guard !text.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) else {
-            throw .unrepresentableQuotedString(attribute: "EXTINF title", value: text)
-        }
-        return text
     }
 
     private static func uriLine(_ uri: String) throws(RenderError) -> String {
