@@ -38,7 +38,10 @@ trap demo_down EXIT
 hlsjs_probe_setup || skip "$PROBE_SKIP"
 
 demo_server_up
+# What the server was built from: the commit, and the tracked files that differed from it at build time.
 SERVER_COMMIT=$(git describe --always --dirty 2>/dev/null || echo unknown)
+dirty=$(git status --short --untracked-files=no 2>/dev/null | awk '{print $2}' | paste -sd, -)
+[ -n "$dirty" ] && SERVER_COMMIT="$SERVER_COMMIT (uncommitted: $dirty)"
 [ -n "${CUELINE_BIN:-}" ] && SERVER_COMMIT="$SERVER_COMMIT (CUELINE_BIN=$CUELINE_BIN)"
 for n in 1 2 3 4 5 6 7; do
     [ -z "$only" ] || [[ ,$only, == *,$n,* ]] || continue
