@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, starts a throwaway PostgreSQL, migrates, runs `swift test`.
+# The whole test suite: installs what is missing, starts a throwaway PostgreSQL, migrates, runs `swift test`, then
+# the fault scripts, the fuzzers and the player scenarios (hls.js in headless Chromium).
 # Usage: scripts/test.sh [extra swift test arguments, e.g. --filter HLSTests]
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
@@ -39,3 +40,6 @@ scripts/fuzz-http.sh --seconds 60
 
 log "SCTE-35 parser: the fuzz corpus under AddressSanitizer"
 scripts/fuzz-scte35.sh --replay
+
+log "what viewers see: the player scenarios in a real hls.js 1.6.15 (skipped with a message where Chromium cannot be installed)"
+scripts/player-scenarios.sh   # results: .demo/player-scenarios/

@@ -78,7 +78,7 @@ struct CommandRequest: Decodable {
             var place = PlaceBreak(
                 id: id, start: startSpec, plannedDurationMilliseconds: try milliseconds(duration, "duration"), asset: asset,
                 options: InterstitialOptions(
-                    restrict: try values(restrict, "restrict"), snap: try values(snap, "snap"), cue: try values(cue, "cue"),
+                    restrict: try values(restrict, "restrict"), snap: try values(snap, "snap"), cue: InterstitialOptions.cue(requested: try values(cue, "cue")),
                     clientAttributes: (attributes ?? [:]).sorted { $0.key < $1.key }.map { ClientAttribute(name: $0.key, value: .string($0.value)) }),
                 alignment: try Self.alignment(align))
             place.wholeAssets = chunked == false

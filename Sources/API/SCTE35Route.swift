@@ -69,7 +69,7 @@ enum CueMapping: Equatable {
             // next segment boundary unless the request asks for `align: exact`.
             return .command(.placeBreak(PlaceBreak(
                 id: next, start: .inMilliseconds(0), plannedDurationMilliseconds: duration, asset: asset,
-                options: InterstitialOptions(scte35Out: hex), alignment: try CommandRequest.alignment(request.align))))
+                options: InterstitialOptions(cue: InterstitialOptions.defaultCue, scte35Out: hex), alignment: try CommandRequest.alignment(request.align))))
         case .in(let eventID), .cancel(let eventID):
             let isCancel = if case .cancel = cue { true } else { false }
             guard let latest = breakIDs(eventID, in: state).latest else {

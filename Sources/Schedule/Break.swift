@@ -28,6 +28,21 @@ public struct InterstitialOptions: Hashable, Sendable, Codable {
     }
 }
 
+extension InterstitialOptions {
+    /// The `CUE` a break gets when its command names none: `ONCE`. A live break plays once for each viewer anyway;
+    /// saying so keeps hls.js 1.6 from appending the break into the primary's own buffer ("in place", chosen for a
+    /// start on a segment boundary or with `X-SNAP=OUT`: `interstitial-event.ts` `appendInPlace`), where the primary
+    /// froze at the break's start in our player scenarios; played in a media source of its own, a late early return
+    /// ends a chunked asset within one chunk. Commands ask for no `CUE` with an empty list (`--cue none`).
+    public static let defaultCue: [DateRange.Cue] = [.once]
+
+    /// A command's `cue`: absent is the default, an empty list is none.
+    public static func cue(requested: [DateRange.Cue]?) -> [DateRange.Cue]? {
+        guard let requested else { return defaultCue }
+        return requested.isEmpty ? nil : requested
+    }
+}
+
 /// A break as placed: everything the placing tag publishes.
 public struct BreakSpec: Hashable, Sendable, Codable {
     public var id: String

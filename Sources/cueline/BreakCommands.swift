@@ -43,7 +43,9 @@ struct BreakCommand: AsyncParsableCommand {
         @Option(help: "out, in or out,in")
         var snap: String?
 
-        @Option(help: "pre, post, once (comma-separated)")
+        @Option(help: ArgumentHelp(
+            "pre, post, once (comma-separated), or none. Default: once.",
+            discussion: "A live break plays once for each viewer; CUE=\"ONCE\" also keeps hls.js 1.6 from appending it into the primary's buffer, where the primary froze at the break's start."))
         var cue: String?
 
         @Option(help: "X-NAME=value client attribute (repeatable).")
@@ -98,7 +100,7 @@ struct BreakCommand: AsyncParsableCommand {
                 id: id, start: at.map { .at($0.timestamp) } ?? .inMilliseconds(inDuration!.milliseconds),
                 plannedDurationMilliseconds: duration.milliseconds, asset: asset,
                 options: InterstitialOptions(
-                    restrict: try list(restrict, "restrict"), snap: try list(snap, "snap"), cue: try list(cue, "cue"),
+                    restrict: try list(restrict, "restrict"), snap: try list(snap, "snap"), cue: InterstitialOptions.cue(requested: cue == "none" ? [] : try list(cue, "cue")),
                     clientAttributes: try attr.map(parseAttribute)),
                 alignment: align)
             request.wholeAssets = noChunks
