@@ -50,7 +50,7 @@ struct RendererEquivalenceTests {
             for estimate in [1, 64, 300] {
                 let bytes = try PlaylistRenderer.withWriter(
                     estimate: estimate,
-                    write: { (w: inout ByteWriter) throws(RenderError) in try PlaylistRenderer.write(playlist, to: &w) },
+                    write: { PlaylistRenderer.write(playlist, to: &$0) },
                     body: { Array($0) })
                 #expect(bytes == Array(expected.utf8))
             }

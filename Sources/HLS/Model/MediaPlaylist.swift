@@ -149,7 +149,9 @@ public enum SegmentTag: Hashable, Sendable {
     case byteRange(ByteRange)
     case gap
     case bitrate(Int)
-    case dateRange(DateRange)
+    /// Indirect: a date range is some 340 bytes, and inline it made every tag that size (a program date-time
+    /// included), so that each copy of any tag moved 340 bytes.
+    indirect case dateRange(DateRange)
     case part(Part)
     case preloadHint(PreloadHint)
     case renditionReport(RenditionReport)

@@ -8,10 +8,18 @@ struct ByteWriter {
     private let capacity: Int
     private(set) var count = 0
     private(set) var overflowed = false
+    /// The first value found that cannot be written. The writing functions record it and go on rather than throw:
+    /// a throwing call makes the compiler copy each tag and date range it passes on (a dozen retains each), which
+    /// cost a fifth of a render. What is written after it is thrown away.
+    private(set) var error: RenderError?
 
     init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
         base = buffer.baseAddress!
         capacity = buffer.count
+    }
+
+    mutating func fail(_ error: RenderError) {
+        if self.error == nil { self.error = error }
     }
 
     /// The bytes written so far.
@@ -52,20 +60,11 @@ struct ByteWriter {
         if done == nil { for value in text.utf8 { byte(value) } }
     }
 
-    /// Copies `text` and tells whether it held a byte of `forbidden` (CR, LF, and `"` when `quote`), checking while
-    /// copying, in one pass without an early exit.
+    /// Copies `text` and tells whether it held CR or LF, or `"` when `quote`.
     private mutating func copy(_ text: String, quote: Bool) -> Bool {
         func run(_ source: UnsafeBufferPointer<UInt8>, _ writer: inout ByteWriter) -> Bool {
-            guard writer.reserve(source.count) else { return false }
-            let destination = writer.base + writer.count
-            var bad = false
-            for i in 0..<source.count {
-                let value = source[i]
-                destination[i] = value
-                bad = bad || value == 0x0A || value == 0x0D || (quote && value == 0x22)
-            }
-            writer.count &+= source.count
-            return bad
+            writer.bytes(source)
+            return containsLineBreak(source, orQuote: quote)
         }
         if let bad = text.utf8.withContiguousStorageIfAvailable({ run($0, &self) }) { return bad }
         let array = Array(text.utf8)
@@ -147,43 +146,79 @@ struct ByteWriter {
         integer(Int64(value))
     }
 
-    private static let powersOfTen: [UInt64] = (0...9).map { (0..<$0).reduce(1) { p, _ in p * 10 } }
+    @inline(__always)
+    private static func powerOfTen(_ exponent: Int) -> UInt64 {
+        var value: UInt64 = 1
+        for _ in 0..<exponent { value &*= 10 }
+        return value
+    }
 
     /// What `DecimalNumber.description` writes: exactly `scale` fractional digits.
     mutating func decimal(_ value: DecimalNumber) {
         if value.mantissa < 0 { byte(UInt8(ascii: "-")) }
         let magnitude = value.mantissa.magnitude
         guard value.scale > 0 else { return unsigned(magnitude) }
-        let divisor = Self.powersOfTen[value.scale]
+        let divisor = Self.powerOfTen(value.scale)
         unsigned(magnitude / divisor)
         byte(UInt8(ascii: "."))
         digits(magnitude % divisor, width: value.scale)
     }
 
+    /// The day of the last timestamp written and its `YYYY-MM-DDT` (a window's dates share one or two days).
+    private var cachedDay = Int64.min
+    private var cachedDate: (UInt64, UInt32) = (0, 0)
+
     /// What `Timestamp.iso8601` writes: `YYYY-MM-DDThh:mm:ss.sssZ`.
     mutating func timestamp(_ value: Timestamp) {
-        let (year, month, day, hour, minute, second, millisecond) = value.utcFields
-        if (0...9999).contains(year) {
-            digits(UInt64(year), width: 4)
-        } else {
-            // `pad(year, 4)` counted the sign as a digit: -5 was written `00-5`.
-            let length = Self.digitCount(year.magnitude) + (year < 0 ? 1 : 0)
-            if length < 4 { digits(0, width: 4 - length) }
-            integer(year)
+        var day = value.milliseconds / 86_400_000
+        var msOfDay = value.milliseconds % 86_400_000
+        if msOfDay < 0 {
+            day -= 1
+            msOfDay += 86_400_000
         }
-        byte(UInt8(ascii: "-"))
-        digits(UInt64(month), width: 2)
-        byte(UInt8(ascii: "-"))
-        digits(UInt64(day), width: 2)
-        byte(UInt8(ascii: "T"))
-        digits(UInt64(hour), width: 2)
+        if day == cachedDay, reserve(24) {
+            UnsafeMutableRawPointer(base + count).storeBytes(of: cachedDate.0, as: UInt64.self)
+            UnsafeMutableRawPointer(base + count + 8).storeBytes(of: cachedDate.1, as: UInt32.self)
+            count &+= 11
+        } else {
+            let (year, month, dayOfMonth, _, _, _, _) = value.utcFields
+            let start = count
+            if (0...9999).contains(year) {
+                digits(UInt64(year), width: 4)
+            } else {
+                // `pad(year, 4)` counted the sign as a digit: -5 was written `00-5`.
+                let length = Self.digitCount(year.magnitude) + (year < 0 ? 1 : 0)
+                if length < 4 { digits(0, width: 4 - length) }
+                integer(year)
+            }
+            byte(UInt8(ascii: "-"))
+            digits(UInt64(month), width: 2)
+            byte(UInt8(ascii: "-"))
+            digits(UInt64(dayOfMonth), width: 2)
+            byte(UInt8(ascii: "T"))
+            if !overflowed, count - start == 11 {
+                let raw = UnsafeRawPointer(base + start)
+                cachedDate = (raw.loadUnaligned(as: UInt64.self), raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+                cachedDay = day
+            }
+        }
+        let ms = UInt64(msOfDay)
+        twoDigits(ms / 3_600_000)
         byte(UInt8(ascii: ":"))
-        digits(UInt64(minute), width: 2)
+        twoDigits(ms / 60_000 % 60)
         byte(UInt8(ascii: ":"))
-        digits(UInt64(second), width: 2)
+        twoDigits(ms / 1000 % 60)
         byte(UInt8(ascii: "."))
-        digits(UInt64(millisecond), width: 3)
+        digits(ms % 1000, width: 3)
         byte(UInt8(ascii: "Z"))
+    }
+
+    @inline(__always)
+    private mutating func twoDigits(_ value: UInt64) {
+        guard reserve(2) else { return }
+        base[count] = UInt8(truncatingIfNeeded: value / 10) &+ 0x30
+        base[count &+ 1] = UInt8(truncatingIfNeeded: value % 10) &+ 0x30
+        count &+= 2
     }
 
     /// What `HexBytes.description` writes: `0x` and upper-case digits.
@@ -203,4 +238,28 @@ struct ByteWriter {
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? nibble &+ 0x30 : nibble &+ 0x37
     }
+}
+
+/// Whether `bytes` holds CR or LF (or `"` when `quote`): eight bytes at a time, with the has-zero-byte test.
+@inline(__always)
+func containsLineBreak(_ bytes: UnsafeBufferPointer<UInt8>, orQuote quote: Bool) -> Bool {
+    guard let start = bytes.baseAddress else { return false }
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    @inline(__always) func hasZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+    let raw = UnsafeRawPointer(start)
+    var index = 0
+    var found = false
+    while index &+ 8 <= bytes.count {
+        let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+        found = found || hasZero(word ^ (ones &* 0x0A)) || hasZero(word ^ (ones &* 0x0D))
+            || (quote && hasZero(word ^ (ones &* 0x22)))
+        index &+= 8
+    }
+    while index < bytes.count {
+        let value = bytes[index]
+        found = found || value == 0x0A || value == 0x0D || (quote && value == 0x22)
+        index &+= 1
+    }
+    return found
 }

@@ -16,29 +16,26 @@ extension PlaylistRenderer {
 
     /// One `EXT-X-DATERANGE` line, with its newline, as bytes.
     public static func renderBytes(_ range: DateRange) throws(RenderError) -> [UInt8] {
-        try withWriter(estimate: estimate(range), write: { (w: inout ByteWriter) throws(RenderError) in try write(range, to: &w) }, body: { Array($0) })
+        try withWriter(estimate: estimate(range), write: { write(range, to: &$0) }, body: { Array($0) })
     }
 
     /// Renders into temporary memory (on the stack when it fits) and hands the bytes to `body`, which copies them
     /// once into what it returns: the only heap allocation of a render.
     static func withRendered<R>(_ playlist: MediaPlaylist, _ body: (UnsafeBufferPointer<UInt8>) -> R) throws(RenderError) -> R {
         try withWriter(
-            estimate: estimate(playlist), write: { (w: inout ByteWriter) throws(RenderError) in try write(playlist, to: &w) },
+            estimate: estimate(playlist), write: { write(playlist, to: &$0) },
             body: body)
     }
 
     static func withWriter<R>(
-        estimate: Int, write: (inout ByteWriter) throws(RenderError) -> Void, body: (UnsafeBufferPointer<UInt8>) -> R
+        estimate: Int, write: (inout ByteWriter) -> Void, body: (UnsafeBufferPointer<UInt8>) -> R
     ) throws(RenderError) -> R {
         var capacity = estimate
         while true {
             let result: Result<R, RenderError>? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { memory in
                 var writer = ByteWriter(memory)
-                do throws(RenderError) {
-                    try write(&writer)
-                } catch {
-                    return .failure(error)
-                }
+                write(&writer)
+                if let error = writer.error { return .failure(error) }
                 return writer.overflowed ? nil : .success(body(writer.written))
             }
             if let result { return try result.get() }
@@ -48,8 +45,8 @@ extension PlaylistRenderer {
 
     // MARK: Media playlist
 
-    static func write(_ playlist: MediaPlaylist, to w: inout ByteWriter) throws(RenderError) {
-        guard playlist.targetDuration >= 1 else { throw .invalidTargetDuration(playlist.targetDuration) }
+    static func write(_ playlist: MediaPlaylist, to w: inout ByteWriter) {
+        guard playlist.targetDuration >= 1 else { return w.fail(.invalidTargetDuration(playlist.targetDuration)) }
         w.ascii("#EXTM3U\n")
         if let version = playlist.version {
             w.ascii("#EXT-X-VERSION:")
@@ -86,23 +83,23 @@ extension PlaylistRenderer {
             var listed = false
             w.ascii("#EXT-X-SERVER-CONTROL:")
             w.flag("CAN-BLOCK-RELOAD", control.canBlockReload, &listed)
-            try w.decimal("CAN-SKIP-UNTIL", control.canSkipUntil, &listed)
+            w.decimal("CAN-SKIP-UNTIL", control.canSkipUntil, &listed)
             w.flag("CAN-SKIP-DATERANGES", control.canSkipDateRanges, &listed)
-            try w.decimal("HOLD-BACK", control.holdBack, &listed)
-            try w.decimal("PART-HOLD-BACK", control.partHoldBack, &listed)
+            w.decimal("HOLD-BACK", control.holdBack, &listed)
+            w.decimal("PART-HOLD-BACK", control.partHoldBack, &listed)
             w.byte(0x0A)
         }
         if let partTarget = playlist.partTarget {
             var listed = false
             w.ascii("#EXT-X-PART-INF:")
-            try w.decimal("PART-TARGET", partTarget, &listed)
+            w.decimal("PART-TARGET", partTarget, &listed)
             w.byte(0x0A)
         }
-        for line in playlist.unknownHeaderTags { try w.verbatim(line) }
+        for line in playlist.unknownHeaderTags { w.verbatim(line) }
         if let skip = playlist.skip {
             var listed = false
             w.ascii("#EXT-X-SKIP:")
-            try w.integer("SKIPPED-SEGMENTS", skip.skippedSegments, &listed)
+            w.integer("SKIPPED-SEGMENTS", skip.skippedSegments, &listed)
             if !skip.recentlyRemovedDateRanges.isEmpty {
                 w.attribute("RECENTLY-REMOVED-DATERANGES", &listed)
                 w.byte(0x22)
@@ -113,26 +110,39 @@ extension PlaylistRenderer {
                 }
                 w.byte(0x22)
                 if bad {
-                    throw .unrepresentableQuotedString(
-                        attribute: "RECENTLY-REMOVED-DATERANGES", value: skip.recentlyRemovedDateRanges.joined(separator: "\t"))
+                    return w.fail(.unrepresentableQuotedString(
+                        attribute: "RECENTLY-REMOVED-DATERANGES", value: skip.recentlyRemovedDateRanges.joined(separator: "\t")))
                 }
             }
             w.byte(0x0A)
         }
-        for segment in playlist.segments {
-            for tag in segment.tags { try write(tag, to: &w) }
-            w.ascii("#EXTINF:")
-            w.decimal(segment.duration)
-            w.byte(UInt8(ascii: ","))
-            if w.line(segment.title) { throw .unrepresentableQuotedString(attribute: "EXTINF title", value: segment.title) }
-            w.byte(0x0A)
-            try w.uriLine(segment.uri)
+        // Segments, tags and date ranges are borrowed, never copied: a copy of a date range retains a dozen
+        // references, and copying them cost a quarter of a render.
+        playlist.segments.withUnsafeBufferPointer { segments in
+            for index in segments.indices { write(segments[index], to: &w) }
         }
-        for tag in playlist.trailingTags { try write(tag, to: &w) }
+        write(playlist.trailingTags, to: &w)
         if playlist.endList { w.ascii("#EXT-X-ENDLIST\n") }
     }
 
-    static func write(_ tag: SegmentTag, to w: inout ByteWriter) throws(RenderError) {
+    static func write(_ segment: borrowing Segment, to w: inout ByteWriter) {
+        write(segment.tags, to: &w)
+        w.ascii("#EXTINF:")
+        w.decimal(segment.duration)
+        w.byte(UInt8(ascii: ","))
+        if w.line(segment.title) { return w.fail(.unrepresentableQuotedString(attribute: "EXTINF title", value: segment.title)) }
+        w.byte(0x0A)
+        w.uriLine(segment.uri)
+    }
+
+    static func write(_ tags: borrowing [SegmentTag], to w: inout ByteWriter) {
+        // In place: `tags[index]` would copy the tag out of the array first.
+        tags.withUnsafeBufferPointer { tags in
+            for index in tags.indices { write(tags[index], to: &w) }
+        }
+    }
+
+    static func write(_ tag: borrowing SegmentTag, to w: inout ByteWriter) {
         var listed = false
         switch tag {
         case .discontinuity:
@@ -143,15 +153,15 @@ extension PlaylistRenderer {
             w.byte(0x0A)
         case .key(let key):
             w.ascii("#EXT-X-KEY:")
-            try w.enumerated("METHOD", key.method, &listed)
-            try w.quoted("URI", key.uri, &listed)
-            try w.hex("IV", key.iv, &listed)
-            try w.quoted("KEYFORMAT", key.keyFormat, &listed)
-            try w.quoted("KEYFORMATVERSIONS", key.keyFormatVersions, &listed)
+            w.enumerated("METHOD", key.method, &listed)
+            w.quoted("URI", key.uri, &listed)
+            w.hex("IV", key.iv, &listed)
+            w.quoted("KEYFORMAT", key.keyFormat, &listed)
+            w.quoted("KEYFORMATVERSIONS", key.keyFormatVersions, &listed)
             w.byte(0x0A)
         case .map(let map):
             w.ascii("#EXT-X-MAP:")
-            try w.quoted("URI", map.uri, &listed)
+            w.quoted("URI", map.uri, &listed)
             if let range = map.byteRange {
                 w.attribute("BYTERANGE", &listed)
                 w.byte(0x22)
@@ -170,11 +180,11 @@ extension PlaylistRenderer {
             w.integer(kbps)
             w.byte(0x0A)
         case .dateRange(let range):
-            try write(range, to: &w)
+            write(range, to: &w)
         case .part(let part):
             w.ascii("#EXT-X-PART:")
-            try w.decimal("DURATION", part.duration, &listed)
-            try w.quoted("URI", part.uri, &listed)
+            w.decimal("DURATION", part.duration, &listed)
+            w.quoted("URI", part.uri, &listed)
             w.flag("INDEPENDENT", part.independent, &listed)
             if let range = part.byteRange {
                 w.attribute("BYTERANGE", &listed)
@@ -191,27 +201,27 @@ extension PlaylistRenderer {
             case .part: w.ascii("PART")
             case .map: w.ascii("MAP")
             }
-            try w.quoted("URI", hint.uri, &listed)
-            try w.integer("BYTERANGE-START", hint.byteRangeStart, &listed)
-            try w.integer("BYTERANGE-LENGTH", hint.byteRangeLength, &listed)
+            w.quoted("URI", hint.uri, &listed)
+            w.integer("BYTERANGE-START", hint.byteRangeStart, &listed)
+            w.integer("BYTERANGE-LENGTH", hint.byteRangeLength, &listed)
             w.byte(0x0A)
         case .renditionReport(let report):
             w.ascii("#EXT-X-RENDITION-REPORT:")
-            try w.quoted("URI", report.uri, &listed)
-            try w.integer("LAST-MSN", report.lastMediaSequence, &listed)
-            try w.integer("LAST-PART", report.lastPart, &listed)
+            w.quoted("URI", report.uri, &listed)
+            w.integer("LAST-MSN", report.lastMediaSequence, &listed)
+            w.integer("LAST-PART", report.lastPart, &listed)
             w.byte(0x0A)
         case .unknown(let line):
-            try w.verbatim(line)
+            w.verbatim(line)
         }
     }
 
     /// One `EXT-X-DATERANGE` line with its newline, attributes in the fixed order of the draft's table.
-    static func write(_ range: DateRange, to w: inout ByteWriter) throws(RenderError) {
+    static func write(_ range: borrowing DateRange, to w: inout ByteWriter) {
         var listed = false
         w.ascii("#EXT-X-DATERANGE:")
-        try w.quoted("ID", range.id, &listed)
-        try w.quoted("CLASS", range.classAttribute, &listed)
+        w.quoted("ID", range.id, &listed)
+        w.quoted("CLASS", range.classAttribute, &listed)
         if let start = range.startDate {
             w.attribute("START-DATE", &listed)
             w.byte(0x22)
@@ -237,15 +247,15 @@ extension PlaylistRenderer {
             w.timestamp(end)
             w.byte(0x22)
         }
-        try w.decimal("DURATION", range.duration, &listed)
-        try w.decimal("PLANNED-DURATION", range.plannedDuration, &listed)
-        try w.quoted("X-ASSET-URI", range.assetURI, &listed)
-        try w.quoted("X-ASSET-LIST", range.assetList, &listed)
+        w.decimal("DURATION", range.duration, &listed)
+        w.decimal("PLANNED-DURATION", range.plannedDuration, &listed)
+        w.quoted("X-ASSET-URI", range.assetURI, &listed)
+        w.quoted("X-ASSET-LIST", range.assetList, &listed)
         if let offset = range.resumeOffset {
             w.attribute("X-RESUME-OFFSET", &listed)
             w.decimal(offset)
         }
-        try w.decimal("X-PLAYOUT-LIMIT", range.playoutLimit, &listed)
+        w.decimal("X-PLAYOUT-LIMIT", range.playoutLimit, &listed)
         if let snap = range.snap {
             w.attribute("X-SNAP", &listed)
             w.byte(0x22)
@@ -288,13 +298,13 @@ extension PlaylistRenderer {
             case .primary: w.ascii("\"PRIMARY\"")
             }
         }
-        try w.decimal("X-SKIP-CONTROL-OFFSET", range.skipControlOffset, &listed)
-        try w.decimal("X-SKIP-CONTROL-DURATION", range.skipControlDuration, &listed)
-        try w.quoted("X-SKIP-CONTROL-LABEL-ID", range.skipControlLabelID, &listed)
-        if !range.clientAttributes.isEmpty { try writeClientAttributes(of: range, to: &w, &listed) }
-        try w.hex("SCTE35-CMD", range.scte35Command, &listed)
-        try w.hex("SCTE35-OUT", range.scte35Out, &listed)
-        try w.hex("SCTE35-IN", range.scte35In, &listed)
+        w.decimal("X-SKIP-CONTROL-OFFSET", range.skipControlOffset, &listed)
+        w.decimal("X-SKIP-CONTROL-DURATION", range.skipControlDuration, &listed)
+        w.quoted("X-SKIP-CONTROL-LABEL-ID", range.skipControlLabelID, &listed)
+        if !range.clientAttributes.isEmpty { writeClientAttributes(of: range, to: &w, &listed) }
+        w.hex("SCTE35-CMD", range.scte35Command, &listed)
+        w.hex("SCTE35-OUT", range.scte35Out, &listed)
+        w.hex("SCTE35-IN", range.scte35In, &listed)
         w.flag("END-ON-NEXT", range.endOnNext, &listed)
         w.byte(0x0A)
     }
@@ -303,33 +313,33 @@ extension PlaylistRenderer {
     /// then that no attribute of the tag already has this name. Only `X-` names can collide, so the duplicate check
     /// compares with the typed `X-` attributes present and the client attributes before it: no set, no allocation.
     private static func writeClientAttributes(
-        of range: DateRange, to w: inout ByteWriter, _ listed: inout Bool
-    ) throws(RenderError) {
+        of range: borrowing DateRange, to w: inout ByteWriter, _ listed: inout Bool
+    ) {
         let attributes = range.clientAttributes
         for index in attributes.indices {
             let attribute = attributes[index]
             let name = attribute.name
             guard name.utf8.count > 2, name.utf8.starts(with: "X-".utf8), isAttributeName(name) else {
-                throw .invalidClientAttributeName(name)
+                return w.fail(.invalidClientAttributeName(name))
             }
             w.attribute(name, &listed)
             switch attribute.value {
             case .string(let text):
-                if w.quoted(text) { throw .unrepresentableQuotedString(attribute: name, value: text) }
+                if w.quoted(text) { return w.fail(.unrepresentableQuotedString(attribute: name, value: text)) }
             case .hex(let bytes):
-                guard !bytes.bytes.isEmpty else { throw .emptyHex(attribute: name) }
+                guard !bytes.bytes.isEmpty else { return w.fail(.emptyHex(attribute: name)) }
                 w.hex(bytes)
             case .decimal(let number):
                 w.decimal(number)
             }
             if typedAttributePresent(name, in: range) || attributes[..<index].contains(where: { $0.name == name }) {
-                throw .duplicateAttribute(name)
+                return w.fail(.duplicateAttribute(name))
             }
         }
     }
 
     /// Whether `range` carries the typed `X-` attribute called `name`.
-    private static func typedAttributePresent(_ name: String, in range: DateRange) -> Bool {
+    private static func typedAttributePresent(_ name: String, in range: borrowing DateRange) -> Bool {
         switch name {
         case "X-ASSET-URI": return range.assetURI != nil
         case "X-ASSET-LIST": return range.assetList != nil
@@ -360,15 +370,20 @@ extension PlaylistRenderer {
         if let skip = playlist.skip {
             for id in skip.recentlyRemovedDateRanges { total &+= id.utf8.count &+ 1 }
         }
-        for segment in playlist.segments {
-            total &+= 12 &+ numberBytes &+ segment.title.utf8.count &+ segment.uri.utf8.count
-            for tag in segment.tags { total &+= estimate(tag) }
+        for index in playlist.segments.indices {
+            total &+= estimate(playlist.segments[index])
         }
-        for tag in playlist.trailingTags { total &+= estimate(tag) }
+        for index in playlist.trailingTags.indices { total &+= estimate(playlist.trailingTags[index]) }
         return total
     }
 
-    private static func estimate(_ tag: SegmentTag) -> Int {
+    private static func estimate(_ segment: borrowing Segment) -> Int {
+        var total = 12 &+ numberBytes &+ segment.title.utf8.count &+ segment.uri.utf8.count
+        for index in segment.tags.indices { total &+= estimate(segment.tags[index]) }
+        return total
+    }
+
+    private static func estimate(_ tag: borrowing SegmentTag) -> Int {
         switch tag {
         case .discontinuity, .gap, .byteRange, .bitrate: return 64
         case .programDateTime: return 32 &+ numberBytes
@@ -385,7 +400,7 @@ extension PlaylistRenderer {
     }
 
     /// Every attribute name, its punctuation and a number's worth of bytes for each number and date, plus the strings.
-    private static func estimate(_ range: DateRange) -> Int {
+    private static func estimate(_ range: borrowing DateRange) -> Int {
         var total = 720 &+ range.id.utf8.count &+ (range.classAttribute?.utf8.count ?? 0)
             &+ (range.assetURI?.utf8.count ?? 0) &+ (range.assetList?.utf8.count ?? 0)
             &+ (range.skipControlLabelID?.utf8.count ?? 0)
@@ -413,38 +428,38 @@ extension ByteWriter {
     }
 
     @inline(__always)
-    mutating func quoted(_ name: StaticString, _ value: String?, _ listed: inout Bool) throws(RenderError) {
+    mutating func quoted(_ name: StaticString, _ value: String?, _ listed: inout Bool) {
         guard let value else { return }
         attribute(name, &listed)
-        if quoted(value) { throw .unrepresentableQuotedString(attribute: "\(name)", value: value) }
+        if quoted(value) { return fail(.unrepresentableQuotedString(attribute: "\(name)", value: value)) }
     }
 
     @inline(__always)
-    mutating func decimal(_ name: StaticString, _ value: DecimalNumber?, _ listed: inout Bool) throws(RenderError) {
+    mutating func decimal(_ name: StaticString, _ value: DecimalNumber?, _ listed: inout Bool) {
         guard let value else { return }
-        guard value.mantissa >= 0 else { throw .negativeDecimal(attribute: "\(name)", value: value.description) }
+        guard value.mantissa >= 0 else { return fail(.negativeDecimal(attribute: "\(name)", value: value.description)) }
         attribute(name, &listed)
         decimal(value)
     }
 
-    mutating func integer(_ name: StaticString, _ value: (some BinaryInteger)?, _ listed: inout Bool) throws(RenderError) {
+    mutating func integer(_ name: StaticString, _ value: (some BinaryInteger)?, _ listed: inout Bool) {
         guard let value else { return }
-        guard value >= 0 else { throw .negativeInteger(attribute: "\(name)") }
+        guard value >= 0 else { return fail(.negativeInteger(attribute: "\(name)")) }
         attribute(name, &listed)
         unsigned(UInt64(value))
     }
 
-    mutating func hex(_ name: StaticString, _ value: HexBytes?, _ listed: inout Bool) throws(RenderError) {
+    mutating func hex(_ name: StaticString, _ value: HexBytes?, _ listed: inout Bool) {
         guard let value else { return }
-        guard !value.bytes.isEmpty else { throw .emptyHex(attribute: "\(name)") }
+        guard !value.bytes.isEmpty else { return fail(.emptyHex(attribute: "\(name)")) }
         attribute(name, &listed)
         hex(value)
     }
 
-    mutating func enumerated(_ name: StaticString, _ value: String, _ listed: inout Bool) throws(RenderError) {
+    mutating func enumerated(_ name: StaticString, _ value: String, _ listed: inout Bool) {
         guard !value.isEmpty,
             value.utf8.allSatisfy({ $0 > 0x20 && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "\"") && $0 < 0x7F })
-        else { throw .invalidEnumeratedString(attribute: "\(name)", value: value) }
+        else { return fail(.invalidEnumeratedString(attribute: "\(name)", value: value)) }
         attribute(name, &listed)
         string(value)
     }
@@ -459,14 +474,14 @@ extension ByteWriter {
     }
 
     /// A URI line: not empty, not starting with `#`, no line break.
-    mutating func uriLine(_ uri: String) throws(RenderError) {
-        guard !uri.isEmpty, !startsWithHash(uri), !line(uri) else { throw .invalidURI(uri) }
+    mutating func uriLine(_ uri: String) {
+        guard !uri.isEmpty, !startsWithHash(uri), !line(uri) else { return fail(.invalidURI(uri)) }
         byte(0x0A)
     }
 
     /// A tag kept verbatim: starts with `#`, no line break.
-    mutating func verbatim(_ text: String) throws(RenderError) {
-        guard startsWithHash(text), !line(text) else { throw .invalidURI(text) }
+    mutating func verbatim(_ text: String) {
+        guard startsWithHash(text), !line(text) else { return fail(.invalidURI(text)) }
         byte(0x0A)
     }
 }
