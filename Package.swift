@@ -76,7 +76,10 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
-        .executableTarget(name: "cueline-bench", dependencies: ["HLS"], path: "Benchmarks/HLSBenchmarks"),
+        // Exports the benchmark's own malloc and friends, which count allocations (Allocations.swift).
+        .executableTarget(
+            name: "cueline-bench", dependencies: ["HLS"], path: "Benchmarks/HLSBenchmarks",
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]),
         .executableTarget(
             name: "cueline-replay-bench", dependencies: ["HLS", "Schedule", "Projector", "EventStore"],
             path: "Benchmarks/ReplayBenchmarks"),

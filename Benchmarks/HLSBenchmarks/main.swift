@@ -2,6 +2,9 @@
 // against a baseline measured in the same run: a naive renderer that builds the same bytes with Foundation's
 // `String(format:)` and `ISO8601DateFormatter`, the way a first version usually does.
 //
+// Then one media playlist (10 and 100 segments, 4 date ranges) against copying its bytes line by line (issue 12's
+// acceptance: at most 4x the copy, at most 10 allocations): see `measureRenderAgainstCopy`.
+//
 // Usage: swift run -c release cueline-bench [--seconds N]
 import Foundation
 import HLS
@@ -24,9 +27,9 @@ func dateRanges() -> [DateRange] {
     ]
 }
 
-func playlist(rendition: String) -> MediaPlaylist {
+func playlist(rendition: String, segments count: Int = 10) -> MediaPlaylist {
     let ranges = dateRanges()
-    let segments = (100..<110).map { n -> Segment in
+    let segments = (100..<(100 + count)).map { n -> Segment in
         var tags: [SegmentTag] = [.programDateTime(epoch.adding(milliseconds: Int64(n) * 6000))]
         if n == 103 { tags += ranges[0...1].map { .dateRange($0) } }
         return Segment(duration: DecimalNumber(milliseconds: 6000), uri: "\(rendition)/seg\(n).ts", tags: tags)
@@ -88,7 +91,14 @@ var seconds = 3.0
 if let index = CommandLine.arguments.firstIndex(of: "--seconds"), index + 1 < CommandLine.arguments.count {
     seconds = Double(CommandLine.arguments[index + 1]) ?? seconds
 }
-let renditions = ["1080p", "720p", "360p"].map(playlist(rendition:))
+// `--profile N`: only render the 10-segment playlist for N seconds (to run under `perf record`).
+if let index = CommandLine.arguments.firstIndex(of: "--profile"), index + 1 < CommandLine.arguments.count {
+    let one = playlist(rendition: "720p", segments: Int(ProcessInfo.processInfo.environment["SEGMENTS"] ?? "") ?? 10)
+    let rate = measure(seconds: Double(CommandLine.arguments[index + 1]) ?? 5) { (try! PlaylistRenderer.renderBytes(one)).count }
+    print(String(format: "%.0f ns per render", 1e9 / rate.perSecond))
+    exit(0)
+}
+let renditions = ["1080p", "720p", "360p"].map { playlist(rendition: $0) }
 for p in renditions {
     let ours = try! PlaylistRenderer.render(p)
     precondition(ours == naiveRender(p), "the baseline must produce the same bytes:\n\(ours)\n---\n\(naiveRender(p))")
@@ -101,3 +111,67 @@ print("render: 10 segments x 3 renditions, 4 date ranges (\(bytes) bytes per tic
 print(String(format: "  baseline (Foundation formatters): %10.0f ticks/s", baseline.perSecond))
 print(String(format: "  PlaylistRenderer:                 %10.0f ticks/s", cueline.perSecond))
 print(String(format: "  ratio: %.2fx the baseline", cueline.perSecond / baseline.perSecond))
+
+// MARK: - One media playlist against copying its bytes (issue 12)
+
+/// Nanoseconds per call of `body`, timed over batches for `seconds`.
+func nanoseconds(seconds: Double, _ body: () -> Int) -> Double {
+    let (perSecond, checksum) = measure(seconds: seconds, body)
+    precondition(checksum != 0)
+    return 1e9 / perSecond
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+/// Renders `playlist` and copies its bytes line by line (the baseline: the least any renderer must do), in alternating
+/// rounds so that both see the same machine load; prints the medians, the median of the per-round ratios and the
+/// allocations per call.
+func measureRenderAgainstCopy(_ name: String, _ playlist: MediaPlaylist, seconds: Double) {
+    let text = try! PlaylistRenderer.render(playlist)
+    let total = text.utf8.count
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { String($0) + "\n" }
+    let lineBytes = lines.map { Array($0.utf8) }
+    precondition(lines.joined() == text && lineBytes.joined().elementsEqual(text.utf8))
+
+    // Same output types as the renderer's two entry points: a String, and one [UInt8].
+    let copyString = { () -> Int in
+        var out = ""
+        out.reserveCapacity(total)
+        for line in lines { out += line }
+        return out.utf8.count
+    }
+    let copyBytes = { () -> Int in
+        var out: [UInt8] = []
+        out.reserveCapacity(total)
+        for line in lineBytes { out.append(contentsOf: line) }
+        return out.count
+    }
+    let renderString = { () -> Int in (try! PlaylistRenderer.render(playlist)).utf8.count }
+    let renderBytes = { () -> Int in (try! PlaylistRenderer.renderBytes(playlist)).count }
+
+    let rounds = 7
+    let slice = seconds / Double(rounds * 4)
+    var samples: [[Double]] = Array(repeating: [], count: 4)
+    for _ in 0..<rounds {
+        for (index, body) in [copyString, renderString, copyBytes, renderBytes].enumerated() {
+            samples[index].append(nanoseconds(seconds: slice, body))
+        }
+    }
+    let stringRatio = median(zip(samples[1], samples[0]).map { $0 / $1 })
+    let bytesRatio = median(zip(samples[3], samples[2]).map { $0 / $1 })
+    func count(_ body: () -> Int) -> String {
+        allocations(iterations: 1000, body).map { String(format: "%.1f", $0) } ?? "n/a"
+    }
+    print("  \(name) (\(total) bytes)")
+    print(String(format: "    String:  copy %7.0f ns   render %7.0f ns   ratio %5.2f   allocations: copy %@, render %@",
+                 median(samples[0]), median(samples[1]), stringRatio, count(copyString), count(renderString)))
+    print(String(format: "    [UInt8]: copy %7.0f ns   render %7.0f ns   ratio %5.2f   allocations: copy %@, render %@",
+                 median(samples[2]), median(samples[3]), bytesRatio, count(copyBytes), count(renderBytes)))
+}
+
+print("render: one media playlist vs copying its bytes line by line (medians of 7 alternating rounds; ratio = median of per-round ratios)")
+measureRenderAgainstCopy("10 segments, 4 date ranges", playlist(rendition: "720p"), seconds: seconds)
+measureRenderAgainstCopy("100 segments, 4 date ranges", playlist(rendition: "720p", segments: 100), seconds: seconds)
