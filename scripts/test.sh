@@ -28,12 +28,13 @@ swift test --skip-build --no-parallel "$@"
 log "checking deploy/ (systemd unit, YAML, container build command)"
 scripts/check-deploy.sh "$CUELINE_BIN"
 
-log "fault scenarios: two instances, SIGKILL mid-break, database outage, slow commits on a saturated machine, floods"
+log "fault scenarios: two instances, SIGKILL mid-break, database outage, slow commits on a saturated machine, floods, misbehaving asset servers"
 scripts/fault-two-instances.sh
 scripts/fault-kill9.sh
 scripts/fault-db-down.sh
 scripts/fault-slow-commits.sh
 scripts/fault-flood.sh
+scripts/fault-slow-assets.sh
 
 log "fuzzing the HTTP surface for 60 s (scripts/fuzz-http.sh --seconds 600 for a longer run)"
 scripts/fuzz-http.sh --seconds 60

@@ -96,18 +96,22 @@ public enum Routes {
         // A chunk of a measured asset: `<asset>-<chunk>.m3u8` (a VOD playlist of the asset's segments in the chunk's
         // span, or, for a multivariant asset, a multivariant playlist of its variants' chunks `<asset>-<chunk>-<variant>.m3u8`).
         let assetPlaylists = handler.assets ?? AssetPlaylists()
+        let logger = Logger(label: "cueline.assets")
         router.get("/channels/{channel}/breaks/{id}/chunks/{file}") { _, context -> Response in
             let channel = try context.parameters.require("channel")
             let id = try context.parameters.require("id")
             let file = try context.parameters.require("file")
             guard let state = follower.state(of: channel) else { return lookupErrorResponse(.unknownChannel(channel)) }
             let numbers = file.hasSuffix(".m3u8") ? file.dropLast(5).split(separator: "-", omittingEmptySubsequences: false) : []
-            let parsed = numbers.compactMap { $0.count <= 6 && $0.allSatisfy({ $0.isASCII && $0.isNumber }) ? Int($0) : nil }
+            // Plain decimal numbers without leading zeros: one name per chunk.
+            let parsed = numbers.compactMap { number in
+                number.count <= 6 && number.allSatisfy({ $0.isASCII && $0.isNumber }) && (number == "0" || !number.hasPrefix("0")) ? Int(number) : nil
+            }
             guard (2...3).contains(numbers.count), parsed.count == numbers.count,
                 let span = PlaylistBuilder.chunkSpan(state: state, breakID: id, asset: parsed[0], chunk: parsed[1])
             else { return errorResponse(.notFound, "no such chunk: \(file)") }
             do {
-                let text: String
+                let text: String?
                 switch try await assetPlaylists.playlist(span.uri) {
                 case .media(let media):
                     guard parsed.count == 2 else { return errorResponse(.notFound, "no such chunk: \(file)") }
@@ -126,9 +130,19 @@ public enum Routes {
                         text = media.chunk(from: span.from, to: span.to)
                     }
                 }
+                guard let text else {
+                    logger.warning("an asset changed since its break was placed: no segment in a chunk's span", metadata: [
+                        "channel": "\(channel)", "break": "\(id)", "chunk": "\(file)", "asset": "\(span.uri)",
+                    ])
+                    return errorResponse(.badGateway, "the asset of break \(id) changed since it was placed: chunk \(file) holds no segment")
+                }
                 return playlistResponse(text, maxAge: 600)
             } catch {
-                return errorResponse(.badGateway, "the asset of break \(id) cannot be read now: \(error)")
+                // The details (which may name internal addresses or signed URLs) go to the log, not to the public.
+                logger.warning("cannot read an asset for a chunk", metadata: [
+                    "channel": "\(channel)", "break": "\(id)", "asset": "\(span.uri)", "error": "\(error)",
+                ])
+                return errorResponse(.badGateway, "the asset of break \(id) cannot be read now")
             }
         }
 

@@ -14,34 +14,45 @@ public actor AssetPlaylists {
         public var description: String
     }
 
-    /// What a fetch does: GET a URL and return its body (a seam for tests).
-    public typealias Fetch = @Sendable (String) async throws -> String
+    /// What a fetch does: GET a URL and return its body and the URL it was finally read from (a seam for tests).
+    public typealias Fetch = @Sendable (String) async throws -> (body: String, url: String)
 
     private let fetch: Fetch
     private let timeToLive: Duration
     private let capacity: Int
     private let clock = ContinuousClock()
-    private var cache: [String: (playlist: VODPlaylist, readAt: ContinuousClock.Instant)] = [:]
-    private var inFlight: [String: Task<VODPlaylist, any Error>] = [:]
+    private var cache: [String: (playlist: VODPlaylist, readAt: ContinuousClock.Instant, bytes: Int)] = [:]
+    /// The size of the playlist texts behind the cached entries: held under `byteBudget`.
+    private var cachedBytes = 0
+    private let byteBudget = 16 << 20
+    private var inFlight: [String: Task<(VODPlaylist, Int), any Error>] = [:]
+    /// Recent failures, answered again for 5 s: players asking for chunks of an asset whose server is down do not
+    /// each start a fetch.
+    private var failures: [String: (failure: Failure, at: ContinuousClock.Instant)] = [:]
 
-    public init(fetch: Fetch? = nil, timeToLive: Duration = .seconds(600), capacity: Int = 512) {
+    public init(fetch: Fetch? = nil, timeToLive: Duration = .seconds(600), capacity: Int = 256) {
         self.fetch = fetch ?? { try await AssetPlaylists.get($0) }
         self.timeToLive = timeToLive
         self.capacity = capacity
     }
 
-    /// The playlist at `url`, parsed.
-    public func playlist(_ url: String) async throws(Failure) -> VODPlaylist {
-        if let hit = cache[url], clock.now - hit.readAt < timeToLive { return hit.playlist }
-        let task: Task<VODPlaylist, any Error>
+    /// The playlist at `url`, parsed (`fresh`: read again even if a recent copy is kept).
+    public func playlist(_ url: String, fresh: Bool = false) async throws(Failure) -> VODPlaylist {
+        if !fresh, let hit = cache[url], clock.now - hit.readAt < timeToLive { return hit.playlist }
+        if let failed = failures[url] {
+            if clock.now - failed.at < .seconds(5) { throw failed.failure }
+            failures[url] = nil
+        }
+        let task: Task<(VODPlaylist, Int), any Error>
         if let running = inFlight[url] {
             task = running
         } else {
             let fetch = self.fetch
             task = Task {
-                let text = try await fetch(url)
+                let (text, finalURL) = try await fetch(url)
                 do {
-                    return try VODPlaylist.parse(text, url: url)
+                    // Relative URIs resolve against where the playlist was really found (after redirects).
+                    return (try VODPlaylist.parse(text, url: finalURL), text.utf8.count)
                 } catch {
                     throw Failure(description: "\(url) cannot be used as an interstitial asset: \(error)")
                 }
@@ -49,36 +60,43 @@ public actor AssetPlaylists {
             inFlight[url] = task
         }
         do {
-            let playlist = try await task.value
+            let (playlist, bytes) = try await task.value
             inFlight[url] = nil
-            if cache.count >= capacity, let oldest = cache.min(by: { $0.value.readAt < $1.value.readAt })?.key { cache[oldest] = nil }
-            cache[url] = (playlist, clock.now)
+            if let old = cache.removeValue(forKey: url) { cachedBytes -= old.bytes }
+            while !cache.isEmpty && (cache.count >= capacity || cachedBytes + bytes > byteBudget),
+                let oldest = cache.min(by: { $0.value.readAt < $1.value.readAt })?.key
+            {
+                cachedBytes -= cache.removeValue(forKey: oldest)?.bytes ?? 0
+            }
+            cache[url] = (playlist, clock.now, bytes)
+            cachedBytes += bytes
             return playlist
-        } catch let failure as Failure {
-            inFlight[url] = nil
-            throw failure
         } catch {
             inFlight[url] = nil
-            throw Failure(description: "\(url) could not be read: \(Self.reason(error))")
+            let failure = error as? Failure ?? Failure(description: "\(url) could not be read: \(Self.reason(error))")
+            if failures.count >= capacity { failures.removeAll() }
+            failures[url] = (failure, clock.now)
+            throw failure
         }
     }
 
     /// The media playlist of an asset: itself, or its first variant's.
-    public func media(_ url: String) async throws(Failure) -> (url: String, media: VODPlaylist.Media, multivariant: VODPlaylist.Multivariant?) {
-        switch try await playlist(url) {
+    public func media(_ url: String, fresh: Bool = false) async throws(Failure) -> (url: String, media: VODPlaylist.Media, multivariant: VODPlaylist.Multivariant?) {
+        switch try await playlist(url, fresh: fresh) {
         case .media(let media): return (url, media, nil)
         case .multivariant(let multivariant):
             let first = multivariant.variants[0].uri
-            guard case .media(let media) = try await playlist(first) else {
+            guard case .media(let media) = try await playlist(first, fresh: fresh) else {
                 throw Failure(description: "\(first), the first variant of \(url), is not a media playlist")
             }
             return (first, media, multivariant)
         }
     }
 
-    /// Measures an asset: its length and, when it can be served in chunks, the chunks' lengths.
+    /// Measures an asset as it is now (not from a kept copy: an operator who just fixed an ad is measured against the
+    /// fix): its length and, when it can be served in chunks, the chunks' lengths.
     public func measure(_ url: String) async throws(Failure) -> MeasuredAsset {
-        let (_, media, multivariant) = try await media(url)
+        let (_, media, multivariant) = try await media(url, fresh: true)
         let chunkable = media.unchunkable == nil && multivariant?.unchunkable == nil && media.segments.count > 1
         return MeasuredAsset(durationMilliseconds: media.durationMilliseconds, chunkMilliseconds: chunkable ? media.chunkMilliseconds() : nil)
     }
@@ -96,19 +114,105 @@ public actor AssetPlaylists {
         }
     }
 
-    /// GET over http(s): 3 s to answer, 2 MiB at most, 200 only.
-    static func get(_ url: String) async throws -> String {
+    /// GET over http(s): the whole answer within 3 s, 2 MiB at most, 200 only. A server that drips its answer or
+    /// sends an endless one is cut off at the deadline or the size, not waited for or buffered.
+    static func get(_ url: String) async throws -> (body: String, url: String) {
         guard url.hasPrefix("http://") || url.hasPrefix("https://"), let parsed = URL(string: url) else {
             throw Failure(description: "\(url) is not an http(s) URL")
         }
         var request = URLRequest(url: parsed)
         request.timeoutInterval = 3
         request.cachePolicy = .reloadIgnoringLocalCacheData
-        let (data, response) = try await URLSession.shared.data(for: request)
-        if let http = response as? HTTPURLResponse, http.statusCode != 200 {
-            throw Failure(description: "GET \(url) answered \(http.statusCode)")
+        let collector = BoundedBody(limit: 2 << 20)
+        let session = URLSession(configuration: .ephemeral, delegate: collector, delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        let task = session.dataTask(with: request)
+        let data: Data = try await withTaskCancellationHandler {
+            try await withThrowingTaskGroup(of: Data?.self) { group in
+                group.addTask { try await collector.body(of: task) }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(3))
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let data = first else {
+                    task.cancel()
+                    throw Failure(description: "\(url) could not be read: no whole answer within 3 s")
+                }
+                return data
+            }
+        } onCancel: {
+            task.cancel()
         }
-        guard data.count <= 2 << 20 else { throw Failure(description: "\(url) is larger than 2 MiB") }
-        return String(decoding: data, as: UTF8.self)
+        if let status = collector.status, status != 200 { throw Failure(description: "GET \(url) answered \(status)") }
+        return (String(decoding: data, as: UTF8.self), collector.finalURL ?? url)
+    }
+}
+
+/// Collects a data task's body up to a limit (cancelling the task beyond it) and hands it over once.
+private final class BoundedBody: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let limit: Int
+    private let lock = NSLock()
+    private var data = Data()
+    private var continuation: CheckedContinuation<Data?, any Error>?
+    private var finished: Result<Data?, any Error>?
+    private(set) var status: Int?
+    /// Where the answer came from, after redirects.
+    private(set) var finalURL: String?
+
+    init(limit: Int) { self.limit = limit }
+
+    func body(of task: URLSessionDataTask) async throws -> Data? {
+        try await withCheckedThrowingContinuation { continuation in
+            lock.lock()
+            if let finished {
+                lock.unlock()
+                continuation.resume(with: finished)
+                return
+            }
+            self.continuation = continuation
+            lock.unlock()
+            task.resume()
+        }
+    }
+
+    private func finish(_ result: Result<Data?, any Error>) {
+        lock.lock()
+        guard finished == nil else { lock.unlock(); return }
+        finished = result
+        let waiting = continuation
+        continuation = nil
+        lock.unlock()
+        waiting?.resume(with: result)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        lock.lock()
+        status = (response as? HTTPURLResponse)?.statusCode
+        finalURL = response.url?.absoluteString
+        lock.unlock()
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive received: Data) {
+        lock.lock()
+        data.append(received)
+        let over = data.count > limit
+        lock.unlock()
+        if over {
+            dataTask.cancel()
+            finish(.failure(AssetPlaylists.Failure(description: "\(dataTask.originalRequest?.url?.absoluteString ?? "the asset") is larger than 2 MiB")))
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if let error {
+            finish(.failure(error))
+        } else {
+            lock.lock()
+            let body = data
+            lock.unlock()
+            finish(.success(body))
+        }
     }
 }

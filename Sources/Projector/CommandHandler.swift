@@ -82,15 +82,35 @@ public struct CommandHandler: Sendable {
         case .list: return (command, [])
         }
         guard uris.count <= Limits.maximumPodAssets else { return (command, []) }
+        // All assets at once (each within its 3 s), each distinct URL once.
+        let results = await withTaskGroup(of: (String, Result<MeasuredAsset, AssetPlaylists.Failure>).self) { group in
+            for uri in Set(uris) {
+                group.addTask {
+                    do throws(AssetPlaylists.Failure) {
+                        return (uri, .success(try await assets.measure(uri)))
+                    } catch {
+                        return (uri, .failure(error))
+                    }
+                }
+            }
+            var results: [String: Result<MeasuredAsset, AssetPlaylists.Failure>] = [:]
+            for await (uri, result) in group { results[uri] = result }
+            return results
+        }
         var measured: [MeasuredAsset?] = []
         var warnings: [String] = []
         for uri in uris {
-            do {
-                measured.append(try await assets.measure(uri))
-            } catch {
+            switch results[uri] {
+            case .success(let media)?:
+                measured.append(media)
+            case .failure(let error)?:
                 measured.append(nil)
-                warnings.append("\(error.description); its duration was not checked and it is served whole")
+                if !warnings.contains(where: { $0.hasPrefix(error.description) }) {
+                    warnings.append("\(error.description); its duration was not checked and it is served whole")
+                }
                 logger.warning("could not read an asset", metadata: ["channel": "\(channel)", "asset": "\(uri)", "error": "\(error)"])
+            case nil:
+                measured.append(nil)
             }
         }
         place.measured = measured

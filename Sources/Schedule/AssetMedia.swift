@@ -49,6 +49,11 @@ extension BreakMedia {
         guard var measured, measured.contains(where: { $0 != nil }) else { return (planned, asset, nil) }
         if !chunked { measured = measured.map { $0.map { MeasuredAsset(durationMilliseconds: $0.durationMilliseconds) } } }
         func differs(_ a: Int64, _ b: Int64) -> Bool { abs(a - b) > toleranceMilliseconds }
+        let total = measured.reduce(0) { $0 + ($1?.durationMilliseconds ?? 0) }
+        guard total <= Limits.maximumBreakMilliseconds else {
+            throw .invalidField(
+                "duration", "the media is \(DecimalNumber(milliseconds: total)) s long: a break lasts at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) s")
+        }
         switch asset {
         case .uri(let uri):
             guard measured.count == 1, let media = measured[0] else { return (planned, asset, nil) }

@@ -13,6 +13,9 @@ public enum VODPlaylist: Hashable, Sendable {
         /// `#EXTM3U`, `EXT-X-MEDIA-SEQUENCE`, `EXT-X-PLAYLIST-TYPE`, `EXT-X-ENDLIST`.
         public var header: [String]
         public var segments: [Segment]
+        /// The asset's `EXT-X-MEDIA-SEQUENCE` (0 when absent): a chunk keeps its segments' numbers, which an
+        /// AES-128 key without an IV takes as the IV.
+        public var firstSequence: Int64 = 0
         /// Why the asset cannot be split into chunks (byte ranges, variables…), or nil when it can.
         public var unchunkable: String?
 
@@ -58,6 +61,9 @@ public enum VODPlaylist: Hashable, Sendable {
     }
 
     /// Reads a playlist fetched from `url` (relative URIs are resolved against it).
+    /// The most segments an asset may have (an hour of 1 s segments): more is refused rather than parsed.
+    public static let maximumSegments = 3600
+
     public static func parse(_ text: String, url: String) throws(Problem) -> VODPlaylist {
         let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
             .map { $0.trimmingWhitespace() }
@@ -95,7 +101,8 @@ public enum VODPlaylist: Hashable, Sendable {
         var tags: [String] = []
         var extinf: String?
         var map: String?
-        var keys: [String] = []
+        /// The key in effect per KEYFORMAT, in the order they appeared.
+        var keys: [(format: String, line: String)] = []
         var ended = false
         for (index, line) in lines.enumerated().dropFirst() where !line.isEmpty {
             if line.hasPrefix("#EXTINF:") {
@@ -103,14 +110,23 @@ public enum VODPlaylist: Hashable, Sendable {
             } else if line.hasPrefix("#") {
                 guard line.hasPrefix("#EXT") else { continue }
                 if line == "#EXT-X-ENDLIST" { ended = true; continue }
-                if line.hasPrefix("#EXT-X-MEDIA-SEQUENCE") || line.hasPrefix("#EXT-X-PLAYLIST-TYPE") { continue }
+                if line.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") {
+                    guard let sequence = Int64(line.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)), (0...(1 << 40)).contains(sequence) else {
+                        throw Problem("line \(index + 1): unreadable \(line.prefix(80))")
+                    }
+                    result.firstSequence = sequence
+                    continue
+                }
+                if line.hasPrefix("#EXT-X-PLAYLIST-TYPE") || line.hasPrefix("#EXT-X-START") { continue }
                 if line.hasPrefix("#EXT-X-BYTERANGE") || line.contains("BYTERANGE=") { result.unchunkable = "it uses byte ranges" }
                 if line.hasPrefix("#EXT-X-DEFINE") { result.unchunkable = "it uses variables (EXT-X-DEFINE)" }
                 let absolute = absolutizingURIAttribute(line, against: url)
                 if line.hasPrefix("#EXT-X-MAP:") { map = absolute }
                 if line.hasPrefix("#EXT-X-KEY:") {
-                    // A KEY applies until the next KEY with the same KEYFORMAT; a simple model keeps the latest only.
-                    keys = line.contains("METHOD=NONE") ? [] : [absolute]
+                    // A KEY applies until the next KEY with the same KEYFORMAT (absent: "identity").
+                    let format = attribute("KEYFORMAT", in: line) ?? "identity"
+                    keys.removeAll { $0.format == format }
+                    if !line.contains("METHOD=NONE") { keys.append((format, absolute)) }
                 }
                 if result.segments.isEmpty && extinf == nil && isPlaylistLevel(line) {
                     result.header.append(absolute)
@@ -119,10 +135,11 @@ public enum VODPlaylist: Hashable, Sendable {
                 }
             } else {
                 guard let info = extinf else { throw Problem("line \(index + 1): a segment URI without #EXTINF") }
-                guard let duration = extinfMilliseconds(info) else { throw Problem("line \(index + 1): unreadable \(info)") }
+                guard let duration = extinfMilliseconds(info) else { throw Problem("line \(index + 1): unreadable \(info.prefix(80))") }
+                guard result.segments.count < maximumSegments else { throw Problem("it has more than \(maximumSegments) segments") }
                 result.segments.append(
                     Segment(tags: tags, extinf: info, durationMilliseconds: duration, uri: PlaylistURI.resolve(line, against: url),
-                            inEffect: (map.map { [$0] } ?? []) + keys))
+                            inEffect: (map.map { [$0] } ?? []) + keys.map(\.line)))
                 tags = []
                 extinf = nil
             }
@@ -132,8 +149,19 @@ public enum VODPlaylist: Hashable, Sendable {
         return result
     }
 
+    /// The value of `NAME=` in an attribute list line (quotes removed), or nil.
+    static func attribute(_ name: String, in line: String) -> String? {
+        guard let range = line.range(of: "," + name + "=") ?? line.range(of: ":" + name + "=") else { return nil }
+        var value = line[range.upperBound...]
+        if value.hasPrefix("\"") {
+            value = value.dropFirst()
+            return String(value.prefix { $0 != "\"" })
+        }
+        return String(value.prefix { $0 != "," })
+    }
+
     private static func isPlaylistLevel(_ line: String) -> Bool {
-        ["#EXT-X-VERSION", "#EXT-X-TARGETDURATION", "#EXT-X-INDEPENDENT-SEGMENTS", "#EXT-X-START", "#EXT-X-DEFINE"]
+        ["#EXT-X-VERSION", "#EXT-X-TARGETDURATION", "#EXT-X-INDEPENDENT-SEGMENTS", "#EXT-X-DEFINE"]
             .contains { line.hasPrefix($0) }
     }
 
@@ -177,18 +205,21 @@ extension VODPlaylist.Media {
         return chunks
     }
 
-    /// The VOD playlist of the segments that start in [`from`, `to`) milliseconds into the asset (a segment starting
-    /// within 100 ms before `from` counts as starting at it, for renditions whose segments do not line up exactly).
-    public func chunk(from: Int64, to: Int64) -> String {
+    /// The VOD playlist of the segments whose middle falls in [`from`, `to`) milliseconds into the asset (so every
+    /// segment is in exactly one chunk, also in a rendition whose segments do not line up with the measured one's),
+    /// or nil when no segment does (the asset changed since it was measured).
+    public func chunk(from: Int64, to: Int64) -> String? {
         var start: Int64 = 0
         var picked: [VODPlaylist.Segment] = []
-        var firstSequence = 0
+        var firstSequence: Int64 = 0
         for (index, segment) in segments.enumerated() {
             defer { start += segment.durationMilliseconds }
-            guard start + 100 >= from, start + 100 < to else { continue }
-            if picked.isEmpty { firstSequence = index }
+            let middle = start + segment.durationMilliseconds / 2
+            guard middle >= from, middle < to else { continue }
+            if picked.isEmpty { firstSequence = self.firstSequence + Int64(index) }
             picked.append(segment)
         }
+        guard !picked.isEmpty else { return nil }
         var lines = ["#EXTM3U"]
         var header = self.header
         let longest = picked.map(\.durationMilliseconds).max() ?? 1000
