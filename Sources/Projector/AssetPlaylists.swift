@@ -61,7 +61,7 @@ public actor AssetPlaylists {
         }
         do {
             let (playlist, bytes) = try await task.value
-            inFlight[url] = nil
+            if inFlight[url] == task { inFlight[url] = nil }
             if let old = cache.removeValue(forKey: url) { cachedBytes -= old.bytes }
             while !cache.isEmpty && (cache.count >= capacity || cachedBytes + bytes > byteBudget),
                 let oldest = cache.min(by: { $0.value.readAt < $1.value.readAt })?.key
@@ -72,7 +72,7 @@ public actor AssetPlaylists {
             cachedBytes += bytes
             return playlist
         } catch {
-            inFlight[url] = nil
+            if inFlight[url] == task { inFlight[url] = nil }
             let failure = error as? Failure ?? Failure(description: "\(url) could not be read: \(Self.reason(error))")
             if failures.count >= capacity { failures.removeAll() }
             failures[url] = (failure, clock.now)

@@ -13,7 +13,7 @@ struct VODPlaylistTests {
         #EXT-X-KEY:METHOD=AES-128,URI="/keys/k1"
         #EXTINF:2.002,
         s0.m4s
-        #EXTINF:2.0021,
+        #EXTINF:2.0016,
         s1.m4s
         #EXT-X-DISCONTINUITY
         #EXTINF:1.5,
@@ -24,7 +24,7 @@ struct VODPlaylistTests {
 
         """
 
-    @Test("a media playlist's length is the sum of its EXTINFs, each to the millisecond; URIs become absolute")
+    @Test("a media playlist's length is the sum of its EXTINFs, each to the nearest millisecond; URIs become absolute")
     func measures() throws {
         guard case .media(let media) = try VODPlaylist.parse(Self.fmp4, url: "https://ads.example/spot/v1/index.m3u8?token=1") else {
             Issue.record("not read as a media playlist")
@@ -58,7 +58,7 @@ struct VODPlaylistTests {
             #EXT-X-PLAYLIST-TYPE:VOD
             #EXT-X-MAP:URI="https://ads.example/spot/v1/init.mp4"
             #EXT-X-KEY:METHOD=AES-128,URI="https://ads.example/keys/k1"
-            #EXTINF:2.0021,
+            #EXTINF:2.0016,
             https://ads.example/spot/v1/s1.m4s
             #EXT-X-ENDLIST
 

@@ -165,13 +165,18 @@ public enum VODPlaylist: Hashable, Sendable {
             .contains { line.hasPrefix($0) }
     }
 
-    /// `#EXTINF:<duration>,[title]` in whole milliseconds (rounded down; digits past the sixth decimal ignored), or nil.
+    /// `#EXTINF:<duration>,[title]` in whole milliseconds (to the nearest; digits past the sixth decimal ignored), or nil.
     static func extinfMilliseconds(_ line: String) -> Int64? {
         var value = Substring(line.dropFirst("#EXTINF:".count).prefix { $0 != "," })
         if let point = value.firstIndex(of: "."), value.distance(from: point, to: value.endIndex) > 7 {
             value = value[..<value.index(point, offsetBy: 7)]
         }
-        guard let number = DecimalNumber(value), let milliseconds = number.checkedMilliseconds else { return nil }
+        guard let number = DecimalNumber(value), var milliseconds = number.checkedMilliseconds else { return nil }
+        if number.scale > 3 {
+            var divisor: Int64 = 1
+            for _ in 3..<number.scale { divisor *= 10 }
+            if (number.mantissa % divisor) * 2 >= divisor { milliseconds += 1 }
+        }
         guard milliseconds > 0, milliseconds <= 24 * 3_600_000 else { return nil }
         return milliseconds
     }
