@@ -318,7 +318,11 @@ def analyse_break(events, bid, start_wall, expected, wall0, poll, join=False):
                and last["end"] <= e.get("t", 0) <= last["end"] + 1.0]
         chained = ident(nxt[0]) if nxt else None
     if last and last["resumed"] is not None and not chained:
-        after = [e for e in ticks if e["t"] >= last["resumed"] and primary_tick(e)]
+        # The first tick after the resume can still carry the asset's element time (the interstitials manager says
+        # "primary" a moment before the element is switched back: seen as "resumed -70 s into the break" in CI). A
+        # primary time before the break's start is not the primary's: skip those ticks.
+        after = [e for e in ticks if e["t"] >= last["resumed"] and primary_tick(e)
+                 and (start_media is None or e["video"] >= start_media - 2.0)]
         if after and program(after[0]["video"]) is not None:
             resume_at = program(after[0]["video"]) - (after[0]["t"] - last["resumed"]) - start_wall
     before = [latency(e) for e in ticks if primary_tick(e) and e["t"] >= 3 and (first is None or e["t"] < first)]
