@@ -87,7 +87,7 @@ struct Serve: AsyncParsableCommand {
             store: store, clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) }, assets: AssetPlaylists())
         let eventStreams = EventStreams(follower: follower, store: store, limits: limits)
         let gate = ConnectionGate(maximum: limits.maxConnections)
-        let tokens = unauthenticatedCommands ? nil : TokenCache(directory: PostgresTokenDirectory(pool: pool, logger: logger), logger: logger)
+        let tokens = unauthenticatedCommands ? nil : TokenCache(directory: PostgresTokenStore(pool: pool, logger: logger), logger: logger)
         let router = Routes.router(
             follower: follower, handler: handler, mediaDirectory: settings.mediaDir, metrics: { Cueline.metrics.emitToString() },
             hooks: try hooks.map { try HookSet(file: $0, environment: ProcessInfo.processInfo.environment) } ?? HookSet(),

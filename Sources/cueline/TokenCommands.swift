@@ -42,7 +42,7 @@ struct TokenCommand: AsyncParsableCommand {
             } catch {
                 throw ValidationError(error.description)
             }
-            let directory = PostgresTokenDirectory(pool: try await openStore(database).pool)
+            let directory = PostgresTokenStore(pool: try await openStore(database).pool)
             let secret = try await directory.create(
                 name: name, role: role, channels: channels, commands: commands,
                 createdBy: ProcessInfo.processInfo.environment["USER"] ?? "cli")
@@ -65,7 +65,7 @@ struct TokenCommand: AsyncParsableCommand {
         var json = false
 
         func run() async throws {
-            let tokens = try await PostgresTokenDirectory(pool: try await openStore(database).pool).list()
+            let tokens = try await PostgresTokenStore(pool: try await openStore(database).pool).list()
             if json {
                 try printJSON(tokens)
                 return
@@ -89,7 +89,7 @@ struct TokenCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            try await PostgresTokenDirectory(pool: try await openStore(database).pool).revoke(name: name)
+            try await PostgresTokenStore(pool: try await openStore(database).pool).revoke(name: name)
             print("token \(name) revoked")
         }
     }

@@ -1,0 +1,101 @@
+import Logging
+
+/// Tokens in `cueline_tokens` (Migrations/0004_tokens.sql).
+public struct PostgresTokenStore: TokenStore {
+    let pool: PostgresPool
+    let logger: Logger
+
+    public init(pool: PostgresPool, logger: Logger = Logger(label: "cueline.tokens")) {
+        self.pool = pool
+        self.logger = logger
+    }
+
+    static let columns = """
+        name, role, array_to_string(channels, ','), array_to_string(commands, ','), \
+        to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), created_by, \
+        to_char(revoked_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+        """
+
+    public func token(digest: String) async throws -> APIToken? {
+        try await storeErrors {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    "SELECT \(unescaped: Self.columns) FROM cueline_tokens WHERE token_sha256 = \(digest) AND revoked_at IS NULL"
+                ).rows.first.map(Self.decode)
+            }
+        }
+    }
+
+    public func activeTokens() async throws -> [String: APIToken] {
+        try await storeErrors {
+            try await pool.withConnection { connection in
+                let rows = try await connection.query(
+                    "SELECT token_sha256, \(unescaped: Self.columns) FROM cueline_tokens WHERE revoked_at IS NULL"
+                ).rows
+                var tokens: [String: APIToken] = [:]
+                for row in rows { tokens[try row.string(0, "token_sha256")] = try Self.decode(Array(row.dropFirst())) }
+                return tokens
+            }
+        }
+    }
+
+    public func create(
+        name: String, role: APIToken.Role, channels: [String], commands: [String], createdBy: String
+    ) async throws -> String {
+        try APIToken.validate(name: name, role: role, channels: channels, commands: commands)
+        let secret = TokenSecret.generate()
+        try await storeErrors {
+            do {
+                try await pool.withConnection { connection in
+                    try await connection.query(
+                        """
+                        INSERT INTO cueline_tokens (name, role, channels, commands, token_sha256, created_by) VALUES \
+                        (\(name), \(role.rawValue), string_to_array(\(channels.joined(separator: ",")), ','), \
+                        string_to_array(\(commands.joined(separator: ",")), ','), \(TokenSecret.digest(secret)), \(createdBy))
+                        """)
+                }
+            } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "cueline_tokens_pkey" {
+                throw TokenError.nameTaken(name)
+            }
+        }
+        return secret
+    }
+
+    public func list() async throws -> [APIToken] {
+        try await storeErrors {
+            try await pool.withConnection { connection in
+                try await connection.query("SELECT \(unescaped: Self.columns) FROM cueline_tokens ORDER BY name").rows.map(Self.decode)
+            }
+        }
+    }
+
+    public func revoke(name: String) async throws {
+        let revoked = try await storeErrors {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    "UPDATE cueline_tokens SET revoked_at = clock_timestamp() WHERE name = \(name) AND revoked_at IS NULL RETURNING name"
+                ).rows.count
+            }
+        }
+        guard revoked == 1 else { throw TokenError.unknown(name) }
+    }
+
+    static func decode(_ row: [String?]) throws -> APIToken {
+        func list(_ index: Int) -> [String] {
+            (row.optionalString(index) ?? "").split(separator: ",").map(String.init)
+        }
+        return APIToken(
+            name: try row.string(0, "name"), role: APIToken.Role(rawValue: try row.string(1, "role")) ?? .viewer,
+            channels: list(2), commands: list(3), createdAt: try row.string(4, "created_at"),
+            createdBy: try row.string(5, "created_by"), revokedAt: row.optionalString(6))
+    }
+
+    private func storeErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as PostgresError {
+            if error.isUnavailable { throw StoreError.unavailable("\(error)") }
+            throw StoreError.database("\(error)")
+        }
+    }
+}
