@@ -29,11 +29,22 @@ let package = Package(
         .target(name: "SCTE35"),
         // libpq from Debian's libpq-dev.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
-        // The event log: protocol, PostgreSQL implementation, in-memory implementation, migrations.
+        // The libpq driver alone: connection (its own thread), pool and LISTEN loop as services, query, rows, errors.
+        .target(
+            name: "Postgres",
+            dependencies: [
+                "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // The message store (events by stream and position) and the small stores beside it (tokens, refusals,
+        // render samples), each in PostgreSQL and in memory; migrations.
         .target(
             name: "EventStore",
             dependencies: [
-                "Schedule", "CLibPQ",
+                "Schedule", "Postgres",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -68,6 +79,7 @@ let package = Package(
             name: "cueline",
             dependencies: [
                 "HLS", "Schedule", "EventStore", "Projector", "API",
+                "Postgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -81,7 +93,7 @@ let package = Package(
             name: "cueline-bench", dependencies: ["HLS"], path: "Benchmarks/HLSBenchmarks",
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]),
         .executableTarget(
-            name: "cueline-replay-bench", dependencies: ["HLS", "Schedule", "Projector", "EventStore"],
+            name: "cueline-replay-bench", dependencies: ["HLS", "Schedule", "Projector", "EventStore", "Postgres"],
             path: "Benchmarks/ReplayBenchmarks"),
         .executableTarget(
             name: "cueline-scale-bench",
@@ -89,10 +101,10 @@ let package = Package(
             path: "Benchmarks/ScaleBenchmarks"),
         .testTarget(name: "HLSTests", dependencies: ["HLS"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS"], exclude: ["Fixtures"]),
-        .target(name: "TestSupport", dependencies: ["EventStore", "HLS"], path: "Tests/TestSupport"),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "HLS", "TestSupport"]),
-        .testTarget(name: "ProjectorTests", dependencies: ["Projector", "Schedule", "EventStore", "HLS", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["EventStore", "Postgres", "HLS"], path: "Tests/TestSupport"),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "HLS", "TestSupport"]),
+        .testTarget(name: "ProjectorTests", dependencies: ["Projector", "Schedule", "EventStore", "Postgres", "HLS", "TestSupport"]),
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35"]),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "EventStore", "HLS", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "EventStore", "Postgres", "HLS", .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

@@ -10,6 +10,7 @@
 import EventStore
 import Foundation
 import HLS
+import Postgres
 import Projector
 import Schedule
 

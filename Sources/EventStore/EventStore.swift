@@ -1,6 +1,10 @@
 import HLS
 
-/// The append-only event log, one stream per channel.
+/// The append-only event log as a message store: one stream per channel, one global order (message-db's surface).
+///
+/// Append with an expected version, read a stream, read everything by position, a stream's version, the head.
+/// Nothing else lives here: refused commands (`RefusalStore`), render samples (`RenderSampleStore`) and API tokens
+/// (`TokenStore`) have small stores of their own.
 ///
 /// Implementations: `PostgresEventStore` (production) and `InMemoryEventStore` (tests, tools). Both pass the
 /// same contract tests.
@@ -12,7 +16,11 @@ public protocol EventStore: Sendable {
     ///   A retry of an applied command (same id, same request) returns the original result with `replayed`.
     func append(_ request: AppendRequest) async throws -> AppendResult
 
-    /// The stored result of an applied command, so that a retry is answered before it is decided again.
+    /// The result `append` stored for this command id, so that a retry is answered before it is decided again.
+    ///
+    /// Part of append's contract, not a store of its own: the record is written by the append, in its transaction,
+    /// and judged by the same rule (same id and request: the original result; same id, other request: reused).
+    /// A separate lookup could be paired with a store whose appends it does not see.
     ///
     /// - Returns: nil when the command id is unknown.
     /// - Throws: `StoreError.commandIDReused` when the id was used for a different request.
@@ -27,25 +35,14 @@ public protocol EventStore: Sendable {
     /// The channel's current version (0 for a channel with no events).
     func version(of channel: String) async throws -> Int64
 
-    /// Records a refused command (append-only).
-    func recordRefusal(_ refusal: Refusal) async throws
-
-    /// A channel's refused commands in decision order.
-    func refusals(of channel: String) async throws -> [Refusal]
-
-    /// Records digests of served playlists; a sample already recorded (same channel, tick, rendition) is kept.
-    func recordRenderSamples(_ samples: [RenderSample]) async throws
-
-    /// A channel's recorded samples, oldest first, at most `limit`.
-    func renderSamples(of channel: String, limit: Int) async throws -> [RenderSample]
-
-    /// Every channel with at least one event, sorted.
-    func channelIDs() async throws -> [String]
-
     /// The highest committed global position (0 for an empty log).
     func headPosition() async throws -> Int64
 
     /// The log head and the instant up to which the log is complete (see `Watermark`).
+    ///
+    /// Kept beside `headPosition` because the follower needs both at once: a head alone does not say whether an
+    /// event decided before some instant may still commit below it, and serving a tick before that is known would
+    /// make replay differ from what was served (design.md, rule 2).
     func watermark() async throws -> Watermark
 }
 
@@ -170,48 +167,6 @@ public struct RecordedEvent: Sendable, Hashable, Codable {
         self.commandID = commandID
         self.reason = reason
         self.hash = hash
-    }
-}
-
-/// A command that was refused: kept for the audit trail, never part of the schedule.
-public struct Refusal: Sendable, Hashable, Codable {
-    public var channel: String
-    public var commandID: String
-    /// The command's name (`place-break`…).
-    public var command: String
-    /// The canonical request, JSON.
-    public var request: String
-    public var actor: String
-    public var source: String
-    public var reason: String
-    public var decidedAt: Timestamp
-
-    public init(channel: String, commandID: String, command: String, request: String, actor: String, source: String, reason: String, decidedAt: Timestamp) {
-        self.channel = channel
-        self.commandID = commandID
-        self.command = command
-        self.request = request
-        self.actor = actor
-        self.source = source
-        self.reason = reason
-        self.decidedAt = decidedAt
-    }
-}
-
-/// The digest of one playlist as a server rendered it, for `cueline verify`.
-public struct RenderSample: Sendable, Hashable, Codable {
-    public var channel: String
-    public var tick: Timestamp
-    public var rendition: String
-    public var rendererVersion: Int
-    public var sha256: String
-
-    public init(channel: String, tick: Timestamp, rendition: String, rendererVersion: Int, sha256: String) {
-        self.channel = channel
-        self.tick = tick
-        self.rendition = rendition
-        self.rendererVersion = rendererVersion
-        self.sha256 = sha256
     }
 }
 

@@ -1,41 +1,57 @@
 import HLS
+import Synchronization
 
 /// The event log in memory, with the same semantics as the PostgreSQL store. For tests and offline tools.
-public actor InMemoryEventStore: EventStore {
-    private var events: [RecordedEvent] = []
-    private var versions: [String: Int64] = [:]
-    private var commands: [String: (hash: String, result: AppendResult)] = [:]  // by scopeKey
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-    private var lastHash: [String: String] = [:]
-    private var refused: [Refusal] = []
-    private var samples: [RenderSample] = []
+///
+/// Every method runs under one `Mutex` and returns at once, so the store can be called without `await` too.
+public final class InMemoryEventStore: EventStore {
+    private struct State {
+        var events: [RecordedEvent] = []
+        var versions: [String: Int64] = [:]
+        var commands: [String: (hash: String, result: AppendResult)] = [:]  // by scopeKey
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var lastHash: [String: String] = [:]
+    }
+
+    private let state: Mutex<State>
 
     public init(events: [RecordedEvent] = []) {
+        var initial = State()
         for event in events {
-            self.events.append(event)
-            versions[event.channel] = event.version
+            initial.events.append(event)
+            initial.versions[event.channel] = event.version
         }
+        state = Mutex(initial)
     }
 
     public func append(_ request: AppendRequest) throws -> AppendResult {
+        let (result, waiters) = try state.withLock { state throws -> (AppendResult, [CheckedContinuation<Void, Never>]) in
+            try Self.append(request, to: &state)
+        }
+        waiters.forEach { $0.resume() }
+        return result
+    }
+
+    private static func append(_ request: AppendRequest, to state: inout State) throws
+        -> (AppendResult, [CheckedContinuation<Void, Never>])
+    {
         let hash = request.requestHash
-        if let existing = commands[Self.scopeKey(request)] {
+        if let existing = state.commands[scopeKey(request)] {
             guard existing.hash == hash else {
                 throw StoreError.commandIDReused(commandID: request.command.commandID)
             }
             var result = existing.result
             result.replayed = true
-            return result
+            return (result, [])
         }
-        let current = versions[request.channel] ?? 0
+        let current = state.versions[request.channel] ?? 0
         guard request.expectedVersion.admits(current) else {
-            throw StoreError.versionConflict(
-                channel: request.channel, expected: request.expectedVersion, actual: current)
+            throw StoreError.versionConflict(channel: request.channel, expected: request.expectedVersion, actual: current)
         }
         var recorded: [RecordedEvent] = []
         var version = current
-        var position = Int64(events.count)
-        var previous = lastHash[request.channel] ?? HashChain.genesis(channel: request.channel)
+        var position = Int64(state.events.count)
+        var previous = state.lastHash[request.channel] ?? HashChain.genesis(channel: request.channel)
         for event in request.events {
             version += 1
             position += 1
@@ -48,69 +64,58 @@ public actor InMemoryEventStore: EventStore {
             previous = stored.hash!
             recorded.append(stored)
         }
-        lastHash[request.channel] = previous
-        events.append(contentsOf: recorded)
-        versions[request.channel] = version
+        state.lastHash[request.channel] = previous
+        state.events.append(contentsOf: recorded)
+        state.versions[request.channel] = version
         let result = AppendResult(channel: request.channel, events: recorded, version: version, replayed: false)
-        commands[Self.scopeKey(request)] = (hash, result)
-        if !recorded.isEmpty {
-            waiters.forEach { $0.resume() }
-            waiters.removeAll()
-        }
-        return result
+        state.commands[scopeKey(request)] = (hash, result)
+        guard !recorded.isEmpty else { return (result, []) }
+        defer { state.waiters.removeAll() }
+        return (result, state.waiters)
     }
 
     public func previousResult(of request: AppendRequest) throws -> AppendResult? {
-        guard let existing = commands[Self.scopeKey(request)] else { return nil }
-        guard existing.hash == request.requestHash else { throw StoreError.commandIDReused(commandID: request.command.commandID) }
-        var result = existing.result
-        result.replayed = true
-        return result
-    }
-
-    public func read(after position: Int64, limit: Int) -> [RecordedEvent] {
-        let start = Int(max(0, position))
-        guard start < events.count else { return [] }
-        return Array(events[start..<min(events.count, start + limit)])
-    }
-
-    public func readStream(_ channel: String, after version: Int64, limit: Int) -> [RecordedEvent] {
-        Array(events.lazy.filter { $0.channel == channel && $0.version > version }.prefix(limit))
-    }
-
-    public func version(of channel: String) -> Int64 {
-        versions[channel] ?? 0
-    }
-
-    public func recordRefusal(_ refusal: Refusal) {
-        refused.append(refusal)
-    }
-
-    public func refusals(of channel: String) -> [Refusal] {
-        refused.filter { $0.channel == channel }.sorted { $0.decidedAt < $1.decidedAt }
-    }
-
-    public func recordRenderSamples(_ new: [RenderSample]) {
-        for sample in new where !samples.contains(where: { $0.channel == sample.channel && $0.tick == sample.tick && $0.rendition == sample.rendition }) {
-            samples.append(sample)
+        try state.withLock { state throws -> AppendResult? in
+            guard let existing = state.commands[Self.scopeKey(request)] else { return nil }
+            guard existing.hash == request.requestHash else {
+                throw StoreError.commandIDReused(commandID: request.command.commandID)
+            }
+            var result = existing.result
+            result.replayed = true
+            return result
         }
     }
 
-    public func renderSamples(of channel: String, limit: Int) -> [RenderSample] {
-        Array(samples.filter { $0.channel == channel }.sorted { $0.tick < $1.tick }.prefix(limit))
+    public func read(after position: Int64, limit: Int) -> [RecordedEvent] {
+        state.withLock { state in
+            let start = Int(max(0, position))
+            guard start < state.events.count else { return [] }
+            return Array(state.events[start..<min(state.events.count, start + max(0, limit))])
+        }
     }
 
+    public func readStream(_ channel: String, after version: Int64, limit: Int) -> [RecordedEvent] {
+        state.withLock { state in
+            Array(state.events.lazy.filter { $0.channel == channel && $0.version > version }.prefix(max(0, limit)))
+        }
+    }
+
+    public func version(of channel: String) -> Int64 {
+        state.withLock { $0.versions[channel] ?? 0 }
+    }
+
+    /// Every channel with at least one event, sorted (as `PostgresEventStore.channelIDs()`).
     public func channelIDs() -> [String] {
-        versions.filter { $0.value > 0 }.keys.sorted()
+        state.withLock { $0.versions.filter { $0.value > 0 }.keys.sorted() }
     }
 
     public func headPosition() -> Int64 {
-        Int64(events.count)
+        state.withLock { Int64($0.events.count) }
     }
 
     /// Appends here take effect synchronously, so the whole log is known for any instant.
     public func watermark() -> Watermark {
-        Watermark(head: Int64(events.count), knownUntil: Timestamp(milliseconds: .max))
+        Watermark(head: headPosition(), knownUntil: Timestamp(milliseconds: .max))
     }
 
     /// Idempotency records are scoped to the channel and the actor, as in the database.
@@ -120,6 +125,8 @@ public actor InMemoryEventStore: EventStore {
 
     /// Returns after the next append that adds events (the in-memory stand-in for NOTIFY).
     public func waitForAppend() async {
-        await withCheckedContinuation { waiters.append($0) }
+        await withCheckedContinuation { continuation in
+            state.withLock { $0.waiters.append(continuation) }
+        }
     }
 }

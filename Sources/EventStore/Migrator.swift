@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Postgres
 
 /// A numbered SQL file from `Migrations/`.
 public struct Migration: Sendable, Hashable {

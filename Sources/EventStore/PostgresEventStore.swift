@@ -1,5 +1,6 @@
 import HLS
 import Logging
+import Postgres
 
 /// The event log in PostgreSQL (schema: `Migrations/`).
 ///
@@ -215,76 +216,9 @@ public struct PostgresEventStore: EventStore {
         }
     }
 
-    public func recordRefusal(_ refusal: Refusal) async throws {
-        try await mapErrors {
-            try await pool.withConnection { connection in
-                // Dated by the database clock (Migrations/0005): the service role cannot backdate a refusal.
-                try await connection.query(
-                    """
-                    SELECT cueline_record_refusal(\(refusal.channel), \(refusal.commandID), \(refusal.command), \
-                    \(refusal.request)::json, \(refusal.actor), \(refusal.source), \(refusal.reason), \(refusal.decidedAt.milliseconds))
-                    """)
-            }
-        }
-    }
-
-    public func refusals(of channel: String) async throws -> [Refusal] {
-        try await mapErrors {
-            try await pool.withConnection { connection in
-                try await connection.query(
-                    """
-                    SELECT channel, command_id, command, request, actor, source, reason, \
-                    floor(extract(epoch FROM decided_at) * 1000)::bigint FROM cueline_refusals \
-                    WHERE channel = \(channel) AND isfinite(decided_at) ORDER BY decided_at, id
-                    """
-                ).rows.map { row in
-                    Refusal(
-                        channel: try row.string(0, "channel"), commandID: try row.string(1, "command_id"), command: try row.string(2, "command"),
-                        request: try row.string(3, "request"), actor: try row.string(4, "actor"), source: try row.string(5, "source"),
-                        reason: try row.string(6, "reason"), decidedAt: Timestamp(milliseconds: try row.int64(7, "decided_at")))
-                }
-            }
-        }
-    }
-
-    public func recordRenderSamples(_ samples: [RenderSample]) async throws {
-        guard !samples.isEmpty else { return }
-        try await mapErrors {
-            try await pool.withConnection { connection in
-                // Through the database function (Migrations/0005): ticks within 10 minutes of its clock only.
-                struct Wire: Encodable {
-                    var channel: String
-                    var tick_ms: Int64
-                    var rendition: String
-                    var renderer_version: Int
-                    var sha256: String
-                }
-                let json = EventStoreJSON.encode(samples.map {
-                    Wire(channel: $0.channel, tick_ms: $0.tick.milliseconds, rendition: $0.rendition, renderer_version: $0.rendererVersion, sha256: $0.sha256)
-                })
-                try await connection.query("SELECT cueline_record_samples(\(json)::json)")
-            }
-        }
-    }
-
-    public func renderSamples(of channel: String, limit: Int) async throws -> [RenderSample] {
-        try await mapErrors {
-            try await pool.withConnection { connection in
-                try await connection.query(
-                    """
-                    SELECT channel, floor(extract(epoch FROM tick) * 1000)::bigint, rendition, renderer_version, sha256 \
-                    FROM cueline_render_samples WHERE channel = \(channel) \
-                    AND tick BETWEEN '2000-01-01T00:00:00Z' AND '2200-01-01T00:00:00Z' ORDER BY tick, rendition LIMIT \(limit)
-                    """
-                ).rows.map { row in
-                    RenderSample(
-                        channel: try row.string(0, "channel"), tick: Timestamp(milliseconds: try row.int64(1, "tick")),
-                        rendition: try row.string(2, "rendition"), rendererVersion: Int(try row.int64(3, "renderer_version")), sha256: try row.string(4, "sha256"))
-                }
-            }
-        }
-    }
-
+    /// Every channel with at least one event, sorted: for the operator's listings (`cueline channel list`,
+    /// `cueline verify`). Not part of `EventStore`: nothing that follows the log needs it (the follower learns
+    /// channels from the events it reads).
     public func channelIDs() async throws -> [String] {
         try await mapErrors {
             try await pool.withConnection { connection in
@@ -321,18 +255,6 @@ public struct PostgresEventStore: EventStore {
 
     /// Turns driver errors into store errors an operator can act on; store errors pass through.
     private func mapErrors<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as StoreError {
-            throw error
-        } catch let error as PostgresError {
-            if error.sqlState == "22021" { throw StoreError.invalidValue(error.message) }
-            if error.isUnavailable {
-                logger.warning("database unavailable", metadata: ["error": "\(error)"])
-                throw StoreError.unavailable("\(error)")
-            }
-            logger.error("database error", metadata: ["error": "\(error)", "statement": "\(error.statement ?? "")"])
-            throw StoreError.database("\(error)")
-        }
+        try await StoreErrors.map(logger: logger, body)
     }
 }

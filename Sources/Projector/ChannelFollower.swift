@@ -64,6 +64,8 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     let store: any EventStore
+    /// Where digests of served playlists are recorded for `cueline verify` (nil: not recorded).
+    let samples: (any RenderSampleStore)?
     let wakeups: @Sendable () -> AsyncStream<Void>
     public let clock: @Sendable () -> Timestamp
     let pollInterval: Duration
@@ -74,14 +76,17 @@ public final class ChannelFollower: Service, Sendable {
     public let appliedPositions: AsyncStream<Int64>
 
     /// - Parameters:
-    ///   - wakeups: a stream that yields when the log may have grown (NOTIFY); each call starts a new one.
+    ///   - wakeups: a stream that yields when the log may have grown (NOTIFY: `PostgresListener.wakeups`, a service
+    ///     of its own); called once, when `run()` starts.
     ///   - pollInterval: how often the watermark is refreshed without a hint; playlists reach a new segment
     ///     boundary at most this much after it (plus a round trip), since a tick is served only once known.
     public init(
-        store: any EventStore, wakeups: @escaping @Sendable () -> AsyncStream<Void>, clock: @escaping @Sendable () -> Timestamp,
+        store: any EventStore, samples: (any RenderSampleStore)? = nil,
+        wakeups: @escaping @Sendable () -> AsyncStream<Void>, clock: @escaping @Sendable () -> Timestamp,
         pollInterval: Duration = .milliseconds(20), logger: Logger = Logger(label: "cueline.follower")
     ) {
         self.store = store
+        self.samples = samples
         self.wakeups = wakeups
         self.clock = clock
         self.pollInterval = pollInterval
@@ -91,24 +96,6 @@ public final class ChannelFollower: Service, Sendable {
         _ = Counter(label: "cueline_database_errors_total")
         _ = Counter(label: "cueline_ticks_rendered_total")
         _ = Counter(label: "cueline_late_events_total")
-    }
-
-    /// The wake-up stream of a PostgreSQL store: LISTEN on the store's NOTIFY channel.
-    public static func postgresWakeups(url: String) -> @Sendable () -> AsyncStream<Void> {
-        {
-            let listener = PostgresListener(url: url, channel: PostgresEventStore.notifyChannel)
-            let events = listener.events()
-            return AsyncStream { continuation in
-                let task = Task {
-                    for await _ in events { continuation.yield() }
-                    continuation.finish()
-                }
-                continuation.onTermination = { _ in
-                    task.cancel()
-                    listener.stop()
-                }
-            }
-        }
     }
 
     /// Whether the follower has read the whole log at least once and its last catch-up worked.
@@ -148,6 +135,9 @@ public final class ChannelFollower: Service, Sendable {
     private func catchUpLogging() async {
         do {
             try await catchUp()
+        } catch is CancellationError {
+            // Shutting down: the read was not sent.
+            return
         } catch {
             let first = shared.withLock { shared -> Bool in
                 defer { shared.lastError = "\(error)" }
@@ -305,9 +295,9 @@ public final class ChannelFollower: Service, Sendable {
                 }
                 queue.push(timeline.nextBoundary(after: now), id)
             }
-            if !samples.isEmpty {
+            if !samples.isEmpty, let sampleStore = self.samples {
                 do {
-                    try await store.recordRenderSamples(samples)
+                    try await sampleStore.recordRenderSamples(samples)
                 } catch {
                     logger.warning("could not record render samples", metadata: ["error": "\(error)"])
                 }

@@ -54,6 +54,8 @@ public enum CommandError: Error, Sendable, CustomStringConvertible {
 /// the loser gets the schedule's own answer ("already limited"), never a silent double.
 public struct CommandHandler: Sendable {
     public let store: any EventStore
+    /// Where refused commands are recorded for the audit trail (nil: not recorded).
+    let refusals: (any RefusalStore)?
     let clock: @Sendable () -> Timestamp
     let logger: Logger
     /// A known state of a channel to start from (the follower's), so a command reads only newer events.
@@ -62,10 +64,12 @@ public struct CommandHandler: Sendable {
     public let assets: AssetPlaylists?
 
     public init(
-        store: any EventStore, clock: @escaping @Sendable () -> Timestamp, logger: Logger = Logger(label: "cueline.commands"),
+        store: any EventStore, refusals: (any RefusalStore)? = nil, clock: @escaping @Sendable () -> Timestamp,
+        logger: Logger = Logger(label: "cueline.commands"),
         knownState: @escaping @Sendable (String) -> ChannelState? = { _ in nil }, assets: AssetPlaylists? = nil
     ) {
         self.store = store
+        self.refusals = refusals
         self.clock = clock
         self.logger = logger
         self.knownState = knownState
@@ -158,7 +162,7 @@ public struct CommandHandler: Sendable {
                     // The audit trail keeps who tried what and why it was refused; failing to record it must not
                     // change the answer to the operator.
                     do {
-                        try await store.recordRefusal(
+                        try await refusals?.recordRefusal(
                             Refusal(
                                 channel: channel, commandID: context.commandID, command: command.name, request: request,
                                 actor: context.actor, source: context.source, reason: error.description, decidedAt: now))

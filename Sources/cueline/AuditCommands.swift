@@ -80,7 +80,7 @@ struct LogCommand: AsyncParsableCommand {
         var seenRefusals = 0
         repeat {
             let events = try await store.readStream(channel, after: seenVersion, limit: 10_000)
-            let refusals = try await store.refusals(of: channel)
+            let refusals = try await PostgresRefusalStore(pool: store.pool).refusals(of: channel)
             var lines: [Line] = events.map {
                 Line(decidedAt: $0.decidedAt, outcome: "applied", what: $0.type, actor: $0.actor, source: $0.source, commandID: $0.commandID,
                      reason: $0.reason, version: $0.version, position: $0.position, payload: $0.payload)
@@ -152,7 +152,7 @@ struct VerifyCommand: AsyncParsableCommand {
             let chain = HashChain.verify(events)
             var mismatched: [String] = []
             var checked = 0
-            let recorded = try await store.renderSamples(of: id, limit: 100_000)
+            let recorded = try await PostgresRenderSampleStore(pool: store.pool).renderSamples(of: id, limit: 100_000)
             let stride = max(1, recorded.count / max(1, samples))
             let (readable, unreadable) = ChannelLoader.decodeReadable(events)
             let decoded = chain.firstBreak == nil ? readable : nil

@@ -4,6 +4,7 @@ import Foundation
 import HLS
 import Logging
 import Metrics
+import Postgres
 import Projector
 import Prometheus
 import Schedule

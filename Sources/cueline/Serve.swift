@@ -4,6 +4,7 @@ import EventStore
 import Foundation
 import Hummingbird
 import Logging
+import Postgres
 import Projector
 
 struct Serve: AsyncParsableCommand {
@@ -77,14 +78,18 @@ struct Serve: AsyncParsableCommand {
                 "max_connections": "\(limits.maxConnections)", "descriptors": "\(descriptors)",
             ])
         }
-        let pool = PostgresPool(url: url, maximumConnections: 8)
+        // The pool and the LISTEN loop are services of the group below; the checks before it starts use the pool
+        // as one-shot commands do (it lends connections before its run() starts).
+        let pool = PostgresPool(url: url, maximumConnections: 8, logger: logger)
+        let listener = PostgresListener(url: url, channel: PostgresEventStore.notifyChannel, logger: logger)
         let store = PostgresEventStore(pool: pool, logger: logger)
         try await store.checkSchema()
         let follower = ChannelFollower(
-            store: store, wakeups: ChannelFollower.postgresWakeups(url: url), clock: wallClock, logger: logger)
+            store: store, samples: PostgresRenderSampleStore(pool: pool), wakeups: { listener.wakeups() }, clock: wallClock,
+            logger: logger)
         try await follower.catchUp()
         let handler = CommandHandler(
-            store: store, clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) }, assets: AssetPlaylists())
+            store: store, refusals: PostgresRefusalStore(pool: pool), clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) }, assets: AssetPlaylists())
         let eventStreams = EventStreams(follower: follower, store: store, limits: limits)
         let gate = ConnectionGate(maximum: limits.maxConnections)
         let tokens = unauthenticatedCommands ? nil : TokenCache(directory: PostgresTokenStore(pool: pool, logger: logger), logger: logger)
@@ -96,7 +101,9 @@ struct Serve: AsyncParsableCommand {
         let app = Application(
             router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: gate),
             configuration: .init(address: .hostname(host, port: port), serverName: "cueline", backlog: 1024),
-            services: [follower, RelayPoller(follower: follower, logger: logger), eventStreams, gate] + (tokens.map { [$0] } ?? []),
+            // Shut down in reverse: the pool last, once nothing borrows from it any more.
+            services: [pool, listener, follower, RelayPoller(follower: follower, logger: logger), eventStreams, gate]
+                + (tokens.map { [$0] } ?? []),
             onServerRunning: { [logger, limits] _ in
                 logger.notice("serving", metadata: [
                     "address": "http://\(host):\(port)", "max_connections": "\(limits.maxConnections)",

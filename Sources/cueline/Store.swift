@@ -3,6 +3,7 @@ import EventStore
 import Foundation
 import HLS
 import Logging
+import Postgres
 import Projector
 import Schedule
 
@@ -61,7 +62,7 @@ func run(_ command: ScheduleCommand, channel: String, database: DatabaseOptions,
         return
     }
     let store = try await openStore(database)
-    let handler = CommandHandler(store: store, clock: wallClock, assets: AssetPlaylists())
+    let handler = CommandHandler(store: store, refusals: PostgresRefusalStore(pool: store.pool), clock: wallClock, assets: AssetPlaylists())
     let outcome: CommandOutcome
     do {
         outcome = try await handler.handle(command, channel: channel, context: options.context())

@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Postgres
 import Synchronization
 import TestSupport
 import Testing

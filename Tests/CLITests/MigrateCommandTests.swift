@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Postgres
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import EventStore
 import HLS
+import Postgres
 import TestSupport
 import Foundation
 import Testing

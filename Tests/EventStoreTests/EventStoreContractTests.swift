@@ -150,21 +150,4 @@ struct EventStoreContractTests {
         reordered.swapAt(1, 2)
         #expect(HashChain.verify(reordered).firstBreak != nil)
     }
-
-    @Test("refused commands and render samples are kept", arguments: StoreKind.available)
-    func auditRecords(kind: StoreKind) async throws {
-        let store = kind.make()
-        let channel = uniqueChannel()
-        let refusal = Refusal(
-            channel: channel, commandID: "c1", command: "cancel-break", request: #"{"cancelBreak":{"id":"x"}}"#, actor: "mallory'; --",
-            source: "http", reason: "break x does not exist", decidedAt: Timestamp(milliseconds: wallClockMilliseconds() + 50))
-        try await store.recordRefusal(refusal)
-        #expect(try await store.refusals(of: channel) == [refusal])
-        let sample = RenderSample(
-            channel: channel, tick: Timestamp(milliseconds: wallClockMilliseconds() - 1000), rendition: "720p", rendererVersion: 1,
-            sha256: String(repeating: "ab", count: 32))
-        try await store.recordRenderSamples([sample, sample])
-        try await store.recordRenderSamples([sample])
-        #expect(try await store.renderSamples(of: channel, limit: 10) == [sample])
-    }
 }

@@ -1,5 +1,6 @@
 import EventStore
 import HLS
+import Postgres
 import TestSupport
 import Foundation
 import Testing
@@ -111,11 +112,11 @@ struct PostgresOnlyTests {
         let store = PostgresEventStore(pool: PostgresPool(url: TestDatabase.url!))
         // Through the functions: a backdated refusal is dated by the database clock, a far tick is not recorded.
         try await connection.query("SELECT cueline_record_refusal(\(channel), 'x', 'c', '{}'::json, 'a', 's', 'r', 1577836800000)")
-        let refusals = try await store.refusals(of: channel)
+        let refusals = try await PostgresRefusalStore(pool: store.pool).refusals(of: channel)
         #expect(refusals.count == 1 && refusals[0].decidedAt.milliseconds > wallClockMilliseconds() - 60_000)
         try await connection.query(
             "SELECT cueline_record_samples(\(#"[{"channel":"\#(channel)","tick_ms":9223372036854775807,"rendition":"r","renderer_version":1,"sha256":"\#(String(repeating: "a", count: 64))"}]"#)::json)")
-        #expect(try await store.renderSamples(of: channel, limit: 10).isEmpty)
+        #expect(try await PostgresRenderSampleStore(pool: store.pool).renderSamples(of: channel, limit: 10).isEmpty)
     }
 
     @Test("events of the schedule's types that contradict their decision time or shape are refused by the database")
@@ -175,26 +176,39 @@ struct PostgresOnlyTests {
         #expect(try await store.version(of: channel) == 0)
     }
 
-    @Test("an append sends a NOTIFY hint that a listener receives")
+    @Test("an append sends a NOTIFY hint that a listener receives; the listener's streams end with its run()")
     func notify() async throws {
         let store = TestDatabase.makeStore()
         let listener = PostgresListener(url: TestDatabase.url!, channel: PostgresEventStore.notifyChannel)
-        defer { listener.stop() }
-        var events = listener.events().makeAsyncIterator()
-        #expect(await events.next() == .listening)
-        let channel = uniqueChannel()
-        let result = try await store.append(makeRequest(channel: channel, expected: .noStream))
-        let expected = "\(channel) \(result.events[0].position)"
-        // Other tests append concurrently: wait for ours among the hints.
-        let deadline = ContinuousClock.now + .seconds(10)
-        var received = false
-        while ContinuousClock.now < deadline, let event = await events.next() {
-            if event == .notification(payload: expected) {
-                received = true
-                break
+        let stream = listener.events()
+        let wakeups = listener.wakeups()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await listener.run() }
+            var events = stream.makeAsyncIterator()
+            #expect(await events.next() == .listening)
+            let channel = uniqueChannel()
+            let result = try await store.append(makeRequest(channel: channel, expected: .noStream))
+            let expected = "\(channel) \(result.events[0].position)"
+            // Other tests append concurrently: wait for ours among the hints.
+            let deadline = ContinuousClock.now + .seconds(10)
+            var received = false
+            while ContinuousClock.now < deadline, let event = await events.next() {
+                if event == .notification(payload: expected) {
+                    received = true
+                    break
+                }
             }
+            #expect(received)
+            group.cancelAll()
+            // Cancelling run() ends every subscriber's stream: nothing keeps listening behind the caller's back.
+            while await events.next() != nil {}
+            var wakeupIterator = wakeups.makeAsyncIterator()
+            var woken = 0
+            while await wakeupIterator.next() != nil { woken += 1 }
+            #expect(woken >= 1)
         }
-        #expect(received)
+        var late = listener.events().makeAsyncIterator()
+        #expect(await late.next() == nil)
     }
 
     @Test("a store on an unmigrated database says to run cueline migrate")

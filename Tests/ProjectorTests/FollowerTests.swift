@@ -31,9 +31,9 @@ func context(_ id: String = UUID().uuidString) -> CommandContext {
 import Foundation
 
 /// A channel "demo" created at the epoch, with brk-1 placed at 60 s to start at 90 s for 30 s.
-func channelWithBreak(_ store: any EventStore) async throws -> (CommandHandler, TestClock) {
+func channelWithBreak(_ store: any EventStore, refusals: (any RefusalStore)? = nil) async throws -> (CommandHandler, TestClock) {
     let clock = TestClock()
-    let handler = CommandHandler(store: store, clock: clock.read)
+    let handler = CommandHandler(store: store, refusals: refusals, clock: clock.read)
     _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
     clock.set(60)
     _ = try await handler.handle(
@@ -154,12 +154,13 @@ struct FollowerTests {
     @Test("a refused command is recorded for the audit trail, not applied")
     func refusalRecorded() async throws {
         let store = InMemoryEventStore()
-        let (handler, _) = try await channelWithBreak(store)
+        let refused = InMemoryRefusalStore()
+        let (handler, _) = try await channelWithBreak(store, refusals: refused)
         do {
             _ = try await handler.handle(.cancelBreak(id: "nope"), channel: "demo", context: CommandContext(commandID: "r1", actor: "eve", source: "http"))
             Issue.record("cancelling an unknown break succeeded")
         } catch {}
-        let refusals = try await store.refusals(of: "demo")
+        let refusals = refused.refusals(of: "demo")
         #expect(refusals.map(\.actor) == ["eve"])
         #expect(refusals.first?.reason.contains("break nope does not exist") == true)
         #expect(try await store.version(of: "demo") == 2)

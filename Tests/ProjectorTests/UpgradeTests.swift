@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import HLS
+import Postgres
 import Projector
 import Schedule
 import TestSupport

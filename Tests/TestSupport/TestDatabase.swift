@@ -1,6 +1,7 @@
 import EventStore
 import HLS
 import Foundation
+import Postgres
 
 /// The PostgreSQL that `scripts/test.sh` starts (DATABASE_URL), and helpers for tests that need a fresh one.
 public enum TestDatabase {

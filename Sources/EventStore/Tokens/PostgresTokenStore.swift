@@ -1,4 +1,5 @@
 import Logging
+import Postgres
 
 /// Tokens in `cueline_tokens` (Migrations/0004_tokens.sql).
 public struct PostgresTokenStore: TokenStore {
@@ -91,11 +92,6 @@ public struct PostgresTokenStore: TokenStore {
     }
 
     private func storeErrors<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as PostgresError {
-            if error.isUnavailable { throw StoreError.unavailable("\(error)") }
-            throw StoreError.database("\(error)")
-        }
+        try await StoreErrors.map(logger: logger, body)
     }
 }

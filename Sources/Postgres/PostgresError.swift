@@ -9,6 +9,10 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
         case connectionLost
         /// The server refused a statement.
         case statementFailed
+        /// No pooled connection became free within the pool's checkout timeout.
+        case checkoutTimeout
+        /// The pool was shut down (its service ended): it lends no more connections.
+        case poolClosed
     }
 
     public var kind: Kind
@@ -52,6 +56,8 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
             return "cannot connect to PostgreSQL\(target.map { " at \($0)" } ?? ""): \(message)"
         case .connectionLost:
             return "lost the connection to PostgreSQL\(target.map { " at \($0)" } ?? ""): \(message)"
+        case .checkoutTimeout, .poolClosed:
+            return message
         case .statementFailed:
             var text = "PostgreSQL error"
             if let sqlState { text += " \(sqlState)" }

@@ -1,5 +1,6 @@
 import CLibPQ
-import Dispatch
+import NIOPosix
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -7,26 +8,31 @@ import Glibc
 import Darwin
 #endif
 
-/// One libpq connection.
+/// One libpq connection, with the thread its calls run on.
 ///
-/// libpq connections are not thread-safe and their calls block, so every call runs on this connection's
-/// own serial dispatch queue: never on Swift's cooperative thread pool, and never on two threads at once.
-/// That serial queue is why the class can be `@unchecked Sendable`: `handle` is only touched from `queue`.
-/// Callers still must not interleave statements from two tasks; the pool lends a connection to one at a time.
-public final class PostgresConnection: @unchecked Sendable {
-    private var handle: OpaquePointer?
-    private let queue: DispatchQueue
+/// libpq calls block and a connection is not thread-safe, so each connection owns one thread (a one-thread
+/// `NIOThreadPool`): every call runs there, never on Swift's cooperative pool, and one at a time. The handle
+/// lives in a `Mutex`, so the few calls made from elsewhere (`isHealthy`, `close()`) wait for a running statement
+/// instead of racing it. Callers must still not interleave statements from two tasks; the pool lends a connection
+/// to one at a time. `close()` (or the last reference going away) ends the thread.
+public final class PostgresConnection: Sendable {
+    private let handle: Mutex<OpaquePointer?>
+    private let thread: NIOThreadPool
     /// `host:port/db`, for error messages; never the password.
     public let target: String
 
-    private init(handle: OpaquePointer, target: String) {
-        self.handle = handle
+    private init(handle: consuming sending OpaquePointer?, target: String, thread: NIOThreadPool) {
+        self.handle = Mutex(handle)
         self.target = target
-        self.queue = DispatchQueue(label: "cueline.postgres.\(target)")
+        self.thread = thread
     }
 
     deinit {
-        if let handle { PQfinish(handle) }
+        handle.withLock { handle in
+            if let open = handle { PQfinish(open) }
+            handle = nil
+        }
+        thread.shutdownGracefully { _ in }
     }
 
     /// Opens a connection.
@@ -34,15 +40,20 @@ public final class PostgresConnection: @unchecked Sendable {
     /// - Parameter url: a `postgresql://` URL or a libpq `key=value` string. Empty means libpq's own
     ///   defaults and `PG*` environment variables.
     public static func connect(url: String, applicationName: String = "cueline") async throws -> PostgresConnection {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PostgresConnection, any Error>) in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try connectBlocking(url: url, applicationName: applicationName) })
+        let thread = NIOThreadPool(numberOfThreads: 1)
+        thread.start()
+        do {
+            return try await thread.runIfActive {
+                try connectBlocking(url: url, applicationName: applicationName, thread: thread)
             }
+        } catch {
+            thread.shutdownGracefully { _ in }
+            throw error
         }
     }
 
-    private static func connectBlocking(url: String, applicationName: String) throws -> PostgresConnection {
-        if let scheme = url.range(of: "://").map({ url[..<$0.lowerBound] }), scheme != "postgresql", scheme != "postgres" {
+    private static func connectBlocking(url: String, applicationName: String, thread: NIOThreadPool) throws -> PostgresConnection {
+        if let scheme = url.firstRange(of: "://").map({ url[..<$0.lowerBound] }), scheme != "postgresql", scheme != "postgres" {
             throw PostgresError(
                 kind: .connectionFailed,
                 message: "the database URL must start with postgresql:// (it starts with \(scheme)://)")
@@ -71,17 +82,17 @@ public final class PostgresConnection: @unchecked Sendable {
         // Times are exchanged as UTC ISO 8601 text; make the session's rendering independent of the server.
         let setup = PQexec(handle, "SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'; SET client_encoding = 'UTF8'; SET client_min_messages = 'warning'")
         PQclear(setup)
-        return PostgresConnection(handle: handle, target: target)
+        return PostgresConnection(handle: handle, target: target, thread: thread)
     }
 
     /// Whether libpq still considers the connection usable.
     public var isHealthy: Bool {
-        queue.sync { handle.map { PQstatus($0) == CONNECTION_OK } ?? false }
+        handle.withLock { handle in handle.map { PQstatus($0) == CONNECTION_OK } ?? false }
     }
 
     /// Whether a transaction block is open on this connection (`BEGIN` without `COMMIT`/`ROLLBACK` yet).
     public var isInTransaction: Bool {
-        queue.sync {
+        handle.withLock { handle in
             guard let handle else { return false }
             let status = PQtransactionStatus(handle)
             return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
@@ -91,25 +102,26 @@ public final class PostgresConnection: @unchecked Sendable {
     /// Runs one parameterized statement (`PQexecParams`).
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
-        try await onQueue { try self.queryBlocking(query) }
+        try await onThread { handle in try self.queryBlocking(query, on: handle) }
     }
 
     /// Runs trusted SQL text that may hold several statements and no parameters (`PQexec`).
     /// Used for migration files only; anything carrying a value goes through `query(_:)`.
     public func executeScript(_ sql: String) async throws {
-        try await onQueue {
-            guard let handle = self.handle else { throw self.closedError() }
+        try await onThread { handle in
             let result = PQexec(handle, sql)
             defer { PQclear(result) }
-            try self.check(result, statement: String(sql.prefix(200)))
+            try self.check(result, on: handle, statement: String(sql.prefix(200)))
         }
     }
 
     /// Runs `body` inside `BEGIN` … `COMMIT`; rolls back when it throws and rethrows the error.
-    public func withTransaction<T: Sendable>(
-        isolation: String = "READ COMMITTED", _ body: (PostgresConnection) async throws -> T
-    ) async throws -> T {
-        try await query(PostgresQuery(sql: "BEGIN ISOLATION LEVEL \(isolation)"))
+    @discardableResult
+    public func withTransaction<T>(
+        isolation actor: isolated (any Actor)? = #isolation, level: String = "READ COMMITTED",
+        _ body: (PostgresConnection) async throws -> sending T
+    ) async throws -> sending T {
+        try await query(PostgresQuery(sql: "BEGIN ISOLATION LEVEL \(level)"))
         do {
             let value = try await body(self)
             try await query("COMMIT")
@@ -120,48 +132,56 @@ public final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// Closes the connection now.
+    /// Closes the connection now (after a statement running on it) and ends its thread.
     public func close() {
-        queue.sync {
-            if let handle { PQfinish(handle) }
+        handle.withLock { handle in
+            if let open = handle { PQfinish(open) }
             handle = nil
         }
+        thread.shutdownGracefully { _ in }
     }
 
-    // MARK: - Notifications (used by PostgresListener on its own thread)
+    // MARK: - Notifications (PostgresListener)
 
-    /// The socket descriptor, for `poll`.
-    func socketDescriptor() -> Int32 {
-        queue.sync { handle.map { PQsocket($0) } ?? -1 }
-    }
-
-    /// Reads what arrived on the socket and returns the notifications received.
-    func consumeNotifications() throws -> [(channel: String, payload: String)] {
-        try queue.sync {
-            guard let handle else { throw closedError() }
+    /// Waits on this connection's thread up to `timeout` for input and returns the notifications received.
+    ///
+    /// - Throws: `connectionLost` when the connection broke.
+    func notifications(waitingUpTo timeout: Duration) async throws -> [(channel: String, payload: String)] {
+        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        return try await onThread { handle in
+            var pfd = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            _ = poll(&pfd, 1, milliseconds)
             guard PQconsumeInput(handle) == 1 else {
                 throw PostgresError(
-                    kind: .connectionLost, message: lastLine(String(cString: PQerrorMessage(handle))), target: target)
+                    kind: .connectionLost, message: lastLine(String(cString: PQerrorMessage(handle))), target: self.target)
             }
             var received: [(String, String)] = []
             while let notify = PQnotifies(handle) {
                 received.append((String(cString: notify.pointee.relname), String(cString: notify.pointee.extra)))
                 PQfreemem(notify)
             }
-            return received
+            return received.map { (channel: $0.0, payload: $0.1) }
         }
     }
 
     // MARK: - Internals
 
-    private func onQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try work() }) }
+    /// Runs `work` on this connection's thread with the handle locked. A call not yet started when its task is
+    /// cancelled does not run (CancellationError); one that started runs to its end, as libpq calls cannot be cut.
+    private func onThread<T: Sendable>(_ work: @escaping @Sendable (OpaquePointer) throws -> T) async throws -> T {
+        do {
+            return try await thread.runIfActive {
+                try self.handle.withLock { handle in
+                    guard let handle else { throw self.closedError() }
+                    return try work(handle)
+                }
+            }
+        } catch is NIOThreadPoolError.ThreadPoolInactive {
+            throw closedError()
         }
     }
 
-    private func queryBlocking(_ query: PostgresQuery) throws -> PostgresRows {
-        guard let handle else { throw closedError() }
+    private func queryBlocking(_ query: PostgresQuery, on handle: OpaquePointer) throws -> PostgresRows {
         // libpq takes values as C strings: a NUL would silently cut the value short, and the log would then hold
         // something other than what was acknowledged. PostgreSQL text cannot hold U+0000 at all: refuse.
         if let index = query.binds.firstIndex(where: { $0?.utf8.contains(0) == true }) {
@@ -174,7 +194,7 @@ public final class PostgresConnection: @unchecked Sendable {
             PQexecParams(handle, query.sql, Int32(query.binds.count), nil, values, nil, nil, 0)
         }
         defer { PQclear(result) }
-        try check(result, statement: query.sql)
+        try check(result, on: handle, statement: query.sql)
         var rows = PostgresRows()
         let fieldCount = PQnfields(result)
         let tupleCount = PQntuples(result)
@@ -196,8 +216,7 @@ public final class PostgresConnection: @unchecked Sendable {
         return rows
     }
 
-    private func check(_ result: OpaquePointer?, statement: String) throws {
-        guard let handle else { throw closedError() }
+    private func check(_ result: OpaquePointer?, on handle: OpaquePointer, statement: String) throws {
         let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
         if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY {
             return
