@@ -98,9 +98,9 @@ public final class PostgresPool: Service, Sendable {
         for waiter in waiters { waiter.resume(throwing: Self.closedError()) }
     }
 
-    /// Connections open now (idle and lent), and idle ones: for tests and metrics.
-    public var counts: (open: Int, idle: Int) {
-        state.withLock { ($0.open, $0.idle.count) }
+    /// Connections open now (idle and lent), idle ones, and checkouts waiting in line: for tests and metrics.
+    public var counts: (open: Int, idle: Int, waiting: Int) {
+        state.withLock { ($0.open, $0.idle.count, $0.waiters.count) }
     }
 
     // MARK: - Checkout
@@ -195,7 +195,7 @@ public final class PostgresPool: Service, Sendable {
     }
 
     private func timeoutMessage() -> String {
-        let (open, _) = counts
+        let (open, _, _) = counts
         return "no database connection became free within \(checkoutTimeout) (\(open) of \(maximumConnections) open, all in use)"
     }
 

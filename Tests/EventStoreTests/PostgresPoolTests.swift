@@ -1,0 +1,150 @@
+import Postgres
+import ServiceLifecycle
+import Synchronization
+import TestSupport
+import Testing
+
+/// Polls `condition` every 10 ms for up to 5 s.
+private func eventually(_ condition: () -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(5)
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
+/// A connection held until `release()`: what keeps a pool of one busy.
+private final class Hold: Sendable {
+    private let (stream, continuation) = AsyncStream<Void>.makeStream()
+    func wait() async { for await _ in stream {} }
+    func release() { continuation.finish() }
+}
+
+/// The waiters in the order they were served.
+private final class Order: Sendable {
+    let served = Mutex<[Int]>([])
+}
+
+/// State only an actor may touch: `withConnection` runs its body on the caller's isolation, so the body may use it.
+private actor Tally {
+    var queries = 0
+    func count(on pool: PostgresPool) async throws -> Int {
+        try await pool.withConnection { connection in
+            try await connection.query("SELECT 1")
+            queries += 1
+        }
+        return queries
+    }
+}
+
+@Suite("PostgreSQL connection pool", .serialized, .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
+struct PostgresPoolTests {
+    @Test("a checkout that finds every connection lent waits at most the checkout timeout, naming why")
+    func checkoutTimeout() async throws {
+        let pool = PostgresPool(url: TestDatabase.url!, maximumConnections: 1, checkoutTimeout: .milliseconds(300))
+        let hold = Hold()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await pool.withConnection { _ in await hold.wait() } }
+            #expect(try await eventually { pool.counts.open == 1 && pool.counts.idle == 0 })
+            let started = ContinuousClock.now
+            do {
+                try await pool.withConnection { _ in Issue.record("lent a connection that is in use") }
+            } catch let error as PostgresError {
+                #expect(error.kind == .checkoutTimeout)
+                #expect(error.isUnavailable)
+                #expect(error.message.contains("1 of 1 open"), "\(error.message)")
+            }
+            let waited = ContinuousClock.now - started
+            #expect(waited >= .milliseconds(300) && waited < .seconds(3), "\(waited)")
+            #expect(pool.counts.waiting == 0)
+            hold.release()
+            try await group.waitForAll()
+        }
+        // The connection came back and is lent again.
+        #expect(try await pool.withConnection { try await $0.query("SELECT 41 + 1").scalar() } == "42")
+        #expect(pool.counts.open == 1)
+    }
+
+    @Test("a waiter whose task is cancelled leaves the line at once and throws CancellationError")
+    func cancelledWaiter() async throws {
+        let pool = PostgresPool(url: TestDatabase.url!, maximumConnections: 1, checkoutTimeout: .seconds(30))
+        let hold = Hold()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await pool.withConnection { _ in await hold.wait() } }
+            #expect(try await eventually { pool.counts.open == 1 && pool.counts.idle == 0 })
+            let started = ContinuousClock.now
+            let waiter = Task {
+                try await pool.withConnection { _ in Issue.record("a cancelled waiter was lent a connection") }
+            }
+            #expect(try await eventually { pool.counts.waiting == 1 })
+            waiter.cancel()
+            let result = await waiter.result
+            #expect(throws: CancellationError.self) { try result.get() }
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(pool.counts.waiting == 0)
+            hold.release()
+            try await group.waitForAll()
+        }
+        // The connection given back went idle, not to the cancelled waiter.
+        #expect(pool.counts == (open: 1, idle: 1, waiting: 0))
+    }
+
+    @Test("a connection coming back is handed to the first waiter in line, without opening another")
+    func handOver() async throws {
+        let pool = PostgresPool(url: TestDatabase.url!, maximumConnections: 1)
+        let hold = Hold()
+        let order = Order()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await pool.withConnection { _ in await hold.wait() } }
+            #expect(try await eventually { pool.counts.open == 1 && pool.counts.idle == 0 })
+            for waiter in 1...3 {
+                group.addTask {
+                    try await pool.withConnection { connection in
+                        try await connection.query("SELECT 1")
+                        order.served.withLock { $0.append(waiter) }
+                    }
+                }
+                #expect(try await eventually { pool.counts.waiting == waiter })
+            }
+            hold.release()
+            try await group.waitForAll()
+        }
+        #expect(order.served.withLock { $0 } == [1, 2, 3])
+        #expect(pool.counts == (open: 1, idle: 1, waiting: 0))
+    }
+
+    @Test("the body runs on the caller's isolation: an actor's state is used inside it without a hop")
+    func callerIsolation() async throws {
+        let pool = PostgresPool(url: TestDatabase.url!, maximumConnections: 2)
+        let tally = Tally()
+        #expect(try await tally.count(on: pool) == 1)
+        #expect(try await tally.count(on: pool) == 2)
+    }
+
+    @Test("run() owns the pool's life: when it ends, connections close, waiters fail and no more are lent")
+    func runEndsThePool() async throws {
+        let pool = PostgresPool(url: TestDatabase.url!, maximumConnections: 1, checkoutTimeout: .seconds(30))
+        let hold = Hold()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await pool.withConnection { _ in await hold.wait() } }
+            #expect(try await eventually { pool.counts.open == 1 && pool.counts.idle == 0 })
+            let waiter = Task { try await pool.withConnection { _ in } }
+            #expect(try await eventually { pool.counts.waiting == 1 })
+            // run() is cancelled, as at shutdown; the lent connection comes back after.
+            let runner = Task { try await pool.run() }
+            runner.cancel()
+            _ = await runner.result
+            do {
+                try await waiter.value
+                Issue.record("a waiter was lent a connection from a closed pool")
+            } catch let error as PostgresError {
+                #expect(error.kind == .poolClosed)
+            }
+            hold.release()
+            group.cancelAll()
+        }
+        #expect(pool.counts == (open: 0, idle: 0, waiting: 0))
+        await #expect(throws: PostgresError.self) { try await pool.withConnection { _ in } }
+    }
+}
