@@ -49,6 +49,9 @@ struct CommandOptions: ParsableArguments {
 }
 
 /// Opens the store and checks its schema: one place for every database-backed command.
+///
+/// One-shot commands use the pool without running it as a service: it lends connections all the same (opened on
+/// demand, at most 4), and they close when the process ends. Only `cueline serve` runs it (Serve.swift).
 func openStore(_ database: DatabaseOptions) async throws -> PostgresEventStore {
     let store = PostgresEventStore(pool: PostgresPool(url: try database.url(), maximumConnections: 4))
     try await store.checkSchema()
