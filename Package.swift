@@ -105,6 +105,15 @@ let package = Package(
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "HLS", "TestSupport"]),
         .testTarget(name: "ProjectorTests", dependencies: ["Projector", "Schedule", "EventStore", "Postgres", "HLS", "TestSupport"]),
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35"]),
+        // The HTTP API in process (HummingbirdTesting's router client) over the in-memory stores.
+        .testTarget(
+            name: "APITests",
+            dependencies: [
+                "API", "EventStore", "Projector", "Schedule", "HLS",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "EventStore", "Postgres", "HLS", .product(name: "Crypto", package: "swift-crypto")]),
     ]
 )

@@ -20,12 +20,12 @@ public final class AuditReads: Sendable {
         var running: Int
         var queued: Int
 
-        var response: Response {
-            var response = errorResponse(
-                .serviceUnavailable,
-                "this instance is already running \(running) audit reads (replay, as-run, event pages) with \(queued) waiting, its limit; retry after a few seconds")
-            response.headers[.retryAfter] = "2"
-            return response
+        /// 503 with `Retry-After`.
+        var error: APIError {
+            APIError(
+                .unavailable,
+                "this instance is already running \(running) audit reads (replay, as-run, event pages) with \(queued) waiting, its limit; retry after a few seconds"
+            ).with(.retryAfter, "2")
         }
     }
 
@@ -67,15 +67,16 @@ public final class AuditReads: Sendable {
         }
     }
 
-    /// Runs `body` on the audit reads' own threads when a turn is free (waiting in the bounded queue for one), or
-    /// answers 503 when the queue is full.
-    func run(_ body: @Sendable () async -> Response) async -> Response {
+    /// Runs `body` on the audit reads' own threads when a turn is free (waiting in the bounded queue for one).
+    ///
+    /// - Throws: 503 (``Busy``) when the queue is full, without running `body`; what `body` throws.
+    func run(_ body: @Sendable () async throws -> Response) async throws -> Response {
         guard await acquire() else {
             refused.increment()
-            return Busy(running: running, queued: queued).response
+            throw Busy(running: running, queued: queued).error
         }
         defer { release() }
-        return await withTaskExecutorPreference(executor) { await body() }
+        return try await withTaskExecutorPreference(executor) { try await body() }
     }
 
     /// True when a turn was taken; false when the queue is full (or the task was cancelled while waiting).

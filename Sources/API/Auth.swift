@@ -119,16 +119,20 @@ public final class TokenCache: Service, Sendable {
 }
 
 /// What a request wants to do.
-enum Access {
+enum Access: Sendable {
     case read(channel: String)
     /// Any valid token: listing channels (filtered by the token), and the first check of a command.
     case anyToken
     case command(String, channel: String)
 }
 
-/// The caller: a token, or nobody in open mode.
-struct Caller {
+/// The caller: a token, or nobody in open mode. Set on the request context by ``TokenAuthenticator``.
+struct Caller: Sendable {
     var token: APIToken?
+    /// The secret the token was presented with, and the cache that knows it: a response that outlives its request
+    /// (an event stream) asks again whether the token still allows it.
+    var secret: String?
+    var cache: TokenCache?
 
     /// The actor recorded on events: the token's name; in open mode what the body says, else `http`.
     func actor(claimed: String?) -> String {
@@ -138,52 +142,25 @@ struct Caller {
     func mayRead(_ channel: String) -> Bool {
         token?.mayRead(channel: channel) ?? true
     }
-}
 
-extension AccessPolicy {
-    /// The caller, or the response that refuses the request: 401 without a valid token, 403 when the token's
-    /// role or channels do not allow it, 503 when tokens cannot be checked.
-    func authorize(_ request: Request, _ access: Access) async -> Result<Caller, AccessRefusal> {
-        guard case .tokens(let cache) = self else { return .success(Caller(token: nil)) }
-        guard let header = request.headers[.authorization] else {
-            return .failure(.unauthenticated("send Authorization: Bearer <token>; create one with cueline token create"))
-        }
-        guard header.lowercased().hasPrefix("bearer ") else {
-            return .failure(.unauthenticated("the Authorization header must be Bearer <token>"))
-        }
-        let secret = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        // Refused before it is hashed: a token is `cue_` and 64 lowercase hex digits.
-        guard TokenSecret.isWellFormed(secret) else {
-            return .failure(.unauthenticated("the token is malformed: a token is cue_ followed by 64 lowercase hex digits, as cueline token create prints it"))
-        }
-        let token: APIToken?
-        do {
-            token = try await cache.token(secret: secret)
-        } catch {
-            return .failure(.unavailable("tokens cannot be checked: the database is unreachable; retry shortly"))
-        }
-        guard let token else { return .failure(.unauthenticated("the token is unknown or revoked")) }
+    /// Why this caller may not do `access`, or nil when it may (always nil in open mode).
+    func refusal(of access: Access) -> String? {
+        guard let token else { return nil }
         switch access {
         case .anyToken:
-            return .success(Caller(token: token))
+            return nil
         case .read(let channel):
-            guard token.mayRead(channel: channel) else {
-                return .failure(.forbidden("token \(token.name) is not allowed on channel \(channel)"))
-            }
+            return token.mayRead(channel: channel) ? nil : "token \(token.name) is not allowed on channel \(channel)"
         case .command(let type, let channel):
-            if let refusal = token.refusal(command: type, channel: channel) { return .failure(.forbidden(refusal)) }
+            return token.refusal(command: type, channel: channel)
         }
-        return .success(Caller(token: token))
     }
-}
 
-extension AccessPolicy {
     /// For a response that outlives its request (an event stream): whether the caller's token still allows `access`,
     /// asked again through the token cache; nil in open mode. A token that cannot be checked at the moment (no table
     /// read yet) counts as still allowed: the next check decides.
-    func recheck(_ request: Request, _ access: Access) -> (@Sendable () async -> Bool)? {
-        guard case .tokens(let cache) = self, let header = request.headers[.authorization] else { return nil }
-        let secret = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+    func recheck(_ access: Access) -> (@Sendable () async -> Bool)? {
+        guard let cache, let secret else { return nil }
         return {
             let token: APIToken?
             do {
@@ -192,30 +169,44 @@ extension AccessPolicy {
                 return true
             }
             guard let token else { return false }
-            switch access {
-            case .anyToken: return true
-            case .read(let channel): return token.mayRead(channel: channel)
-            case .command(let type, let channel): return token.refusal(command: type, channel: channel) == nil
-            }
+            return Caller(token: token).refusal(of: access) == nil
         }
     }
 }
 
-enum AccessRefusal: Error {
-    case unauthenticated(String)
-    case forbidden(String)
-    case unavailable(String)
+/// The one place a bearer token is read: puts the caller on the context, or refuses the request before its handler
+/// runs — 401 without a valid token (an unknown, revoked or malformed one), 503 when tokens cannot be checked. What
+/// the caller may do is the handler's one call, ``APIRequestContext/caller(for:)``.
+struct TokenAuthenticator: RouterMiddleware {
+    typealias Context = APIRequestContext
+    let policy: AccessPolicy
 
-    var response: Response {
-        switch self {
-        case .unauthenticated(let message):
-            var response = errorResponse(.unauthorized, message, field: "Authorization")
-            response.headers[.wwwAuthenticate] = #"Bearer realm="cueline""#
-            return response
-        case .forbidden(let message):
-            return errorResponse(.forbidden, message)
-        case .unavailable(let message):
-            return errorResponse(.serviceUnavailable, message)
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.identity = try await caller(of: request)
+        return try await next(request, context)
+    }
+
+    func caller(of request: Request) async throws(APIError) -> Caller {
+        guard case .tokens(let cache) = policy else { return Caller(token: nil) }
+        guard let header = request.headers[.authorization] else {
+            throw .unauthenticated("send Authorization: Bearer <token>; create one with cueline token create")
         }
+        guard header.lowercased().hasPrefix("bearer ") else {
+            throw .unauthenticated("the Authorization header must be Bearer <token>")
+        }
+        let secret = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        // Refused before it is hashed: a token is `cue_` and 64 lowercase hex digits.
+        guard TokenSecret.isWellFormed(secret) else {
+            throw .unauthenticated("the token is malformed: a token is cue_ followed by 64 lowercase hex digits, as cueline token create prints it")
+        }
+        let token: APIToken?
+        do {
+            token = try await cache.token(secret: secret)
+        } catch {
+            throw APIError(.unavailable, "tokens cannot be checked: the database is unreachable; retry shortly")
+        }
+        guard let token else { throw .unauthenticated("the token is unknown or revoked") }
+        return Caller(token: token, secret: secret, cache: cache)
     }
 }

@@ -64,41 +64,49 @@ enum Edge {
         return min(milliseconds, maximum)
     }
 
-    /// An optional instant query parameter, parsed and bounded; `.failure` is the 422 naming it.
-    static func instant(_ request: Request, _ name: String, required: Bool = false) -> Result<Timestamp?, Refusal> {
+    /// An optional instant query parameter, parsed and bounded.
+    ///
+    /// - Throws: 422 naming it when it is not such an instant (or missing and `required`).
+    static func instant(_ request: Request, _ name: String, required: Bool = false) throws(APIError) -> Timestamp? {
         guard let text = request.uri.queryParameters[Substring(name)] else {
-            return required ? .failure(Refusal(field: name, reason: "is required: an ISO 8601 instant with a time zone")) : .success(nil)
+            if required { throw Refusal(field: name, reason: "is required: an ISO 8601 instant with a time zone").error }
+            return nil
         }
         do {
-            return .success(try Limits.instant(text, field: name))
+            return try Limits.instant(text, field: name)
         } catch {
-            return .failure(Refusal(error))
+            throw Refusal(error).error
         }
     }
 
     /// Where a page of events starts (`Last-Event-ID`, else `after`, else 0) and how long it is (`limit`, held to
     /// 1…1000). A value that is not a whole number, or a negative position, is a 422 naming it: silently reading
     /// from 0 would resend a whole log to a client that asked for its tail.
-    static func eventPage(_ request: Request) -> Result<(after: Int64, limit: Int), Refusal> {
-        func number(_ text: Substring?, _ field: String) -> Result<Int64?, Refusal> {
+    static func eventPage(_ request: Request) throws(APIError) -> (after: Int64, limit: Int) {
+        func number(_ text: Substring?, _ field: String) throws(APIError) -> Int64? {
             let trimmed = text?.trimmingCharacters(in: .whitespaces) ?? ""
-            guard !trimmed.isEmpty else { return .success(nil) }  // an empty Last-Event-ID means none
+            guard !trimmed.isEmpty else { return nil }  // an empty Last-Event-ID means none
             guard let value = Int64(trimmed), value >= 0 else {
-                return .failure(Refusal(field: field, reason: "must be a whole number from 0 to 9223372036854775807"))
+                throw Refusal(field: field, reason: "must be a whole number from 0 to 9223372036854775807").error
             }
-            return .success(value)
+            return value
         }
-        let lastEventID = request.headers[HTTPField.Name("Last-Event-ID")!].map { Substring($0) }
-        switch (number(lastEventID, "Last-Event-ID"), number(request.uri.queryParameters["after"], "after"), number(request.uri.queryParameters["limit"], "limit")) {
-        case (.failure(let refusal), _, _), (_, .failure(let refusal), _), (_, _, .failure(let refusal)):
-            return .failure(refusal)
-        case (.success(let lastEventID), .success(let after), .success(let limit)):
-            return .success((lastEventID ?? after ?? 0, Int(min(1000, max(1, limit ?? 100)))))
-        }
+        let lastEventID = try number(request.headers[.lastEventID].map { Substring($0) }, "Last-Event-ID")
+        let after = try number(request.uri.queryParameters["after"], "after")
+        let limit = try number(request.uri.queryParameters["limit"], "limit")
+        return (lastEventID ?? after ?? 0, Int(min(1000, max(1, limit ?? 100))))
     }
 
     /// Who, why and the command id of a command: no control characters (libpq would cut them at a NUL, terminals
-    /// obey ESC), bounded lengths. Nil when all are fine.
+    /// obey ESC), bounded lengths.
+    ///
+    /// - Throws: 422 naming the first that is not fine.
+    static func check(actor: String, reason: String?, commandID: String, commandIDField: String = "Idempotency-Key") throws(APIError) {
+        if let refusal = refusal(actor: actor, reason: reason, commandID: commandID, commandIDField: commandIDField) { throw refusal.error }
+    }
+
+    /// Who, why and the command id of a command, as ``check(actor:reason:commandID:commandIDField:)``; nil when all
+    /// are fine.
     static func refusal(actor: String, reason: String?, commandID: String, commandIDField: String = "Idempotency-Key") -> Refusal? {
         if let problem = PlainText.problem(in: commandID, maximumLength: Limits.labelBytes) {
             return Refusal(field: commandIDField, reason: problem)
@@ -130,9 +138,17 @@ enum Edge {
             }
         }
 
-        var response: Response {
-            errorResponse(.unprocessableContent, "\(field) \(reason)", field: field)
+        /// 422 naming the field.
+        var error: APIError {
+            .invalid(field, reason)
         }
+    }
+}
+
+extension APIError {
+    /// A request field that is missing or wrong: 422 naming it.
+    init(_ invalid: CommandRequest.Invalid) {
+        self = .invalid(invalid.field, invalid.reason)
     }
 }
 

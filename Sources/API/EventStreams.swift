@@ -41,16 +41,15 @@ public final class EventStreams: Service, Sendable {
         case perToken(key: String, limit: Int)
         case total(limit: Int)
 
-        var response: Response {
-            var response: Response
-            switch self {
+        /// 429 (per token) or 503 (in all), with `Retry-After`.
+        var error: APIError {
+            let error = switch self {
             case .perToken(let key, let limit):
-                response = errorResponse(.tooManyRequests, "\(key) already has \(limit) event streams open, the most one token may; close one or retry later")
+                APIError(.tooManyRequests, "\(key) already has \(limit) event streams open, the most one token may; close one or retry later")
             case .total(let limit):
-                response = errorResponse(.serviceUnavailable, "this instance already serves \(limit) event streams, its limit; retry later or use another instance")
+                APIError(.unavailable, "this instance already serves \(limit) event streams, its limit; retry later or use another instance")
             }
-            response.headers[.retryAfter] = "10"
-            return response
+            return error.with(.retryAfter, "10")
         }
     }
 
@@ -159,8 +158,10 @@ public final class EventStreams: Service, Sendable {
         for continuation in left { continuation.resume(returning: false) }
     }
 
-    /// Takes a place for a stream of `key` (a token's name), or says why not.
-    func admit(key: String) -> Result<Ticket, Refusal> {
+    /// Takes a place for a stream of `key` (a token's name).
+    ///
+    /// - Throws: the ``Refusal`` as its answer when there is no place.
+    func admit(key: String) throws(APIError) -> Ticket {
         let outcome = state.withLock { state -> Result<Int, Refusal> in
             if state.perKey[key, default: 0] >= limits.maxStreamsPerToken {
                 return .failure(.perToken(key: key, limit: limits.maxStreamsPerToken))
@@ -173,10 +174,10 @@ public final class EventStreams: Service, Sendable {
         switch outcome {
         case .success(let total):
             open.record(total)
-            return .success(Ticket(key: key, streams: self))
+            return Ticket(key: key, streams: self)
         case .failure(let refusal):
             refused.increment()
-            return .failure(refusal)
+            throw refusal.error
         }
     }
 

@@ -34,10 +34,33 @@ public struct HookSet: Sendable {
         var deliveryIDPath: String?
     }
 
-    struct Rule: @unchecked Sendable {
-        var when: [String: Any]
+    /// A rule: when every `when` path of a payload equals its value, `command` (with `$.path` values filled in from
+    /// the payload) is sent to `channel`.
+    struct Rule: Sendable, Decodable {
+        var when: [String: JSONValue]
         var channel: String
-        var command: [String: Any]
+        var command: [String: JSONValue]
+    }
+
+    /// The hooks file as written (snake_case keys).
+    struct File: Decodable {
+        var hooks: [Entry]
+
+        struct Entry: Decodable {
+            var name: String
+            var secret: String?
+            var secretEnv: String?
+            var toleranceSeconds: Int?
+            var rules: [Rule]
+            var deliveryID: String?
+
+            enum CodingKeys: String, CodingKey {
+                case name, secret, rules
+                case secretEnv = "secret_env"
+                case toleranceSeconds = "tolerance_seconds"
+                case deliveryID = "delivery_id"
+            }
+        }
     }
 
     public struct Invalid: Error, CustomStringConvertible {
@@ -55,18 +78,25 @@ public struct HookSet: Sendable {
     }
 
     public init(json data: Data, environment: [String: String], origin: String = "hooks") throws {
-        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let list = root["hooks"] as? [[String: Any]] else {
-            throw Invalid(description: "\(origin): expected {\"hooks\": [ … ]}")
+        let file: File
+        do {
+            // Keys as written: a strategy would rename the keys of `when` and `command` too.
+            file = try JSONDecoder().decode(File.self, from: data)
+        } catch let error as DecodingError {
+            throw Invalid(description: "\(origin): \(Self.describe(error))")
+        } catch {
+            throw Invalid(description: "\(origin): expected {\"hooks\": [ … ]}: \(error)")
         }
         hooks = [:]
-        for (index, entry) in list.enumerated() {
-            guard let name = entry["name"] as? String, Identifier.isValid(name) else {
+        for (index, entry) in file.hooks.enumerated() {
+            let name = entry.name
+            guard Identifier.isValid(name) else {
                 throw Invalid(description: "\(origin): hook \(index + 1): name must be \(Identifier.rule)")
             }
             let secret: String
-            if let direct = entry["secret"] as? String {
+            if let direct = entry.secret {
                 secret = direct
-            } else if let variable = entry["secret_env"] as? String {
+            } else if let variable = entry.secretEnv {
                 guard let value = environment[variable], !value.isEmpty else {
                     throw Invalid(description: "\(origin): hook \(name): environment variable \(variable) (secret_env) is not set")
                 }
@@ -75,35 +105,49 @@ public struct HookSet: Sendable {
                 throw Invalid(description: "\(origin): hook \(name): give secret_env (or secret)")
             }
             guard secret.utf8.count >= 16 else { throw Invalid(description: "\(origin): hook \(name): the secret must be at least 16 bytes") }
-            let tolerance = entry["tolerance_seconds"] as? Int ?? 300
+            let tolerance = entry.toleranceSeconds ?? 300
             guard (1...3600).contains(tolerance) else { throw Invalid(description: "\(origin): hook \(name): tolerance_seconds must be 1…3600") }
-            guard let rules = entry["rules"] as? [[String: Any]], !rules.isEmpty else {
-                throw Invalid(description: "\(origin): hook \(name): rules must be a non-empty list")
-            }
-            var parsed: [Rule] = []
-            for (number, rule) in rules.enumerated() {
+            guard !entry.rules.isEmpty else { throw Invalid(description: "\(origin): hook \(name): rules must be a non-empty list") }
+            for (number, rule) in entry.rules.enumerated() {
                 let at = "\(origin): hook \(name) rule \(number + 1)"
-                guard let when = rule["when"] as? [String: Any], !when.isEmpty else { throw Invalid(description: "\(at): when must be a non-empty object") }
-                guard let channel = rule["channel"] as? String else { throw Invalid(description: "\(at): channel is required") }
-                guard Identifier.isValid(channel) else { throw Invalid(description: "\(at): channel must be \(Identifier.rule)") }
-                guard let command = rule["command"] as? [String: Any], let type = command["command"] as? String else {
+                guard !rule.when.isEmpty else { throw Invalid(description: "\(at): when must be a non-empty object") }
+                guard Identifier.isValid(rule.channel) else { throw Invalid(description: "\(at): channel must be \(Identifier.rule)") }
+                guard case .string(let type)? = rule.command["command"] else {
                     throw Invalid(description: "\(at): command must be an object with a command field")
                 }
-                guard ["place_break", "set_playout_limit", "cancel_current_event", "cancel_break"].contains(type) else {
+                guard APIToken.commandTypes.contains(type) else {
                     throw Invalid(description: "\(at): command \(type.debugDescription) is not a schedule command")
                 }
-                parsed.append(Rule(when: when, channel: channel, command: command))
             }
             var deliveryIDPath: String?
-            if let path = entry["delivery_id"] {
-                guard let text = path as? String, text.hasPrefix("$."), text.count > 2 else {
+            if let path = entry.deliveryID {
+                guard path.hasPrefix("$."), path.count > 2 else {
                     throw Invalid(description: "\(origin): hook \(name): delivery_id must be a payload path such as \"$.id\"")
                 }
-                deliveryIDPath = String(text.dropFirst(2))
+                deliveryIDPath = String(path.dropFirst(2))
             }
             guard hooks[name] == nil else { throw Invalid(description: "\(origin): hook \(name) is defined twice") }
             hooks[name] = Hook(
-                name: name, secret: Array(secret.utf8), toleranceSeconds: tolerance, rules: parsed, deliveryIDPath: deliveryIDPath)
+                name: name, secret: Array(secret.utf8), toleranceSeconds: tolerance, rules: entry.rules, deliveryIDPath: deliveryIDPath)
+        }
+    }
+
+    /// A decoding mistake, named by where it is in the file (`hooks[0].rules[1].channel`).
+    private static func describe(_ error: DecodingError) -> String {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            codingPath.map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }.joined().drop { $0 == "." }.description
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return "\(path(context.codingPath + [key])) is required"
+        case .typeMismatch(let type, let context):
+            return "\(path(context.codingPath)) must be \(type == String.self ? "a string" : type == Int.self ? "a whole number" : "\(type)")"
+        case .valueNotFound(_, let context):
+            return "\(path(context.codingPath)) must not be null"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "not JSON: \(context.debugDescription)" : "\(path(context.codingPath)): \(context.debugDescription)"
+        @unknown default:
+            return "\(error)"
         }
     }
 }
@@ -135,97 +179,39 @@ extension HookSet.Hook {
     /// The command id of an authentic delivery, from signed material only: the payload's delivery id when the hook
     /// names one, else the signed timestamp and body. A replay of a captured delivery, whatever headers it adds, is
     /// the same command.
-    func commandID(payload: Any, timestamp: String, body: [UInt8]) throws(CommandRequest.Invalid) -> String {
+    func commandID(payload: JSONValue, timestamp: String, body: [UInt8]) throws(CommandRequest.Invalid) -> String {
         guard let path = deliveryIDPath else {
             return "hook:\(name):\(sha256Hex(Array(timestamp.utf8) + [UInt8(ascii: ".")] + body))"
         }
         let id: String
-        switch value(at: path, in: payload) {
-        case let text as String where !text.isEmpty: id = text
-        case let number as NSNumber: id = number.stringValue
+        switch payload[path: path] {
+        case .string(let text)? where !text.isEmpty: id = text
+        case .integer(let number)?: id = String(number)
+        case .number(let number)?: id = "\(number)"
         default: throw CommandRequest.Invalid(field: "$." + path, reason: "is not in the payload (the hook's delivery_id)")
         }
         return "hook:\(name):id:\(sha256Hex(id))"
     }
 
-    /// The first matching rule's channel and command body, with `$.path` values filled in from the payload.
-    func match(_ payload: Any) throws(CommandRequest.Invalid) -> (channel: String, command: Data)? {
-        for rule in rules where rule.when.allSatisfy({ same(value(at: $0.key, in: payload), $0.value) }) {
-            let filled = try fill(rule.command, from: payload)
-            guard let data = try? JSONSerialization.data(withJSONObject: filled, options: [.sortedKeys]) else { return nil }
-            return (rule.channel, data)
-        }
-        return nil
-    }
-
-    private func fill(_ object: [String: Any], from payload: Any) throws(CommandRequest.Invalid) -> [String: Any] {
-        var out: [String: Any] = [:]
-        for (key, template) in object {
-            if let text = template as? String, text.hasPrefix("$.") {
-                guard let found = value(at: String(text.dropFirst(2)), in: payload) else {
+    /// The first matching rule's channel and command, with `$.path` values filled in from the payload.
+    ///
+    /// - Throws: when a `$.path` the command needs is not in the payload; the command itself is not decoded here.
+    func match(_ payload: JSONValue) throws(CommandRequest.Invalid) -> (channel: String, command: JSONValue)? {
+        for rule in rules where rule.when.allSatisfy({ payload[path: $0.key]?.sameValue(as: $0.value) == true }) {
+            var filled: [String: JSONValue] = [:]
+            for (key, template) in rule.command {
+                guard case .string(let text) = template, text.hasPrefix("$.") else {
+                    filled[key] = template
+                    continue
+                }
+                guard let found = payload[path: String(text.dropFirst(2))] else {
                     throw CommandRequest.Invalid(field: text, reason: "is not in the payload (needed for \(key))")
                 }
-                out[key] = found
-            } else {
-                out[key] = template
+                filled[key] = found
             }
+            return (rule.channel, .object(filled))
         }
-        return out
-    }
-}
-
-private func value(at path: String, in payload: Any) -> Any? {
-    var current: Any? = payload
-    for part in path.split(separator: ".") {
-        current = (current as? [String: Any])?[String(part)]
-    }
-    return current
-}
-
-private func same(_ lhs: Any?, _ rhs: Any) -> Bool {
-    switch (lhs, rhs) {
-    case (let a as String, let b as String): return a == b
-    case (let a as NSNumber, let b as NSNumber): return a == b
-    default: return false
-    }
-}
-
-extension Routes {
-    static func addHookRoute(to router: Router<BasicRequestContext>, hooks: HookSet, follower: ChannelFollower, handler: CommandHandler) {
-        router.post("/hooks/{name}") { request, context -> Response in
-            let name = try context.parameters.require("name")
-            guard let hook = hooks.hooks[name] else { return errorResponse(.notFound, "no hook is named \(name)") }
-            let body = Array(buffer: try await request.body.collect(upTo: 64 * 1024))
-            let timestamp = request.headers[HTTPField.Name("X-Cueline-Timestamp")!]
-            let signature = request.headers[HTTPField.Name("X-Cueline-Signature")!]
-            if let rejection = hook.rejection(body: body, timestamp: timestamp, signature: signature, now: follower.clock()) {
-                return errorResponse(.unauthorized, rejection, field: "X-Cueline-Signature")
-            }
-            guard let payload = try? JSONSerialization.jsonObject(with: Data(body)) else {
-                return errorResponse(.unprocessableContent, "the payload is not JSON", field: "body")
-            }
-            let matched: (channel: String, command: Data)?
-            let parsed: CommandRequest
-            let command: ScheduleCommand
-            let commandID: String
-            do {
-                commandID = try hook.commandID(payload: payload, timestamp: timestamp ?? "", body: body)
-                matched = try hook.match(payload)
-                guard let matched else {
-                    return jsonResponse(HookIgnored(hook: name, ignored: "no rule of hook \(name) matches this payload"))
-                }
-                parsed = try decodeJSON(CommandRequest.self, matched.command).get()
-                command = try parsed.scheduleCommand()
-            } catch let invalid as CommandRequest.Invalid {
-                return errorResponse(.unprocessableContent, "\(invalid.field) \(invalid.reason)", field: invalid.field)
-            } catch {
-                return errorResponse(.unprocessableContent, "the rule's command does not decode with this payload: \(error)", field: "body")
-            }
-            // Replays inside the window are harmless: the same signed delivery is one command.
-            return await execute(
-                command, channel: matched!.channel, request: request, actor: "hook:\(name)", source: "hook", reason: parsed.reason,
-                handler: handler, follower: follower, commandID: commandID)
-        }
+        return nil
     }
 }
 

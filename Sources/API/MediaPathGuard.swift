@@ -17,9 +17,8 @@ struct MediaPathGuard<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
         guard path == basePath || path.hasPrefix(basePath + "/") else { return try await next(request, context) }
-        guard file(at: path) != nil else {
-            return errorResponse(.notFound, "no such file")
-        }
+        // Answered here, not thrown: a router-wide middleware sits outside the router's own error rendering.
+        guard file(at: path) != nil else { return APIError(.notFound, "no such file").response }
         return try await next(request, context)
     }
 

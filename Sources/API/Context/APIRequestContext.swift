@@ -1,0 +1,39 @@
+import EventStore
+import Hummingbird
+
+/// The request context of every route: Hummingbird's core storage and the caller, which ``TokenAuthenticator`` puts
+/// here once for the routes that need one. Handlers ask the context, never the headers, who is calling and whether
+/// they may (``caller(for:)``).
+public struct APIRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// Who is calling; nil on the public routes (playlists, health, hooks), which no authenticator runs for.
+    var identity: Caller?
+
+    public init(source: Source) {
+        coreContext = .init(source: source)
+        identity = nil
+    }
+
+    /// The caller, once it may do `access`.
+    ///
+    /// - Throws: 403 when the token's role, channels or command types do not allow it; 401 on a route that has no
+    ///   authenticator (a wiring mistake: refused rather than let through).
+    func caller(for access: Access) throws(APIError) -> Caller {
+        guard let identity else { throw .unauthenticated("send Authorization: Bearer <token>; create one with cueline token create") }
+        if let refusal = identity.refusal(of: access) { throw APIError(.forbidden, refusal) }
+        return identity
+    }
+
+    /// The caller, once it may do at least one of `accesses`; else the refusal of the first.
+    func caller(forAnyOf accesses: [Access]) throws(APIError) -> Caller {
+        var first: APIError?
+        for access in accesses {
+            do {
+                return try caller(for: access)
+            } catch {
+                first = first ?? error
+            }
+        }
+        throw first ?? .unauthenticated("nothing to authorize")
+    }
+}

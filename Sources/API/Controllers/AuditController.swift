@@ -1,0 +1,148 @@
+import EventStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Projector
+import Schedule
+
+/// What a channel holds and held: the schedule, the log (a JSON page or a live Server-Sent Events stream), an exact
+/// replay of any playlist served, and the as-run report. Every route reads one channel, so the caller must be
+/// allowed to read it; the expensive ones run as ``AuditReads``.
+struct AuditController {
+    let follower: ChannelFollower
+    let store: any EventStore
+    let eventStreams: EventStreams
+    let auditReads: AuditReads
+
+    func addRoutes(to group: RouterGroup<APIRequestContext>) {
+        group.get("/channels/{channel}/schedule", use: schedule)
+        group.get("/channels/{channel}/events", use: events)
+        group.get("/channels/{channel}/replay", use: replay)
+        group.get("/channels/{channel}/as-run", use: asRun)
+    }
+
+    @Sendable func schedule(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let channel = try context.parameters.require("channel")
+        _ = try context.caller(for: .read(channel: channel))
+        guard let state = follower.state(of: channel), let config = state.config else {
+            throw APIError(.unknownChannel(channel))
+        }
+        let liveEdge = Timeline(config).liveEdge(at: follower.clock())
+        return jsonResponse(ScheduleView(state: state, liveEdge: liveEdge))
+    }
+
+    /// A JSON page of the log, or, with `Accept: text/event-stream` (or `?stream`), a live stream of it.
+    @Sendable func events(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let channel = try context.parameters.require("channel")
+        let caller = try context.caller(for: .read(channel: channel))
+        let (after, limit) = try Edge.eventPage(request)
+        guard follower.state(of: channel) != nil else { throw APIError(.unknownChannel(channel)) }
+        if request.headers[.accept]?.contains("text/event-stream") == true || request.uri.queryParameters["stream"] != nil {
+            let ticket = try eventStreams.admit(key: caller.token.map { "token \($0.name)" } ?? "an unauthenticated caller")
+            return Self.eventStream(
+                channel: channel, after: after, streams: eventStreams, ticket: ticket,
+                stillAuthorized: caller.recheck(.read(channel: channel)))
+        }
+        let store = store
+        return try await auditReads.run { try await Self.eventPage(channel, after: after, limit: limit, from: store) }
+    }
+
+    @Sendable func replay(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let channel = try context.parameters.require("channel")
+        _ = try context.caller(for: .read(channel: channel))
+        let at = try Edge.instant(request, "at", required: true)!
+        let rendition = request.uri.queryParameters["rendition"].map(String.init)
+        let multivariant = request.uri.queryParameters["multivariant"] != nil
+        let store = store
+        // Reads and folds the whole log: one of the audit reads, on their own threads.
+        return try await auditReads.run {
+            do {
+                let events = try await Replay.events(channel, from: store)
+                let text = try Replay.playlist(channel, events, at: at, rendition: rendition, multivariant: multivariant)
+                var response = Responses.playlist(text, maxAge: 31_536_000)
+                response.headers[.cuelineTick] = at.iso8601
+                return response
+            } catch let failure as Replay.Failure {
+                if case .channelDidNotExist = failure { throw APIError(.notFound, failure.description) }
+                throw APIError(.invalid, failure.description)
+            } catch {
+                throw APIError(.unavailable, "the event log is unreachable: \(error)")
+            }
+        }
+    }
+
+    @Sendable func asRun(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let channel = try context.parameters.require("channel")
+        _ = try context.caller(for: .read(channel: channel))
+        let from = try Edge.instant(request, "from")
+        let to = try Edge.instant(request, "to")
+        guard let state = follower.state(of: channel) else { throw APIError(.unknownChannel(channel)) }
+        let now = follower.clock()
+        let csv = request.uri.queryParameters["format"] == "csv"
+        return try await auditReads.run {
+            let entries = AsRun.entries(state: state, from: from, to: to, at: now)
+            if csv { return Responses.text(AsRun.csv(entries), contentType: "text/csv") }
+            return jsonResponse(AsRunReport(channel: channel, entries: entries, totals: AsRun.totals(entries)))
+        }
+    }
+
+    /// Server-Sent Events: every event of the channel after `after` (or `Last-Event-ID`), then each new one as this
+    /// instance folds it in. The event id is the stream version, so a reconnecting client resumes where it left off.
+    /// A stream ends after 10 minutes and at shutdown; EventSource clients reconnect by themselves. See `EventStreams`
+    /// for how many there may be and how they share the work.
+    static func eventStream(
+        channel: String, after: Int64, streams: EventStreams, ticket: EventStreams.Ticket, stillAuthorized: (@Sendable () async -> Bool)?
+    ) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/event-stream"
+        headers[.cacheControl] = "no-cache"
+        let body = ResponseBody { writer in
+            try await streams.stream(channel, after: max(0, after), ticket: ticket, stillAuthorized: stillAuthorized, to: &writer)
+        }
+        return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// A JSON page of events holds at most this many bytes, unless its one event is larger.
+    static let eventPageBytes = 1024 * 1024
+
+    /// `{"channel", "events", "next"}`: the events after `after`, at most `limit` of them and, past the first, at most
+    /// ``eventPageBytes`` in all; `next` is the last version in the page (the `after` of the next page), absent when
+    /// the page is empty. The log is read in batches sized by what its events weigh, so a page of big events never
+    /// holds more than about a page's worth of them in memory.
+    static func eventPage(_ channel: String, after: Int64, limit: Int, from store: any EventStore) async throws(APIError) -> Response {
+        var body = ByteBuffer()
+        // A channel that exists has an identifier for its id: nothing in it needs escaping.
+        body.writeString(#"{"channel":"\#(channel)","events":["#)
+        var count = 0
+        var next: Int64?
+        var batchSize = min(limit, 100)
+        do {
+            reading: while count < limit {
+                let requested = min(batchSize, limit - count)
+                let batch = try await store.readStream(channel, after: next ?? after, limit: requested)
+                for event in batch {
+                    let encoded = encodeJSON(event)
+                    // `]`, `,"next":` and 19 digits, `}` still to come.
+                    if count > 0 && body.readableBytes + 1 + encoded.count + 32 > eventPageBytes { break reading }
+                    if count > 0 { body.writeString(",") }
+                    body.writeBytes(encoded)
+                    count += 1
+                    next = event.version
+                }
+                if batch.count < requested { break }
+                let average = max(1, body.readableBytes / max(1, count))
+                batchSize = max(1, min(100, (eventPageBytes - body.readableBytes) / average + 1))
+            }
+        } catch {
+            throw APIError(.unavailable, "the event log is unreachable: \(error)")
+        }
+        body.writeString("]")
+        if let next { body.writeString(#","next":\#(next)"#) }
+        body.writeString("}")
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.cacheControl] = "no-cache"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Hummingbird
+import Projector
+import Schedule
+
+/// `POST /hooks/{name}`: signed feed payloads turned into commands by the hooks file's rules. The signature is the
+/// credential (no token, so no authenticator); see ``HookSet``.
+struct HookController {
+    let hooks: HookSet
+    let executor: CommandExecutor
+    let follower: ChannelFollower
+
+    func addRoutes(to group: RouterGroup<APIRequestContext>) {
+        group.post("/hooks/{name}", use: deliver)
+    }
+
+    @Sendable func deliver(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let name = try context.parameters.require("name")
+        guard let hook = hooks.hooks[name] else { throw APIError(.notFound, "no hook is named \(name)") }
+        let body = Array(buffer: try await request.body.collect(upTo: 64 * 1024))
+        let timestamp = request.headers[.cuelineTimestamp]
+        let signature = request.headers[.cuelineSignature]
+        if let rejection = hook.rejection(body: body, timestamp: timestamp, signature: signature, now: follower.clock()) {
+            throw APIError(.unauthenticated, rejection, field: "X-Cueline-Signature")
+        }
+        guard let payload = try? JSONDecoder().decode(JSONValue.self, from: Data(body)) else {
+            throw APIError(.invalid, "the payload is not JSON", field: "body")
+        }
+        let matched: (channel: String, command: JSONValue)
+        let parsed: CommandRequest
+        let command: ScheduleCommand
+        let commandID: String
+        do {
+            commandID = try hook.commandID(payload: payload, timestamp: timestamp ?? "", body: body)
+            guard let found = try hook.match(payload) else {
+                return jsonResponse(HookIgnored(hook: name, ignored: "no rule of hook \(name) matches this payload"))
+            }
+            matched = found
+            parsed = try decodeJSON(CommandRequest.self, try JSONEncoder().encode(matched.command)).get()
+            command = try parsed.scheduleCommand()
+        } catch let invalid as CommandRequest.Invalid {
+            throw APIError(invalid)
+        } catch {
+            throw APIError(.invalid, "the rule's command does not decode with this payload: \(error)", field: "body")
+        }
+        // Replays inside the window are harmless: the same signed delivery is one command.
+        return try await executor.execute(
+            command, channel: matched.channel, request: request, actor: "hook:\(name)", source: "hook", reason: parsed.reason,
+            commandID: commandID)
+    }
+}

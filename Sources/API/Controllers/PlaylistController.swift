@@ -1,0 +1,111 @@
+import Hummingbird
+import Logging
+import Projector
+import Schedule
+
+/// The public playlists: multivariant and media playlists, break asset lists and the chunks of measured assets.
+/// No authenticator runs for them, and a media playlist costs one lookup of what the follower already rendered.
+struct PlaylistController {
+    let follower: ChannelFollower
+    let assets: AssetPlaylists
+    let logger = Logger(label: "cueline.assets")
+
+    func addRoutes(to group: RouterGroup<APIRequestContext>) {
+        group.get("/channels/{channel}/master.m3u8", use: multivariant)
+        group.get("/channels/{channel}/{playlist}", use: media)
+        group.get("/channels/{channel}/breaks/{id}/assets.json", use: assetList)
+        group.get("/channels/{channel}/breaks/{id}/chunks/{file}", use: chunk)
+    }
+
+    @Sendable func multivariant(_ request: Request, context: APIRequestContext) throws -> Response {
+        let channel = try context.parameters.require("channel")
+        do {
+            return Responses.playlist(try follower.rendered(channel).multivariant, maxAge: 30)
+        } catch {
+            throw APIError(error)
+        }
+    }
+
+    @Sendable func media(_ request: Request, context: APIRequestContext) throws -> Response {
+        let channel = try context.parameters.require("channel")
+        let file = try context.parameters.require("playlist")
+        guard file.hasSuffix(".m3u8") else { throw APIError(.notFound, "no such resource: \(file)") }
+        do {
+            let (text, targetDuration, tick) = try follower.mediaPlaylist(channel, rendition: String(file.dropLast(5)))
+            // A CDN may hold a live playlist for half a target duration: a schedule change reaches viewers
+            // well within the three target durations they play behind the live edge.
+            var response = Responses.playlist(text, maxAge: max(1, targetDuration / 2))
+            // The instant these bytes were rendered for: `cueline replay --at` gives them back.
+            response.headers[.cuelineTick] = tick.iso8601
+            return response
+        } catch {
+            throw APIError(error)
+        }
+    }
+
+    @Sendable func assetList(_ request: Request, context: APIRequestContext) throws -> Response {
+        let channel = try context.parameters.require("channel")
+        let id = try context.parameters.require("id")
+        guard let state = follower.state(of: channel) else { throw APIError(.unknownChannel(channel)) }
+        // Players send _HLS_primary_id, and _HLS_start_offset when they join mid-break: the answer is the same
+        // whole list either way (hls.js lays the assets out from the break's start and seeks into them itself).
+        guard let body = PlaylistBuilder.assetList(state: state, breakID: id) else {
+            throw APIError(.unknownBreak(channel: channel, id: id))
+        }
+        return Responses.text(body, contentType: "application/json", cacheControl: "no-cache")
+    }
+
+    /// A chunk of a measured asset: `<asset>-<chunk>.m3u8` (a VOD playlist of the asset's segments in the chunk's
+    /// span, or, for a multivariant asset, a multivariant playlist of its variants' chunks `<asset>-<chunk>-<variant>.m3u8`).
+    @Sendable func chunk(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let channel = try context.parameters.require("channel")
+        let id = try context.parameters.require("id")
+        let file = try context.parameters.require("file")
+        guard let state = follower.state(of: channel) else { throw APIError(.unknownChannel(channel)) }
+        let numbers = file.hasSuffix(".m3u8") ? file.dropLast(5).split(separator: "-", omittingEmptySubsequences: false) : []
+        // Plain decimal numbers without leading zeros: one name per chunk.
+        let parsed = numbers.compactMap { number in
+            number.count <= 6 && number.allSatisfy({ $0.isASCII && $0.isNumber }) && (number == "0" || !number.hasPrefix("0")) ? Int(number) : nil
+        }
+        let noSuchChunk = APIError(.notFound, "no such chunk: \(file)")
+        guard (2...3).contains(numbers.count), parsed.count == numbers.count,
+            let span = PlaylistBuilder.chunkSpan(state: state, breakID: id, asset: parsed[0], chunk: parsed[1])
+        else { throw noSuchChunk }
+        let text: String?
+        do {
+            switch try await assets.playlist(span.uri) {
+            case .media(let media):
+                guard parsed.count == 2 else { throw noSuchChunk }
+                text = media.chunk(from: span.from, to: span.to)
+            case .multivariant(let multivariant):
+                if parsed.count == 2 {
+                    var lines = ["#EXTM3U"] + multivariant.header
+                    for (index, variant) in multivariant.variants.enumerated() {
+                        lines += [variant.streamInf, "\(parsed[0])-\(parsed[1])-\(index).m3u8"]
+                    }
+                    text = lines.joined(separator: "\n") + "\n"
+                } else {
+                    guard parsed[2] < multivariant.variants.count,
+                        case .media(let media) = try await assets.playlist(multivariant.variants[parsed[2]].uri)
+                    else { throw noSuchChunk }
+                    text = media.chunk(from: span.from, to: span.to)
+                }
+            }
+        } catch let error as APIError {
+            throw error
+        } catch {
+            // The details (which may name internal addresses or signed URLs) go to the log, not to the public.
+            logger.warning("cannot read an asset for a chunk", metadata: [
+                "channel": "\(channel)", "break": "\(id)", "asset": "\(span.uri)", "error": "\(error)",
+            ])
+            throw APIError(.badGateway, "the asset of break \(id) cannot be read now")
+        }
+        guard let text else {
+            logger.warning("an asset changed since its break was placed: no segment in a chunk's span", metadata: [
+                "channel": "\(channel)", "break": "\(id)", "chunk": "\(file)", "asset": "\(span.uri)",
+            ])
+            throw APIError(.badGateway, "the asset of break \(id) changed since it was placed: chunk \(file) holds no segment")
+        }
+        return Responses.playlist(text, maxAge: 600)
+    }
+}

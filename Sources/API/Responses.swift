@@ -1,0 +1,56 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The API's answers that are not errors (errors render themselves: ``APIError``).
+enum Responses {
+    static let playlistContentType = "application/vnd.apple.mpegurl"
+
+    static func playlist(_ text: String, maxAge: Int) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = playlistContentType
+        headers[.cacheControl] = "max-age=\(maxAge)"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    static func text(_ text: String, contentType: String? = nil, cacheControl: String? = nil) -> Response {
+        var headers = HTTPFields()
+        if let contentType { headers[.contentType] = contentType }
+        if let cacheControl { headers[.cacheControl] = cacheControl }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+/// A JSON request body (snake_case keys, at most 64 KiB).
+///
+/// - Throws: 413 beyond 64 KiB; `refusal(error)` when it does not decode.
+func decodeBody<T: Decodable>(_ type: T.Type, _ request: Request, refusal: (any Error) -> APIError) async throws -> T {
+    let body = try await request.body.collect(upTo: 64 * 1024)
+    switch decodeJSON(type, Data(buffer: body)) {
+    case .success(let value): return value
+    case .failure(let error): throw refusal(error)
+    }
+}
+
+func decodeJSON<T: Decodable>(_ type: T.Type, _ data: Data) -> Result<T, any Error> {
+    let decoder = JSONDecoder()
+    decoder.keyDecodingStrategy = .convertFromSnakeCase
+    return Result { try decoder.decode(type, from: data) }
+}
+
+/// The API's JSON: sorted keys, snake_case.
+func encodeJSON(_ value: some Encodable) -> Data {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    encoder.keyEncodingStrategy = .convertToSnakeCase
+    return (try? encoder.encode(value)) ?? Data(#"{"error":"encoding failed"}"#.utf8)
+}
+
+func jsonResponse(_ value: some Encodable) -> Response {
+    let data = encodeJSON(value)
+    var headers = HTTPFields()
+    headers[.contentType] = "application/json"
+    headers[.cacheControl] = "no-cache"
+    return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+}

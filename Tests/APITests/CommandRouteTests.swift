@@ -1,0 +1,120 @@
+import API
+import EventStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+@Suite("Command route, in process")
+struct CommandRouteTests {
+    static let place = #"{"command":"place_break","id":"brk-1","in":30,"duration":30,"asset_list":"https://ads.example/list"}"#
+
+    @Test("201 with the events; a retry with the same Idempotency-Key is the same 201, replayed; the key with another request is 409")
+    func appliedAndReplayed() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.test { [fixture] client in
+            let key: HTTPFields = [HTTPField.Name("Idempotency-Key")!: "place-1"]
+            let first = try await client.post("/channels/demo/commands", Self.place, fixture.auth("desk", key))
+            #expect(first.status == .created, "\(first.text)")
+            #expect(first.json["replayed"] as? Bool == false && first.json["version"] as? Int == 2)
+            let events = try #require(first.json["events"] as? [[String: Any]])
+            #expect(events.first?["type"] as? String == "BreakPlaced" && events.first?["actor"] as? String == "desk")
+            let again = try await client.post("/channels/demo/commands", Self.place, fixture.auth("desk", key))
+            #expect(again.status == .created && again.json["replayed"] as? Bool == true && again.json["version"] as? Int == 2)
+            let other = try await client.post(
+                "/channels/demo/commands", #"{"command":"cancel_break","id":"brk-1"}"#, fixture.auth("desk", key))
+            #expect(other.status == .conflict)
+            #expect(try await fixture.store.version(of: "demo") == 2)
+        }
+    }
+
+    @Test("409: a stale If-Match, a break id reused, a race lost; 422 for an If-Match that is not a version")
+    func conflicts() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.test { [fixture] client in
+            let stale = try await client.post("/channels/demo/commands", Self.place, fixture.auth("desk", [.ifMatch: "\"7\""]))
+            #expect(stale.status == .conflict)
+            let notVersion = try await client.post("/channels/demo/commands", Self.place, fixture.auth("desk", [.ifMatch: "seven"]))
+            #expect(notVersion.status == .unprocessableContent && notVersion.error?.field == "If-Match")
+            let current = try await client.post("/channels/demo/commands", Self.place, fixture.auth("desk", [.ifMatch: "1"]))
+            #expect(current.status == .created)
+            let reused = try await client.post("/channels/demo/commands", Self.place, fixture.auth("desk"))
+            #expect(reused.status == .conflict && reused.error?.field == "id", "\(reused.text)")
+            let cancelled = try await client.post("/channels/demo/commands", #"{"command":"cancel_break","id":"brk-1"}"#, fixture.auth("desk"))
+            #expect(cancelled.status == .created)
+            let twice = try await client.post("/channels/demo/commands", #"{"command":"cancel_break","id":"brk-1"}"#, fixture.auth("desk"))
+            #expect(twice.status == .conflict, "\(twice.text)")
+        }
+    }
+
+    @Test("422 names the field: a body that is not a command, a missing or wrong field, an actor with control characters")
+    func invalidFields() async throws {
+        var fixture = try await APIFixture()
+        try await fixture.test { [fixture] client in
+            let notJSON = try await client.post("/channels/demo/commands", "{", fixture.auth("desk"))
+            #expect(notJSON.status == .unprocessableContent && notJSON.error?.field == "body")
+            let noDuration = try await client.post(
+                "/channels/demo/commands", #"{"command":"place_break","in":30,"asset_list":"https://ads.example/l"}"#, fixture.auth("desk"))
+            #expect(noDuration.status == .unprocessableContent && noDuration.error?.field == "duration")
+            #expect(noDuration.error?.message == "duration is required")
+            let unknown = try await client.post("/channels/demo/commands", #"{"command":"explode"}"#, fixture.auth("desk"))
+            #expect(unknown.status == .unprocessableContent && unknown.error?.field == "command")
+            let align = try await client.post(
+                "/channels/demo/commands", #"{"command":"place_break","in":30,"duration":30,"asset_list":"https://ads.example/l","align":"near"}"#,
+                fixture.auth("desk"))
+            #expect(align.status == .unprocessableContent && align.error?.field == "align")
+            let key = try await client.post(
+                "/channels/demo/commands", Self.place, fixture.auth("desk", [HTTPField.Name("Idempotency-Key")!: String(repeating: "k", count: 2000)]))
+            #expect(key.status == .unprocessableContent && key.error?.field == "Idempotency-Key")
+            let behind = try await client.post(
+                "/channels/demo/commands", #"{"command":"place_break","start":"2026-03-01T12:00:00Z","duration":30,"asset_list":"https://ads.example/l"}"#,
+                fixture.auth("desk"))
+            #expect(behind.status == .unprocessableContent && behind.error?.field == "start", "\(behind.text)")
+        }
+        fixture.open = true
+        try await fixture.test { [fixture] client in
+            let actor = try await client.post(
+                "/channels/demo/commands", #"{"command":"cancel_current_event","actor":"a\u001bb"}"#)
+            #expect(actor.status == .unprocessableContent && actor.error?.field == "actor")
+            // Open mode: the body's actor is recorded.
+            let named = try await client.post("/channels/demo/commands", #"{"command":"place_break","id":"b-2","in":600,"duration":30,"asset_list":"https://ads.example/l","actor":"ops-desk"}"#)
+            #expect(named.status == .created)
+            #expect((named.json["events"] as? [[String: Any]])?.first?["actor"] as? String == "ops-desk")
+        }
+    }
+
+    @Test("401 without a token, 403 for a viewer and for automation outside its command types, 404 for an unknown channel")
+    func refusals() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.test { [fixture] client in
+            let none = try await client.post("/channels/demo/commands", Self.place)
+            #expect(none.status == .unauthorized && none.headers[.wwwAuthenticate] != nil)
+            let viewer = try await client.post("/channels/demo/commands", Self.place, fixture.auth("wall"))
+            #expect(viewer.status == .forbidden && viewer.error?.field == nil)
+            let automation = try await client.post("/channels/demo/commands", Self.place, fixture.auth("auto"))
+            #expect(automation.status == .forbidden)
+            let otherChannel = try await client.post("/channels/demo/commands", Self.place, fixture.auth("news"))
+            #expect(otherChannel.status == .forbidden)
+            let allowed = try await client.post("/channels/demo/commands", #"{"command":"cancel_current_event"}"#, fixture.auth("auto"))
+            #expect(allowed.status == .unprocessableContent, "no break is on air: \(allowed.text)")
+            let unknown = try await client.post("/channels/nope/commands", Self.place, fixture.auth("desk"))
+            #expect(unknown.status == .notFound && unknown.error?.message.contains("nope") == true)
+            // Nothing was written by any of them.
+            #expect(try await fixture.store.version(of: "demo") == 1)
+        }
+    }
+
+    @Test("503 when the event log cannot take the command: nothing written, retry with the same key")
+    func storeDown() async throws {
+        let fixture = try await APIFixture()
+        fixture.store.down.withLock { $0 = true }
+        try await fixture.test { [fixture] client in
+            let answer = try await client.post("/channels/demo/commands", Self.place, fixture.auth("desk"))
+            #expect(answer.status == .serviceUnavailable, "\(answer.text)")
+            #expect(answer.error?.message == "the event log is unavailable; nothing was written. Retry with the same Idempotency-Key")
+        }
+        fixture.store.down.withLock { $0 = false }
+        #expect(try await fixture.store.version(of: "demo") == 1)
+    }
+}

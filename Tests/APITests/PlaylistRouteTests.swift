@@ -1,0 +1,102 @@
+import API
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Schedule
+import Testing
+
+@Suite("Playlist routes, in process")
+struct PlaylistRouteTests {
+    @Test("multivariant and media playlists: 200 with their cache lifetimes and the tick; HEAD without a body; 404s name what is missing")
+    func playlists() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.test { [fixture] client in
+            let master = try await client.get("/channels/demo/master.m3u8")
+            #expect(master.status == .ok && master.text.hasPrefix("#EXTM3U"))
+            #expect(master.headers[.contentType] == "application/vnd.apple.mpegurl" && master.headers[.cacheControl] == "max-age=30")
+            #expect(master.text.contains("720p.m3u8") && master.text.contains("360p.m3u8"))
+            let media = try await client.get("/channels/demo/720p.m3u8")
+            #expect(media.status == .ok && media.text.contains("#EXT-X-TARGETDURATION:6"))
+            #expect(media.headers[.cacheControl] == "max-age=3")
+            #expect(media.headers[HTTPField.Name("X-Cueline-Tick")!] == "2026-03-01T12:01:00.000Z")
+            let head = try await client.execute(uri: "/channels/demo/720p.m3u8", method: .head)
+            #expect(head.status == .ok && head.body.readableBytes == 0)
+
+            let unknownChannel = try await client.get("/channels/nope/720p.m3u8")
+            #expect(unknownChannel.status == .notFound && unknownChannel.error?.message == "channel nope does not exist")
+            #expect(unknownChannel.error?.field == nil)
+            let unknownRendition = try await client.get("/channels/demo/1080p.m3u8")
+            #expect(unknownRendition.status == .notFound && unknownRendition.error?.message == "channel demo has no rendition 1080p")
+            let notPlaylist = try await client.get("/channels/demo/720p.ts")
+            #expect(notPlaylist.status == .notFound && notPlaylist.error?.message == "no such resource: 720p.ts")
+            #expect(try await client.get("/channels/nope/master.m3u8").status == .notFound)
+        }
+    }
+
+    @Test("a channel whose first segment is not due yet answers 503 with when it is")
+    func notStarted() async throws {
+        let fixture = try await APIFixture()
+        let later = TestClock.epoch.adding(milliseconds: 3_600_000)
+        _ = try await fixture.handler.handle(.createChannel(APIFixture.config("later", epoch: later)), channel: "later", context: APIFixture.context())
+        try await fixture.follower.catchUp()
+        // Past the moment the channel's creation takes effect.
+        fixture.clock.set(61)
+        try await fixture.test { [fixture] client in
+            let answer = try await client.get("/channels/later/720p.m3u8")
+            #expect(answer.status == .serviceUnavailable)
+            #expect(answer.error?.message.hasPrefix("channel later has not started") == true)
+        }
+    }
+
+    @Test("asset lists: a pod break's list, 404 for an unknown break or channel")
+    func assetLists() async throws {
+        let fixture = try await APIFixture()
+        _ = try await fixture.handler.handle(
+            .placeBreak(PlaceBreak(
+                id: "pod-1", start: .inMilliseconds(30_000), plannedDurationMilliseconds: 20_000,
+                asset: .pod([PodAsset(uri: "https://ads.example/a.m3u8", durationMilliseconds: 10_000), PodAsset(uri: "https://ads.example/b.m3u8", durationMilliseconds: 10_000)]))),
+            channel: "demo", context: APIFixture.context())
+        try await fixture.follower.catchUp()
+        try await fixture.test { [fixture] client in
+            let list = try await client.get("/channels/demo/breaks/pod-1/assets.json?_HLS_primary_id=x&_HLS_start_offset=3")
+            #expect(list.status == .ok && list.headers[.contentType] == "application/json" && list.headers[.cacheControl] == "no-cache")
+            let assets = try #require(list.json["ASSETS"] as? [[String: Any]])
+            #expect(assets.compactMap { $0["URI"] as? String } == ["https://ads.example/a.m3u8", "https://ads.example/b.m3u8"])
+            let unknownBreak = try await client.get("/channels/demo/breaks/nope/assets.json")
+            #expect(unknownBreak.status == .notFound && unknownBreak.error?.message == "break nope does not exist on channel demo")
+            #expect(try await client.get("/channels/nope/breaks/pod-1/assets.json").status == .notFound)
+        }
+    }
+
+    @Test("chunks of a measured asset: 200 per chunk, 404 for names that are not chunks, 502 when the asset cannot be read or changed")
+    func chunks() async throws {
+        var fixture = try await APIFixture()
+        fixture.open = true
+        let uri = "https://ads.example/ad.m3u8"
+        fixture.assets.bodies.withLock { $0[uri] = FakeAssets.vod(segments: 5) }
+        try await fixture.test { [fixture] client in
+            let placed = try await client.post(
+                "/channels/demo/commands", #"{"command":"place_break","id":"ad-1","in":30,"duration":10,"asset_uri":"\#(uri)"}"#)
+            #expect(placed.status == .created, "\(placed.text)")
+            let list = try await client.get("/channels/demo/breaks/ad-1/assets.json")
+            #expect(list.status == .ok && list.text.contains("/channels/demo/breaks/ad-1/chunks/0-0.m3u8"), "\(list.text)")
+            let chunk = try await client.get("/channels/demo/breaks/ad-1/chunks/0-1.m3u8")
+            #expect(chunk.status == .ok && chunk.headers[.cacheControl] == "max-age=600")
+            #expect(chunk.text.contains("https://ads.example/seg1.ts") && !chunk.text.contains("https://ads.example/seg0.ts"))
+            for bad in ["0-01.m3u8", "0-1.ts", "0-1-0.m3u8", "x-1.m3u8", "0-99.m3u8", "0.m3u8"] {
+                let answer = try await client.get("/channels/demo/breaks/ad-1/chunks/\(bad)")
+                #expect(answer.status == .notFound && answer.error?.message == "no such chunk: \(bad)", "\(bad)")
+            }
+            #expect(try await client.get("/channels/nope/breaks/ad-1/chunks/0-0.m3u8").status == .notFound)
+            // The asset shrank: the last chunk's span holds no segment any more.
+            fixture.assets.bodies.withLock { $0[uri] = FakeAssets.vod(segments: 2) }
+            let changed = try await client.get("/channels/demo/breaks/ad-1/chunks/0-4.m3u8")
+            #expect(changed.status == .badGateway && changed.error?.message.contains("changed since it was placed") == true)
+            // The asset's server is gone: the answer says so without its details.
+            fixture.assets.bodies.withLock { $0[uri] = nil }
+            let gone = try await client.get("/channels/demo/breaks/ad-1/chunks/0-3.m3u8")
+            #expect(gone.status == .badGateway && gone.error?.message == "the asset of break ad-1 cannot be read now")
+        }
+    }
+}
