@@ -27,6 +27,9 @@ let package = Package(
         .target(name: "Schedule", dependencies: ["HLS"]),
         // Pure: SCTE-35 splice_info_section parsing and CRC. No dependencies, so the fuzzer builds it alone.
         .target(name: "SCTE35"),
+        // The HTTP API's request, response and view types and their one JSON configuration: the server, the CLI
+        // and the OpenAPI document share them. Foundation only.
+        .target(name: "Wire", dependencies: ["Schedule", "HLS"]),
         // libpq from Debian's libpq-dev.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // The libpq driver alone: connection (its own thread), pool and LISTEN loop as services, query, rows, errors.
@@ -61,7 +64,7 @@ let package = Package(
         .target(
             name: "API",
             dependencies: [
-                "Schedule", "HLS", "EventStore", "Projector", "SCTE35",
+                "Schedule", "HLS", "EventStore", "Projector", "SCTE35", "Wire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -78,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "cueline",
             dependencies: [
-                "HLS", "Schedule", "EventStore", "Projector", "API",
+                "HLS", "Schedule", "EventStore", "Projector", "API", "Wire",
                 "Postgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -105,6 +108,7 @@ let package = Package(
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "HLS", "TestSupport"]),
         .testTarget(name: "ProjectorTests", dependencies: ["Projector", "Schedule", "EventStore", "Postgres", "HLS", "TestSupport"]),
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35"]),
+        .testTarget(name: "WireTests", dependencies: ["Wire", "API", "Schedule", "HLS"]),
         // The HTTP API in process (HummingbirdTesting's router client) over the in-memory stores.
         .testTarget(
             name: "APITests",

@@ -23,7 +23,7 @@ log "placing a 30 s break 16 s from now"
 "$CUELINE" break place demo --id ad-1 --in 16s --duration 30s --asset-uri "$DEMO_URL/media/ad/ad.m3u8" \
     --restrict skip,jump --snap out,in --actor demo --reason "demo break"
 sleep 0.2  # commands take effect 50 ms after they arrive, on every instance alike
-start=$("$CUELINE" schedule demo --json | sed -n 's/.*"start" : "\(.*\)".*/\1/p' | head -n 1)
+start=$("$CUELINE" schedule demo --json | sed -n 's/.*"start_date" : "\(.*\)".*/\1/p' | head -n 1)
 show "720p before the break: the break is announced ahead of the live edge (PLANNED-DURATION only)" "$DEMO_URL/channels/demo/720p.m3u8"
 
 wait_for=$(( $(seconds_until "$start") + 8 ))

@@ -17,7 +17,7 @@ hlsjs_probe_setup || skip "$PROBE_SKIP"
 demo_server_up
 demo_channel probe 30   # 30 x 2 s: a 60 s window
 "$CUELINE" break place probe --id probe-1 --in 20s --duration 30s --asset-uri "$DEMO_URL/media/ad/ad.m3u8" --actor probe
-start=$("$CUELINE" schedule probe --json | sed -n 's/.*"start" : "\(.*\)".*/\1/p' | head -n 1)
+start=$("$CUELINE" schedule probe --json | sed -n 's/.*"start_date" : "\(.*\)".*/\1/p' | head -n 1)
 events=$(repo_root)/.demo/hlsjs-events.jsonl
 log "playing $DEMO_URL/channels/probe/master.m3u8 in hls.js for 60 s"
 python3 "$PROBE_DIR/hlsjs_probe.py" --src "$DEMO_URL/channels/probe/master.m3u8" --seconds 60 --json "$events" \

@@ -1,3 +1,4 @@
+import HLS
 import Schedule
 
 /// The OpenAPI 3.1 document of the HTTP API, served at `/openapi.json` and printed by `cueline openapi`.
@@ -37,7 +38,7 @@ public enum OpenAPIDocument {
         "type": "object", "required": ["command"],
         "description": "place_break needs duration, exactly one of start or in, and exactly one of asset_uri, asset_list or pod; on a clock channel its start moves to the next segment boundary unless align is exact (the answer's note says from where). set_playout_limit needs id and playout_limit. cancel_break needs id. cancel_current_event ends the break on air at the live edge; a break that started on the clock but that no published segment holds yet (the live edge has not reached it) is removed instead (BreakCancelled with kind cancel-current, and a note).",
         "properties": {
-          "command": { "type": "string", "enum": ["place_break", "set_playout_limit", "cancel_current_event", "cancel_break"] },
+          "command": { "type": "string", "enum": \#(Self.list(ScheduleCommand.Kind.api.map(\.rawValue))) },
           "id": { "$ref": "#/components/schemas/Identifier" },
           "start": { "$ref": "#/components/schemas/Instant", "description": "at most 7 days after the command arrives" },
           "in": { "type": "number", "minimum": 0, "maximum": 86400, "description": "seconds from now" },
@@ -45,10 +46,10 @@ public enum OpenAPIDocument {
           "asset_uri": { "$ref": "#/components/schemas/URI" },
           "asset_list": { "$ref": "#/components/schemas/URI" },
           "pod": { "type": "array", "maxItems": \#(Limits.maximumPodAssets), "items": { "type": "object", "required": ["uri", "duration"], "properties": { "uri": { "$ref": "#/components/schemas/URI" }, "duration": { "type": "number", "exclusiveMinimum": 0, "maximum": 3600 } } } },
-          "restrict": { "type": "array", "items": { "type": "string", "enum": ["skip", "jump"] } },
-          "snap": { "type": "array", "items": { "type": "string", "enum": ["out", "in"] } },
-          "cue": { "type": "array", "items": { "type": "string", "enum": ["pre", "post", "once"] } },
-          "align": { "type": "string", "enum": ["segment", "exact"], "default": "segment", "description": "segment: a start off a segment boundary moves to the next boundary, so hls.js plays every break the same way (it chooses between appending in place and a separate media source by where the start falls in a segment); exact: keep the start given. Relay channels always keep it." },
+          "restrict": { "type": "array", "items": { "type": "string", "enum": \#(Self.list(DateRange.Restriction.allCases.map { $0.rawValue.lowercased() })) } },
+          "snap": { "type": "array", "items": { "type": "string", "enum": \#(Self.list(DateRange.Snap.allCases.map { $0.rawValue.lowercased() })) } },
+          "cue": { "type": "array", "items": { "type": "string", "enum": \#(Self.list(DateRange.Cue.allCases.map { $0.rawValue.lowercased() })) } },
+          "align": { "type": "string", "enum": \#(Self.list(PlaceBreak.StartAlignment.allCases.map(\.rawValue))), "default": "segment", "description": "segment: a start off a segment boundary moves to the next boundary, so hls.js plays every break the same way (it chooses between appending in place and a separate media source by where the start falls in a segment); exact: keep the start given. Relay channels always keep it." },
           "chunked": { "type": "boolean", "default": true, "description": "true: an asset whose playlist the service can read is listed in chunks of at most 2 s from its own asset list, so an early return ends the ad within one chunk; false serves it whole (X-ASSET-URI). Either way the planned duration is checked against the media (corrected within 1 s, refused beyond)." },
           "attributes": { "type": "object", "maxProperties": 32, "propertyNames": { "pattern": "^X-[A-Z0-9-]{1,62}$" }, "additionalProperties": { "$ref": "#/components/schemas/Text" }, "description": "X-… client attributes; values without double quotes" },
           "playout_limit": { "type": "number", "minimum": 0, "maximum": 86400 },
@@ -178,7 +179,7 @@ public enum OpenAPIDocument {
         "requestBody": { "required": true, "content": { "application/json": { "schema": { "type": "object", "required": ["section"], "properties": {
           "section": { "type": "string", "description": "base64 or hex (0x optional)" }, "asset_uri": { "$ref": "#/components/schemas/URI" }, "asset_list": { "$ref": "#/components/schemas/URI" },
           "duration": { "type": "number", "exclusiveMinimum": 0, "maximum": 3600, "description": "seconds, for an out that gives none" },
-          "align": { "type": "string", "enum": ["segment", "exact"], "default": "segment", "description": "as for place_break: the splice point (the arrival) moves to the next segment boundary unless exact" }, "reason": { "$ref": "#/components/schemas/Text" } } } } } },
+          "align": { "type": "string", "enum": \#(Self.list(PlaceBreak.StartAlignment.allCases.map(\.rawValue))), "default": "segment", "description": "as for place_break: the splice point (the arrival) moves to the next segment boundary unless exact" }, "reason": { "$ref": "#/components/schemas/Text" } } } } } },
         "responses": { "200": { "description": "Nothing to do", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Ignored" } } } }, "201": { "$ref": "#/components/responses/Created" }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "409": { "$ref": "#/components/responses/Conflict" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/Unavailable" } } }
     },
     "/hooks/{name}": {
@@ -204,4 +205,9 @@ public enum OpenAPIDocument {
   }
 }
 """#
+
+    /// Values as a JSON array of strings, for the enums taken from the types that define them.
+    private static func list(_ values: [String]) -> String {
+        "[" + values.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+    }
 }

@@ -12,17 +12,50 @@ public enum ScheduleCommand: Hashable, Sendable, Codable {
     /// `scte35In` is the section as 0x-prefixed hex, published as `SCTE35-IN`.
     case returnFromBreak(id: String, scte35In: String?)
 
-    /// A short name for logs and metrics labels.
-    public var name: String {
+    /// What kind of command this is: the one place its wire name is spelled.
+    public var kind: Kind {
         switch self {
-        case .createChannel: return "create-channel"
-        case .updateRenditions: return "update-renditions"
-        case .placeBreak: return "place-break"
-        case .setPlayoutLimit: return "set-playout-limit"
-        case .cancelCurrentEvent: return "cancel-current-event"
-        case .cancelBreak: return "cancel-break"
-        case .returnFromBreak: return "return-from-break"
+        case .createChannel: .createChannel
+        case .updateRenditions: .updateRenditions
+        case .placeBreak: .placeBreak
+        case .setPlayoutLimit: .setPlayoutLimit
+        case .cancelCurrentEvent: .cancelCurrentEvent
+        case .cancelBreak: .cancelBreak
+        case .returnFromBreak: .returnFromBreak
         }
+    }
+
+    /// A short name for logs, metrics labels and the audit's refusal records (`place-break`): the wire name in
+    /// kebab-case, as those records have always spelled it.
+    public var name: String { kind.label }
+
+    /// A command's kind. The raw value is its wire name: the `command` of `POST /channels/{channel}/commands`, the
+    /// command types a token or a hook rule is scoped to, and the OpenAPI document's enum.
+    public enum Kind: String, Hashable, Sendable, Codable, CaseIterable {
+        case createChannel = "create_channel"
+        case updateRenditions = "update_renditions"
+        case placeBreak = "place_break"
+        case setPlayoutLimit = "set_playout_limit"
+        case cancelCurrentEvent = "cancel_current_event"
+        case cancelBreak = "cancel_break"
+        case returnFromBreak = "return_from_break"
+
+        /// The commands the HTTP API takes, in the order the documentation lists them; tokens and hook rules are
+        /// scoped by these.
+        public static let api: [Kind] = [.placeBreak, .setPlayoutLimit, .cancelCurrentEvent, .cancelBreak]
+
+        /// The API command a token must be allowed to send for a command of this kind: an SCTE-35 return ends
+        /// the break on air as `cancel_current_event` does; channel commands are not API commands (nil).
+        public var scope: Kind? {
+            switch self {
+            case .placeBreak, .setPlayoutLimit, .cancelCurrentEvent, .cancelBreak: self
+            case .returnFromBreak: .cancelCurrentEvent
+            case .createChannel, .updateRenditions: nil
+            }
+        }
+
+        /// The wire name in kebab-case (`place-break`), for logs and metrics labels.
+        public var label: String { String(rawValue.map { $0 == "_" ? "-" : $0 }) }
     }
 }
 

@@ -4,6 +4,7 @@ import Foundation
 import HLS
 import Projector
 import Schedule
+import Wire
 
 struct BreakCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -14,7 +15,7 @@ struct BreakCommand: AsyncParsableCommand {
             abstract: "Place a break ahead of the live edge.",
             discussion: "--attr X-NAME=value: 0x… is hex, a plain number is a decimal, anything else a string.")
 
-        @Argument var channel: String
+        @Argument(transform: identifier) var channel: ChannelID
 
         @Option(help: "Start time (ISO 8601).")
         var at: TimeArgument?
@@ -34,8 +35,8 @@ struct BreakCommand: AsyncParsableCommand {
         @Option(help: "URI,DURATION of one pod asset served from this service's asset list (repeat in order).")
         var pod: [String] = []
 
-        @Option(help: "Break id (a-z, 0-9, '-', '_'); generated if left out.")
-        var id: String?
+        @Option(help: "Break id (a-z, 0-9, '-', '_', starting with a letter or a digit); generated if left out.", transform: identifier)
+        var id: BreakID?
 
         @Option(help: "skip, jump or skip,jump")
         var restrict: String?
@@ -71,8 +72,6 @@ struct BreakCommand: AsyncParsableCommand {
             // Checked here, before anything is sent or stored: the same types the HTTP API checks with.
             try checkOption("asset-uri") { () throws(ScheduleError) in if let assetURI { _ = try AbsoluteURI(assetURI, field: "asset-uri") } }
             try checkOption("asset-list") { () throws(ScheduleError) in if let assetList { _ = try AbsoluteURI(assetList, field: "asset-list") } }
-            try checkOption("id") { () throws(ScheduleError) in if let id { _ = try Identifier(id, field: "id") } }
-            try checkOption(nil) { () throws(ScheduleError) in _ = try Identifier(channel, field: "channel") }
             for item in pod {
                 let uri = item.lastIndex(of: ",").map { String(item[..<$0]) } ?? item
                 try checkOption("pod") { () throws(ScheduleError) in _ = try AbsoluteURI(uri, field: "pod") }
@@ -97,17 +96,17 @@ struct BreakCommand: AsyncParsableCommand {
                 })
             }
             var request = PlaceBreak(
-                id: id, start: at.map { .at($0.timestamp) } ?? .inMilliseconds(inDuration!.milliseconds),
+                id: id?.rawValue, start: at.map { .at($0.timestamp) } ?? .inMilliseconds(inDuration!.milliseconds),
                 plannedDurationMilliseconds: duration.milliseconds, asset: asset,
                 options: InterstitialOptions(
                     restrict: try list(restrict, "restrict"), snap: try list(snap, "snap"), cue: InterstitialOptions.cue(requested: cue == "none" ? [] : try list(cue, "cue")),
                     clientAttributes: try attr.map(parseAttribute)),
                 alignment: align)
             request.wholeAssets = noChunks
-            try await cueline.run(.placeBreak(request), channel: channel, database: database, options: options) { outcome in
-                guard case .breakPlaced(let spec)? = outcome.events.first else { return "placed" }
-                let line = "placed \(spec.id) on \(channel): start \(spec.start), planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s (version \(outcome.result.version))"
-                return outcome.note(for: .placeBreak(request)).map { line + "\n" + $0.escapingControlCharacters } ?? line
+            try await sendCommand(.placeBreak(request), channel: channel.rawValue, database: database, options: options) { answer in
+                guard case .breakPlaced(let spec)? = answer.events.first else { return "placed" }
+                let line = "placed \(spec.id) on \(channel): start \(spec.start), planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s (version \(answer.version))"
+                return answer.note.map { line + "\n" + $0.escapingControlCharacters } ?? line
             }
         }
 
@@ -136,8 +135,8 @@ struct BreakCommand: AsyncParsableCommand {
     struct Limit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "End a break on air early: set its playout limit.")
 
-        @Argument var channel: String
-        @Argument var breakID: String
+        @Argument(transform: identifier) var channel: ChannelID
+        @Argument(transform: identifier) var breakID: BreakID
 
         @Option(name: .customLong("playout-limit"), help: "Total seconds the break plays.")
         var playoutLimit: DurationArgument
@@ -146,8 +145,8 @@ struct BreakCommand: AsyncParsableCommand {
         @OptionGroup var options: CommandOptions
 
         func run() async throws {
-            try await cueline.run(.setPlayoutLimit(id: breakID, limitMilliseconds: playoutLimit.milliseconds), channel: channel, database: database, options: options) { outcome in
-                "break \(breakID) on \(channel) ends after \(DecimalNumber(milliseconds: playoutLimit.milliseconds)) s (version \(outcome.result.version))"
+            try await sendCommand(.setPlayoutLimit(id: breakID.rawValue, limitMilliseconds: playoutLimit.milliseconds), channel: channel.rawValue, database: database, options: options) { answer in
+                "break \(breakID) on \(channel) ends after \(DecimalNumber(milliseconds: playoutLimit.milliseconds)) s (version \(answer.version))"
             }
         }
     }
@@ -155,15 +154,15 @@ struct BreakCommand: AsyncParsableCommand {
     struct Cancel: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Cancel a break that is not on air yet.")
 
-        @Argument var channel: String
-        @Argument var breakID: String
+        @Argument(transform: identifier) var channel: ChannelID
+        @Argument(transform: identifier) var breakID: BreakID
 
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var options: CommandOptions
 
         func run() async throws {
-            try await cueline.run(.cancelBreak(id: breakID), channel: channel, database: database, options: options) { outcome in
-                "cancelled break \(breakID) on \(channel) (version \(outcome.result.version))"
+            try await sendCommand(.cancelBreak(id: breakID.rawValue), channel: channel.rawValue, database: database, options: options) { answer in
+                "cancelled break \(breakID) on \(channel) (version \(answer.version))"
             }
         }
     }
@@ -177,18 +176,18 @@ struct EventCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "cancel-current", abstract: "End the break on air now: return to the program at the live edge.")
 
-        @Argument var channel: String
+        @Argument(transform: identifier) var channel: ChannelID
 
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var options: CommandOptions
 
         func run() async throws {
-            try await cueline.run(.cancelCurrentEvent, channel: channel, database: database, options: options) { outcome in
-                if case .breakCancelled(let id, _)? = outcome.events.first {
-                    return "removed break \(id) on \(channel): " + (outcome.note(for: .cancelCurrentEvent) ?? "cancelled") + " (version \(outcome.result.version))"
+            try await sendCommand(.cancelCurrentEvent, channel: channel.rawValue, database: database, options: options) { answer in
+                if case .breakCancelled(let id, _)? = answer.events.first {
+                    return "removed break \(id) on \(channel): " + (answer.note ?? "cancelled") + " (version \(answer.version))"
                 }
-                guard case .playoutLimitSet(let id, let limit, _, _)? = outcome.events.first else { return "ended the current event" }
-                return "ended break \(id) on \(channel) after \(DecimalNumber(milliseconds: limit)) s (version \(outcome.result.version))"
+                guard case .playoutLimitSet(let id, let limit, _, _)? = answer.events.first else { return "ended the current event" }
+                return "ended break \(id) on \(channel) after \(DecimalNumber(milliseconds: limit)) s (version \(answer.version))"
             }
         }
     }
@@ -211,58 +210,26 @@ struct ScheduleCommandLine: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        let view: ScheduleView
         if let server = server ?? environment["CUELINE_SERVER"] {
-            try await remote(RemoteAPI(server: server, token: token ?? environment["CUELINE_TOKEN"]))
-            return
-        }
-        let store = try await openStore(database)
-        let state = try await ChannelLoader.load(channel, from: store)
-        guard let config = state.config else { throw ScheduleError.unknownChannel(channel) }
-        let liveEdge = Timeline(config).liveEdge(at: wallClock())
-        if json {
-            try printJSON(state.breaks.map { item in
-                BreakRow(id: item.id, state: item.phase(liveEdge: liveEdge).rawValue, start: item.start, planned: DecimalNumber(milliseconds: item.spec.plannedDurationMilliseconds), playoutLimit: item.playoutLimitMilliseconds.map { DecimalNumber(milliseconds: $0) }, end: item.end, placedBy: item.placed.actor)
-            })
-            return
-        }
-        print("channel \(channel), version \(state.version), live edge \(liveEdge)")
-        print(table(
-            ["BREAK", "STATE", "START", "PLANNED", "LIMIT", "END", "PLACED BY"],
-            state.breaks.map { item in
-                [item.id, item.phase(liveEdge: liveEdge).rawValue, item.start.iso8601, "\(DecimalNumber(milliseconds: item.spec.plannedDurationMilliseconds))s",
-                 item.playoutLimitMilliseconds.map { "\(DecimalNumber(milliseconds: $0))s" } ?? "-", item.end.iso8601, item.placed.actor]
-            }))
-    }
-
-    /// The same table from `GET /channels/{channel}/schedule`.
-    func remote(_ api: RemoteAPI) async throws {
-        let answer = try await api.send("GET", "/channels/\(channel)/schedule")
-        guard answer.status == 200 else {
-            throw CLIError(message: (RemoteAPI.message(answer.body) ?? "HTTP \(answer.status)") + (answer.status == 401 || answer.status == 403 ? " (HTTP \(answer.status))" : ""))
+            view = try await RemoteAPI(server: server, token: token ?? environment["CUELINE_TOKEN"]).schedule(channel)
+        } else {
+            let store = try await openStore(database)
+            let state = try await ChannelLoader.load(channel, from: store)
+            // Worded as the API's read answers it, so both paths say the same.
+            guard let config = state.config else { throw CLIError(message: "channel \(channel.escapingControlCharacters) does not exist") }
+            view = ScheduleView(state: state, liveEdge: Timeline(config).liveEdge(at: wallClock()))
         }
         if json {
-            FileHandle.standardOutput.write(answer.body + Data("\n".utf8))
+            try printWire(view)
             return
         }
-        let schedule = try JSONSerialization.jsonObject(with: answer.body) as? [String: Any] ?? [:]
-        print("channel \(channel), version \(schedule["version"] ?? "?"), live edge \(schedule["live_edge"] ?? "?")")
-        let breaks = schedule["breaks"] as? [[String: Any]] ?? []
-        func text(_ value: Any?, suffix: String = "") -> String { value.map { "\($0)\(suffix)" } ?? "-" }
+        print("channel \(view.channel), version \(view.version), live edge \(view.liveEdge)")
         print(table(
             ["BREAK", "STATE", "START", "PLANNED", "LIMIT", "END", "PLACED BY"],
-            breaks.map { item in
-                [text(item["id"]), text(item["state"]), text(item["start_date"]), text(item["planned_duration"], suffix: "s"),
-                 text(item["playout_limit"], suffix: "s"), text(item["end_date"]), text(item["placed_by"])]
+            view.breaks.map { item in
+                [item.id, item.state.rawValue, item.startDate.iso8601, "\(item.plannedDuration)s",
+                 item.playoutLimit.map { "\($0)s" } ?? "-", item.endDate.iso8601, item.placedBy]
             }))
-    }
-
-    struct BreakRow: Encodable {
-        var id: String
-        var state: String
-        var start: Timestamp
-        var planned: DecimalNumber
-        var playoutLimit: DecimalNumber?
-        var end: Timestamp
-        var placedBy: String
     }
 }

@@ -46,20 +46,20 @@ struct ChannelCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "update-renditions", abstract: "Replace a channel's renditions (the segment timing never changes).")
 
-        @Argument var id: String
+        @Argument(transform: identifier) var id: ChannelID
         @OptionGroup var renditionOptions: RenditionOptions
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var options: CommandOptions
 
         func run() async throws {
             let store = try await openStore(database)
-            let relay = try await ChannelLoader.load(id, from: store).config.map { $0.source != .clock } ?? false
+            let relay = try await ChannelLoader.load(id.rawValue, from: store).config.map { $0.source != .clock } ?? false
             let renditions = try renditionOptions.renditions(relay: relay)
             for rendition in renditions {
                 try usageError { () throws(ScheduleError) in try rendition.validate(needsTemplate: !relay) }
             }
-            try await cueline.run(.updateRenditions(renditions), channel: id, database: database, options: options) { outcome in
-                "channel \(id) now has renditions \(renditions.map(\.name).joined(separator: ", ")) (version \(outcome.result.version))"
+            try await sendCommand(.updateRenditions(renditions), channel: id.rawValue, database: database, options: options) { answer in
+                "channel \(id) now has renditions \(renditions.map(\.name).joined(separator: ", ")) (version \(answer.version))"
             }
         }
     }
@@ -73,8 +73,8 @@ struct ChannelCommand: AsyncParsableCommand {
                 and --resolution NAME=1280x720.
                 """)
 
-        @Argument(help: "Channel id: a-z, 0-9, '-', '_'.")
-        var id: String
+        @Argument(help: "Channel id: a-z, 0-9, '-', '_', starting with a letter or a digit.", transform: identifier)
+        var id: ChannelID
 
         @Option(name: .customLong("segment-duration"), help: "Segment duration.")
         var segmentDuration: DurationArgument
@@ -106,7 +106,6 @@ struct ChannelCommand: AsyncParsableCommand {
         @OptionGroup var options: CommandOptions
 
         func validate() throws {
-            try checkOption(nil) { () throws(ScheduleError) in _ = try Identifier(id, field: "channel id") }
             // Bounded before `run` multiplies it by the segment duration.
             guard (1...10_000).contains(window) else { throw ValidationError("--window must be 1 to 10000 segments") }
         }
@@ -116,14 +115,14 @@ struct ChannelCommand: AsyncParsableCommand {
             let now = wallClock()
             let defaultEpoch = now.adding(milliseconds: -Int64(window) * segmentDuration.milliseconds)
             let config = ChannelConfig(
-                id: id, segmentDurationMilliseconds: segmentDuration.milliseconds, windowSegments: window,
+                id: id.rawValue, segmentDurationMilliseconds: segmentDuration.milliseconds, windowSegments: window,
                 epoch: epoch?.timestamp ?? Timestamp(milliseconds: defaultEpoch.milliseconds - defaultEpoch.milliseconds % 1000), renditions: renditions,
                 source: relay.map { .relay(upstream: $0) } ?? .clock, loopSegments: loop, publicBaseURL: publicURL,
                 horizonMilliseconds: horizon?.milliseconds ?? max(120_000, 3 * ((segmentDuration.milliseconds + 999) / 1000) * 1000))
             // Every field is checked before anything is written: a newline in a codec or a template starting with a
             // space would make every playlist of the channel unservable.
             try usageError { () throws(ScheduleError) in try config.validate() }
-            try await cueline.run(.createChannel(config), channel: id, database: database, options: options) { outcome in
+            try await sendCommand(.createChannel(config), channel: id.rawValue, database: database, options: options) { answer in
                 "created channel \(id): \(renditions.count) renditions, \(DecimalNumber(milliseconds: config.segmentDurationMilliseconds)) s segments, target duration \(config.targetDuration), epoch \(config.epoch)"
             }
         }

@@ -103,3 +103,11 @@ func checkOption(_ option: String? = nil, _ check: () throws(ScheduleError) -> V
 
 /// `--align segment|exact`; anything else is a usage error (exit 2) that lists both.
 extension PlaceBreak.StartAlignment: ExpressibleByArgument {}
+
+/// A channel or break id on the command line, parsed by the one identifier rule (`Identifier`); anything else is a
+/// usage error (exit 2) that states the rule. Commands that change a schedule take their channel this way, so an
+/// old channel whose id breaks the rule can still be read but takes no new commands, as over the API.
+func identifier(_ text: String) throws -> Identifier {
+    guard let id = Identifier(text) else { throw ValidationError("must be \(Identifier.rule)") }
+    return id
+}

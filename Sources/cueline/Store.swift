@@ -61,7 +61,7 @@ func openStore(_ database: DatabaseOptions) async throws -> PostgresEventStore {
 /// Runs a schedule command and prints what happened.
 func run(_ command: ScheduleCommand, channel: String, database: DatabaseOptions, options: CommandOptions, describe: (CommandOutcome) -> String) async throws {
     if let remote = options.remote {
-        try await remote.run(command, channel: channel, options: options)
+        _ = try await remote.send(command, channel: channel, options: options)  // unused: commands go through sendCommand (CommandAnswer.swift)
         return
     }
     let store = try await openStore(database)

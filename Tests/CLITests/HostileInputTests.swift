@@ -334,7 +334,7 @@ struct HostileInputTests {
         #expect(refused.status == 2 && refused.stderr.contains(option), "\(refused.status) \(refused.stderr)")
         #expect(!refused.stderr.contains("\u{1B}"))
         let schedule = try setup.cli.run(["schedule", "c1", "--json"])
-        #expect(schedule.status == 0 && schedule.stdout.filter { !$0.isWhitespace } == "[]", "nothing was written: \(schedule.stdout)")
+        #expect(schedule.status == 0 && schedule.stdout.filter { !$0.isWhitespace }.contains(#""breaks":[]"#), "nothing was written: \(schedule.stdout)")
     }
 
     // Issue 11 #14 (CLI part).

@@ -3,8 +3,13 @@
 /// and playlist attribute values, and never mistaken for an option (`-x`) or a hidden name (`_x`).
 ///
 /// The one rule: the HTTP API, the CLI, the hooks file, tokens and the OpenAPI document all check it through this
-/// type. Token *names* follow the same rule and may also hold `.` (see `isValidTokenName`, and the database's own
-/// check in `Migrations/0004_tokens.sql`).
+/// type (`init?(_:)` is the one validating initializer; the others call it), so every channel that can be created can
+/// be named in a token's scope. It is the stricter of the rules there were: the database's own check on token names
+/// in `Migrations/0004_tokens.sql` is this rule with `.` added after the first character (`isValidTokenName`).
+///
+/// Channels created before the rule was this strict (`_news`, `-x`) still load from the log, serve their
+/// playlists and can be read and replayed, but take no new commands: the API answers 404 for them and the CLI
+/// refuses them as an argument (exit 2). Recreate such a channel under a valid id to keep scheduling it.
 public struct Identifier: Hashable, Sendable, Comparable, Codable, CustomStringConvertible {
     public let rawValue: String
 
@@ -67,3 +72,9 @@ public struct Identifier: Hashable, Sendable, Comparable, Codable, CustomStringC
         try container.encode(rawValue)
     }
 }
+
+/// A channel's id.
+public typealias ChannelID = Identifier
+
+/// A break's id: the same rule as a channel's.
+public typealias BreakID = Identifier

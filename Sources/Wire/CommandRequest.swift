@@ -9,41 +9,124 @@ import Schedule
 ///     {"command": "set_playout_limit", "id": "brk-1", "playout_limit": 12}
 ///     {"command": "cancel_current_event"}
 ///     {"command": "cancel_break", "id": "brk-1"}
-struct CommandRequest: Decodable {
-    var command: String
-    var id: String?
-    var start: String?
-    var `in`: Double?
-    var duration: Double?
-    var assetUri: String?
-    var assetList: String?
-    var pod: [PodItem]?
-    var restrict: [String]?
-    var snap: [String]?
-    var cue: [String]?
-    var attributes: [String: String]?
+///
+/// The server decodes it (`scheduleCommand()` checks every field and names the wrong one); the CLI encodes it from
+/// the command it parsed (`init(_:reason:)`), so both sides read and write the same type with `WireJSON`.
+public struct CommandRequest: Codable, Sendable, Hashable {
+    public var command: String
+    public var id: String?
+    public var start: String?
+    public var `in`: Double?
+    public var duration: Double?
+    public var assetUri: String?
+    public var assetList: String?
+    public var pod: [PodItem]?
+    public var restrict: [String]?
+    public var snap: [String]?
+    public var cue: [String]?
+    public var attributes: [String: String]?
     /// `segment` (default): a start off a segment boundary moves to the next one; `exact` keeps it.
-    var align: String?
+    public var align: String?
     /// false: serve each asset whole (`X-ASSET-URI`) even when it could be served in chunks. Default true.
-    var chunked: Bool?
-    var playoutLimit: Double?
-    var actor: String?
-    var reason: String?
+    public var chunked: Bool?
+    public var playoutLimit: Double?
+    public var actor: String?
+    public var reason: String?
 
-    struct PodItem: Decodable {
-        var uri: String
-        var duration: Double
+    public struct PodItem: Codable, Sendable, Hashable {
+        public var uri: String
+        public var duration: Double
+
+        public init(uri: String, duration: Double) {
+            self.uri = uri
+            self.duration = duration
+        }
     }
 
     /// A request field that is missing or wrong, named.
-    struct Invalid: Error {
-        var field: String
-        var reason: String
+    public struct Invalid: Error, Sendable, CustomStringConvertible {
+        public var field: String
+        public var reason: String
+
+        public init(field: String, reason: String) {
+            self.field = field
+            self.reason = reason
+        }
+
+        /// A refusal of a check in `Schedule`, keeping the field it names.
+        init(refusal error: ScheduleError) {
+            if case .invalidField(let field, let reason) = error {
+                self.init(field: field, reason: reason)
+            } else {
+                self.init(field: error.field ?? "body", reason: error.description)
+            }
+        }
+
+        public var description: String { "\(field) \(reason)" }
     }
 
-    func scheduleCommand() throws -> ScheduleCommand {
+    public init(command: ScheduleCommand.Kind) {
+        self.command = command.rawValue
+    }
+
+    /// The body that asks for `command`: what a client sends (the inverse of `scheduleCommand()`).
+    ///
+    /// - Throws: `Invalid` for what the API cannot carry: channel commands, an SCTE-35 return, timeline options,
+    ///   and attributes that are not strings.
+    public init(_ command: ScheduleCommand, reason: String? = nil) throws(Invalid) {
+        func seconds(_ milliseconds: Int64) -> Double { Double(milliseconds) / 1000 }
+        self.init(command: command.kind)
+        self.reason = reason
         switch command {
-        case "place_break":
+        case .placeBreak(let request):
+            id = request.id
+            duration = seconds(request.plannedDurationMilliseconds)
+            align = request.alignment.rawValue
+            if request.wholeAssets { chunked = false }
+            switch request.start {
+            case .at(let time): start = time.iso8601
+            case .inMilliseconds(let delay): self.in = seconds(delay)
+            }
+            switch request.asset {
+            case .uri(let uri): assetUri = uri
+            case .list(let uri): assetList = uri
+            case .pod(let assets): pod = assets.map { PodItem(uri: $0.uri, duration: seconds($0.durationMilliseconds)) }
+            }
+            let options = request.options
+            restrict = options.restrict?.map(\.rawValue)
+            snap = options.snap?.map(\.rawValue)
+            // The command's cue is final (the default already applied, nil for none); absent would mean the default.
+            cue = options.cue?.map(\.rawValue) ?? []
+            if options.timelineOccupies != nil || options.timelineStyle != nil || options.contentMayVary != nil || options.scte35Out != nil {
+                throw Invalid(field: "options", reason: "timeline and SCTE-35 options are not part of the API")
+            }
+            var attributes: [String: String] = [:]
+            for attribute in options.clientAttributes {
+                guard case .string(let value) = attribute.value else {
+                    throw Invalid(field: "attributes", reason: "\(attribute.name): only string attributes are part of the API")
+                }
+                attributes[attribute.name] = value
+            }
+            if !attributes.isEmpty { self.attributes = attributes }
+        case .setPlayoutLimit(let id, let limit):
+            self.id = id
+            playoutLimit = seconds(limit)
+        case .cancelCurrentEvent:
+            break
+        case .cancelBreak(let id):
+            self.id = id
+        case .createChannel, .updateRenditions, .returnFromBreak:
+            throw Invalid(field: "command", reason: "\(command.kind.rawValue) is not an API command")
+        }
+    }
+
+    /// The command this body asks for, every field checked; `Invalid` names the first wrong one.
+    public func scheduleCommand() throws -> ScheduleCommand {
+        guard let kind = ScheduleCommand.Kind(rawValue: command), ScheduleCommand.Kind.api.contains(kind) else {
+            throw Invalid(field: "command", reason: "\(command.prefix(64).debugDescription.escapingControlCharacters) is not one of \(ScheduleCommand.Kind.api.map(\.rawValue).joined(separator: ", "))")
+        }
+        switch kind {
+        case .placeBreak:
             let startSpec: PlaceBreak.Start
             switch (start, self.in) {
             case (let text?, nil):
@@ -83,24 +166,24 @@ struct CommandRequest: Decodable {
                 alignment: try Self.alignment(align))
             place.wholeAssets = chunked == false
             return .placeBreak(place)
-        case "set_playout_limit":
+        case .setPlayoutLimit:
             guard let id else { throw Invalid(field: "id", reason: "is required") }
             _ = try checked { () throws(ScheduleError) in try Identifier(id, field: "id") }
             guard let playoutLimit else { throw Invalid(field: "playout_limit", reason: "is required") }
             return .setPlayoutLimit(id: id, limitMilliseconds: try milliseconds(playoutLimit, "playout_limit"))
-        case "cancel_current_event":
+        case .cancelCurrentEvent:
             return .cancelCurrentEvent
-        case "cancel_break":
+        case .cancelBreak:
             guard let id else { throw Invalid(field: "id", reason: "is required") }
             _ = try checked { () throws(ScheduleError) in try Identifier(id, field: "id") }
             return .cancelBreak(id: id)
-        default:
-            throw Invalid(field: "command", reason: "\(command.prefix(64).debugDescription.escapingControlCharacters) is not one of place_break, set_playout_limit, cancel_current_event, cancel_break")
+        case .createChannel, .updateRenditions, .returnFromBreak:
+            throw Invalid(field: "command", reason: "\(command) is not an API command")
         }
     }
 
     /// The `align` field: absent is `segment`.
-    static func alignment(_ text: String?) throws(Invalid) -> PlaceBreak.StartAlignment {
+    public static func alignment(_ text: String?) throws(Invalid) -> PlaceBreak.StartAlignment {
         guard let text else { return .segment }
         guard let alignment = PlaceBreak.StartAlignment(rawValue: text.lowercased()) else {
             throw Invalid(field: "align", reason: "\(text.prefix(64).debugDescription.escapingControlCharacters) is not segment or exact")
@@ -118,7 +201,7 @@ struct CommandRequest: Decodable {
         do {
             return try check()
         } catch {
-            throw Invalid(error)
+            throw Invalid(refusal: error)
         }
     }
 

@@ -1,0 +1,14 @@
+import Schedule
+
+/// `GET /channels/{channel}/as-run`: what aired. Encoded only (its entries' `breakID` reads back as `breakId`).
+public struct AsRunReport: Encodable, Sendable {
+    public var channel: String
+    public var entries: [AsRunEntry]
+    public var totals: AsRunTotals
+
+    public init(channel: String, entries: [AsRunEntry], totals: AsRunTotals) {
+        self.channel = channel
+        self.entries = entries
+        self.totals = totals
+    }
+}

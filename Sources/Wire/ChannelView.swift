@@ -1,0 +1,21 @@
+import HLS
+import Schedule
+
+/// A channel as `GET /channels` lists it.
+public struct ChannelView: Codable, Sendable, Hashable {
+    public var id: String
+    public var segmentDuration: DecimalNumber
+    public var targetDuration: Int
+    public var windowSegments: Int
+    public var epoch: Timestamp
+    public var renditions: [String]
+
+    public init(_ config: ChannelConfig) {
+        id = config.id
+        segmentDuration = DecimalNumber(milliseconds: config.segmentDurationMilliseconds)
+        targetDuration = config.targetDuration
+        windowSegments = config.windowSegments
+        epoch = config.epoch
+        renditions = config.renditions.map(\.name)
+    }
+}

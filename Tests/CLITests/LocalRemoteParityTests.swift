@@ -1,0 +1,207 @@
+import Foundation
+import HLS
+import TestSupport
+import Testing
+
+/// Every CLI command that runs both against the database and through `--server` prints the same stdout and stderr
+/// and exits with the same code either way, with and without `--json`: the same logical command runs on two
+/// channels created alike, one through the database and one through a spawned `cueline serve`, and only what
+/// legitimately differs between two separate commands is masked (the channel's name, decision times, log
+/// positions and hashes, `cli` against `http` as the source).
+@Suite(
+    "CLI: the same output from the database and through --server",
+    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+struct LocalRemoteParityTests {
+    /// 4 s segments from one epoch: both channels of a pair share every segment boundary and live edge.
+    static let segmentMilliseconds: Int64 = 4000
+    static let epoch = "2026-01-01T00:00:00Z"
+    /// An asset URI that fails at once and the same way on both paths (nothing listens on port 1).
+    static let asset = "http://127.0.0.1:1/ad.m3u8"
+
+    /// A channel read and written through the database, and its twin read and written through the API.
+    struct Pair {
+        var database: String
+        var api: String
+    }
+
+    struct Setup {
+        var local: CLIRunner
+        var remote: CLIRunner
+        var server: ServerProcess
+        /// Text mode and `--json` each on their own pair, so the same commands run in both modes.
+        var text = Pair(database: "text-db", api: "text-ap")
+        var json = Pair(database: "json-db", api: "json-ap")
+
+        func pair(json: Bool) -> Pair { json ? self.json : text }
+    }
+
+    private func setUp() async throws -> Setup {
+        let (url, cli) = try await CLIRunner.onFreshDatabase(channels: [])
+        for channel in ["text-db", "text-ap", "json-db", "json-ap"] {
+            let created = try cli.run([
+                "channel", "create", channel, "--segment-duration", "4", "--window", "6", "--epoch", Self.epoch,
+                "--rendition", "720p,1000000,720p/seg{n}.ts",
+            ])
+            try #require(created.status == 0, "\(created.stderr)")
+        }
+        let tokens = try cli.createTokens([("ops", ["--role", "operator"])])
+        let server = try ServerProcess(databaseURL: url)
+        try await server.waitUntilReady()
+        // The token's name is the actor through the API; the database path names the same actor.
+        let local = CLIRunner(environment: ["DATABASE_URL": url, "USER": "ops"])
+        let remote = CLIRunner(environment: ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none", "CUELINE_SERVER": server.baseURL, "CUELINE_TOKEN": tokens["ops"]!])
+        return Setup(local: local, remote: remote, server: server)
+    }
+
+    /// What a run printed, with what legitimately differs between the two channels' commands masked.
+    struct Printed: Equatable, CustomStringConvertible {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+
+        init(_ output: CLIRunner.Output, channel: String) {
+            status = output.status
+            stdout = Self.mask(output.stdout, channel: channel)
+            // The database path logs what the server logs to its own log (an asset it could not read): only the
+            // error line is the command's answer.
+            stderr = Self.mask(output.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }.joined(separator: "\n"), channel: channel)
+        }
+
+        static let masks: [(pattern: String, replacement: String)] = [
+            (#""(decided_at|placed_at|ended_early_at|cancelled_at|live_edge)" : "[^"]*""#, #""$1" : "…""#),
+            (#""hash" : "[0-9a-f]*""#, #""hash" : "…""#),
+            (#""position" : [0-9]+"#, #""position" : …"#),
+            (#""(source|placed_via)" : "(cli|http)""#, #""$1" : "…""#),
+            (#""command_id" : "[^"]*""#, #""command_id" : "…""#),
+            (#"live edge [0-9T:.Z-]+"#, "live edge …"),
+        ]
+
+        static func mask(_ text: String, channel: String) -> String {
+            var masked = text.replacingOccurrences(of: channel, with: "CHANNEL")
+            for (pattern, replacement) in masks {
+                masked = masked.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
+            }
+            return masked
+        }
+
+        var description: String { "exit \(status)\n\(stdout)\(stderr)" }
+    }
+
+    /// Runs `arguments` (with `CHANNEL` for the channel) on the pair's database channel and on its API channel.
+    @discardableResult
+    private func both(_ setup: Setup, json: Bool, _ arguments: [String], expectStatus: Int32) throws -> Printed {
+        let pair = setup.pair(json: json)
+        let extra = json ? ["--json"] : []
+        let local = try setup.local.run(arguments.map { $0 == "CHANNEL" ? pair.database : $0 } + extra)
+        let remote = try setup.remote.run(arguments.map { $0 == "CHANNEL" ? pair.api : $0 } + extra)
+        let localPrinted = Printed(local, channel: pair.database)
+        let remotePrinted = Printed(remote, channel: pair.api)
+        #expect(localPrinted == remotePrinted, "\(arguments.joined(separator: " ")) \(extra): database\n\(localPrinted)\nAPI\n\(remotePrinted)")
+        #expect(local.status == expectStatus, "\(arguments.joined(separator: " ")) \(extra): \(local.stdout)\(local.stderr)")
+        if expectStatus == 0 {
+            #expect(!localPrinted.stdout.isEmpty)
+        } else {
+            #expect(localPrinted.stderr.hasPrefix("error: "), "a refusal says why: \(local.stderr)")
+        }
+        return localPrinted
+    }
+
+    /// An instant `seconds` from now on a segment boundary, and its ISO 8601 text.
+    private func boundary(after seconds: Int64) -> (milliseconds: Int64, text: String) {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let target = now + seconds * 1000
+        let aligned = target - target % Self.segmentMilliseconds + Self.segmentMilliseconds
+        return (aligned, Timestamp(milliseconds: aligned).iso8601)
+    }
+
+    /// Sleeps until the wall clock is at least `milliseconds` and early in a segment, so that two commands decided
+    /// one after the other see the same live edge.
+    private func waitUntil(_ milliseconds: Int64) async throws {
+        while true {
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let intoSegment = now % Self.segmentMilliseconds
+            if now >= milliseconds && (200...1200).contains(intoSegment) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    @Test("break place, limit, cancel, event cancel-current and schedule: same stdout, stderr and exit code both ways, text and --json")
+    func parity() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        let later = boundary(after: 300)
+        for json in [false, true] {
+            // Placed, with the note both paths give (the asset cannot be read, so it is served whole).
+            let placed = try both(setup, json: json, ["break", "place", "CHANNEL", "--id", "b", "--at", later.text, "--duration", "1m", "--asset-uri", Self.asset, "--reason", "parity", "--restrict", "skip", "--cue", "none", "--attr", "X-COM-EXAMPLE-AD=abc"], expectStatus: 0)
+            #expect(placed.stdout.contains("could not be read"), "\(placed.stdout)")
+            // Refusals: a reused id (a conflict), an overlap, a limit on a break not on air, nothing on air to end,
+            // an unknown break, a break already cancelled (a conflict), an unknown channel.
+            try both(setup, json: json, ["break", "place", "CHANNEL", "--id", "b", "--in", "10m", "--duration", "10", "--asset-uri", Self.asset], expectStatus: 3)
+            try both(setup, json: json, ["break", "place", "CHANNEL", "--id", "c", "--at", later.text, "--duration", "10", "--asset-uri", Self.asset], expectStatus: 1)
+            try both(setup, json: json, ["break", "limit", "CHANNEL", "b", "--playout-limit", "10"], expectStatus: 1)
+            try both(setup, json: json, ["event", "cancel-current", "CHANNEL"], expectStatus: 1)
+            try both(setup, json: json, ["break", "cancel", "CHANNEL", "nope"], expectStatus: 1)
+            try both(setup, json: json, ["schedule", "CHANNEL"], expectStatus: 0)
+            try both(setup, json: json, ["break", "cancel", "CHANNEL", "b"], expectStatus: 0)
+            try both(setup, json: json, ["break", "cancel", "CHANNEL", "b"], expectStatus: 3)
+            try both(setup, json: json, ["schedule", "no-such-channel"], expectStatus: 1)
+        }
+        // A retry with the same command id answers the original result, and says so.
+        let retry = ["break", "place", "CHANNEL", "--id", "d", "--at", boundary(after: 600).text, "--duration", "10", "--asset-uri", Self.asset, "--command-id", "same-key"]
+        let first = try both(setup, json: false, retry, expectStatus: 0)
+        #expect(!first.stdout.contains("already applied"))
+        let again = try both(setup, json: false, retry, expectStatus: 0)
+        #expect(again.stdout.contains("already applied: this is the original result"), "\(again.stdout)")
+        try both(setup, json: true, retry, expectStatus: 0)
+
+        let onAir = boundary(after: 10)
+        for json in [false, true] {
+            try both(setup, json: json, ["break", "place", "CHANNEL", "--id", "a", "--at", onAir.text, "--duration", "20", "--asset-uri", Self.asset, "--align", "exact"], expectStatus: 0)
+        }
+        // On air: end one pair's break early with a limit, the other's at the live edge; then the refusals a
+        // break on air gets.
+        try await waitUntil(onAir.milliseconds + 5000)
+        try both(setup, json: false, ["break", "limit", "CHANNEL", "a", "--playout-limit", "15"], expectStatus: 0)
+        try both(setup, json: true, ["event", "cancel-current", "CHANNEL"], expectStatus: 0)
+        try await waitUntil(0)
+        try both(setup, json: true, ["break", "limit", "CHANNEL", "a", "--playout-limit", "15"], expectStatus: 3)
+        try both(setup, json: false, ["event", "cancel-current", "CHANNEL"], expectStatus: 3)
+        try both(setup, json: false, ["break", "cancel", "CHANNEL", "a"], expectStatus: 1)
+        try await waitUntil(0)
+        let schedule = try both(setup, json: true, ["schedule", "CHANNEL"], expectStatus: 0)
+        #expect(schedule.stdout.contains(#""ended_early_how" : "cancel-current""#), "\(schedule.stdout)")
+        let table = try both(setup, json: false, ["schedule", "CHANNEL"], expectStatus: 0)
+        #expect(table.stdout.contains("15.000s"), "\(table.stdout)")
+    }
+
+    @Test("the JSON of both paths is the API's: snake_case keys, an object for the schedule")
+    func wireShape() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        let start = boundary(after: 300).text
+        try both(setup, json: true, ["break", "place", "CHANNEL", "--id", "a", "--at", start, "--duration", "10", "--asset-uri", Self.asset], expectStatus: 0)
+        // Unmasked, from each path.
+        let placed = try setup.local.run(["break", "place", setup.json.database, "--id", "b", "--at", boundary(after: 400).text, "--duration", "10", "--asset-uri", Self.asset, "--json"])
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(placed.stdout.utf8)) as? [String: Any])
+        let event = try #require((answer["events"] as? [[String: Any]])?.first)
+        #expect(event["schema_version"] as? Int == 1 && event["decided_at"] != nil && event["schemaVersion"] == nil, "\(event)")
+        let schedule = try setup.remote.run(["schedule", setup.json.api, "--json"])
+        let view = try #require(try JSONSerialization.jsonObject(with: Data(schedule.stdout.utf8)) as? [String: Any])
+        #expect((view["breaks"] as? [[String: Any]])?.first?["start_date"] != nil, "\(view)")
+    }
+
+    @Test("channel and break arguments follow the one identifier rule; reads still name an old channel such as _x")
+    func identifiers() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        for runner in [setup.local, setup.remote] {
+            for arguments in [["break", "limit", "_x", "a", "--playout-limit", "10"], ["event", "cancel-current", "X"], ["break", "cancel", "text-db", "_a"]] {
+                let refused = try runner.run(arguments)
+                #expect(refused.status == 2 && refused.stderr.contains("starting with a letter or a digit"), "\(arguments): \(refused.stderr)")
+            }
+            // A read is not a command: the channel is looked up (and here does not exist).
+            let read = try runner.run(["schedule", "_x"])
+            #expect(read.status == 1 && read.stderr.contains("does not exist"), "\(read.stderr)")
+        }
+    }
+}
