@@ -136,3 +136,29 @@ struct OperationsRouteTests {
         #expect(ErrorCategory.invalid.status == .unprocessableContent && ErrorCategory.unauthenticated.status == .unauthorized)
     }
 }
+
+@Suite("The OpenAPI document and the router agree, in process")
+struct DocumentedRoutesTests {
+    @Test("every documented path and method has a route: our own 404s name what is missing, the router's bare one means no route")
+    func everyDocumentedPathHasARoute() async throws {
+        let fixture = try await APIFixture()
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        #expect(paths.count == 16)
+        let routes = paths.map { ($0.key, Array($0.value.keys)) }
+        try await fixture.test(metrics: { "" }) { [fixture] client in
+            for (template, methods) in routes {
+                let path = template.replacingOccurrences(of: "{channel}", with: "demo").replacingOccurrences(of: "{rendition}", with: "720p")
+                    .replacingOccurrences(of: "{id}", with: "x").replacingOccurrences(of: "{name}", with: "feed")
+                    .replacingOccurrences(of: "{file}", with: "0-0.m3u8")
+                for method in methods {
+                    let answer = method == "post"
+                        ? try await client.post(path, "{}", fixture.auth("desk"))
+                        : try await client.get(path + (path.hasSuffix("/events") ? "?limit=1" : ""), fixture.auth("desk"))
+                    #expect(answer.status != .notFound || answer.error != nil, "\(method.uppercased()) \(template) has no route")
+                    #expect(answer.status != .methodNotAllowed, "\(method.uppercased()) \(template) is not allowed")
+                }
+            }
+        }
+    }
+}
