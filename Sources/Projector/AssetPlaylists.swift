@@ -1,6 +1,7 @@
 import Foundation
 import HLS
 import Schedule
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -150,55 +151,64 @@ public actor AssetPlaylists {
 }
 
 /// Collects a data task's body up to a limit (cancelling the task beyond it) and hands it over once.
-private final class BoundedBody: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+///
+/// URLSession calls the delegate on its own queue while `body(of:)` waits: the state lives in a `Mutex`.
+private final class BoundedBody: NSObject, URLSessionDataDelegate, Sendable {
+    private struct State {
+        var data = Data()
+        var continuation: CheckedContinuation<Data?, any Error>?
+        var finished: Result<Data?, any Error>?
+        var status: Int?
+        var finalURL: String?
+    }
+
     private let limit: Int
-    private let lock = NSLock()
-    private var data = Data()
-    private var continuation: CheckedContinuation<Data?, any Error>?
-    private var finished: Result<Data?, any Error>?
-    private(set) var status: Int?
+    private let state = Mutex(State())
+
+    var status: Int? { state.withLock { $0.status } }
     /// Where the answer came from, after redirects.
-    private(set) var finalURL: String?
+    var finalURL: String? { state.withLock { $0.finalURL } }
 
     init(limit: Int) { self.limit = limit }
 
     func body(of task: URLSessionDataTask) async throws -> Data? {
         try await withCheckedThrowingContinuation { continuation in
-            lock.lock()
-            if let finished {
-                lock.unlock()
-                continuation.resume(with: finished)
-                return
+            let finished = state.withLock { state -> Result<Data?, any Error>? in
+                if let finished = state.finished { return finished }
+                state.continuation = continuation
+                return nil
             }
-            self.continuation = continuation
-            lock.unlock()
-            task.resume()
+            if let finished {
+                continuation.resume(with: finished)
+            } else {
+                task.resume()
+            }
         }
     }
 
     private func finish(_ result: Result<Data?, any Error>) {
-        lock.lock()
-        guard finished == nil else { lock.unlock(); return }
-        finished = result
-        let waiting = continuation
-        continuation = nil
-        lock.unlock()
-        waiting?.resume(with: result)
+        let waiting = state.withLock { state -> CheckedContinuation<Data?, any Error>?? in
+            guard state.finished == nil else { return nil }
+            state.finished = result
+            defer { state.continuation = nil }
+            return .some(state.continuation)
+        }
+        if case let waiting?? = waiting { waiting.resume(with: result) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        lock.lock()
-        status = (response as? HTTPURLResponse)?.statusCode
-        finalURL = response.url?.absoluteString
-        lock.unlock()
+        state.withLock { state in
+            state.status = (response as? HTTPURLResponse)?.statusCode
+            state.finalURL = response.url?.absoluteString
+        }
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive received: Data) {
-        lock.lock()
-        data.append(received)
-        let over = data.count > limit
-        lock.unlock()
+        let over = state.withLock { state in
+            state.data.append(received)
+            return state.data.count > limit
+        }
         if over {
             dataTask.cancel()
             finish(.failure(AssetPlaylists.Failure(description: "\(dataTask.originalRequest?.url?.absoluteString ?? "the asset") is larger than 2 MiB")))
@@ -209,10 +219,7 @@ private final class BoundedBody: NSObject, URLSessionDataDelegate, @unchecked Se
         if let error {
             finish(.failure(error))
         } else {
-            lock.lock()
-            let body = data
-            lock.unlock()
-            finish(.success(body))
+            finish(.success(state.withLock { $0.data }))
         }
     }
 }
