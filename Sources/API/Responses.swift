@@ -34,17 +34,12 @@ func decodeBody<T: Decodable>(_ type: T.Type, _ request: Request, refusal: (any 
 }
 
 func decodeJSON<T: Decodable>(_ type: T.Type, _ data: Data) -> Result<T, any Error> {
-    let decoder = JSONDecoder()
-    decoder.keyDecodingStrategy = .convertFromSnakeCase
-    return Result { try decoder.decode(type, from: data) }
+    Result { try WireJSON.decode(type, from: data) }
 }
 
-/// The API's JSON: sorted keys, snake_case.
+/// The API's JSON, in the one wire configuration (``WireJSON``: sorted keys, snake_case).
 func encodeJSON(_ value: some Encodable) -> Data {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    encoder.keyEncodingStrategy = .convertToSnakeCase
-    return (try? encoder.encode(value)) ?? Data(#"{"error":"encoding failed"}"#.utf8)
+    (try? WireJSON.encode(value)) ?? Data(#"{"error":"encoding failed"}"#.utf8)
 }
 
 func jsonResponse(_ value: some Encodable) -> Response {

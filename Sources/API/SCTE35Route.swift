@@ -88,8 +88,8 @@ extension Cue {
     /// The command types (`apiName`s) this cue may map to, whatever the channel's state.
     var possibleCommands: [String] {
         switch self {
-        case .out: ["place_break"]
-        case .in, .cancel: ["cancel_current_event", "cancel_break"]
+        case .out: [ScheduleCommand.Kind.placeBreak.rawValue]
+        case .in, .cancel: [ScheduleCommand.Kind.cancelCurrentEvent.rawValue, ScheduleCommand.Kind.cancelBreak.rawValue]
         }
     }
 }
@@ -110,13 +110,5 @@ extension ScheduleCommand {
     }
 
     /// The command type tokens are scoped by (the `command` values of `POST …/commands`).
-    var apiName: String {
-        switch self {
-        case .placeBreak: "place_break"
-        case .setPlayoutLimit: "set_playout_limit"
-        case .cancelCurrentEvent, .returnFromBreak: "cancel_current_event"
-        case .cancelBreak: "cancel_break"
-        case .createChannel, .updateRenditions: "channel"
-        }
-    }
+    var apiName: String { kind.scope?.rawValue ?? "channel" }
 }

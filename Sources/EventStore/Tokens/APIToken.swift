@@ -15,7 +15,7 @@ public struct APIToken: Hashable, Sendable, Codable {
     }
 
     /// Command types a token may be scoped to: the `command` values of `POST …/commands`.
-    public static let commandTypes = ["place_break", "set_playout_limit", "cancel_current_event", "cancel_break"]
+    public static let commandTypes = ScheduleCommand.Kind.api.map(\.rawValue)
 
     public var name: String
     public var role: Role
