@@ -126,13 +126,20 @@ enum Access: Sendable {
     case command(String, channel: String)
 }
 
-/// The caller: a token, or nobody in open mode. Set on the request context by ``TokenAuthenticator``.
-struct Caller: Sendable {
-    var token: APIToken?
+/// The caller: a token, or nobody in open mode. Set on the request context by ``TokenAuthenticator``; a class, so
+/// that the context every request carries (the public playlists' too) grows by one reference, not by a token.
+final class Caller: Sendable {
+    let token: APIToken?
     /// The secret the token was presented with, and the cache that knows it: a response that outlives its request
     /// (an event stream) asks again whether the token still allows it.
-    var secret: String?
-    var cache: TokenCache?
+    let secret: String?
+    let cache: TokenCache?
+
+    init(token: APIToken?, secret: String? = nil, cache: TokenCache? = nil) {
+        self.token = token
+        self.secret = secret
+        self.cache = cache
+    }
 
     /// The actor recorded on events: the token's name; in open mode what the body says, else `http`.
     func actor(claimed: String?) -> String {

@@ -5,8 +5,8 @@ import NIOCore
 import Projector
 import Schedule
 
-/// Every failure the API answers with: it renders itself as `{"error": message, "field": name}` (the field only when
-/// one is wrong) with the status of its ``ErrorCategory``, so handlers `throw` and never build an error body.
+/// Every failure the API answers with: it renders itself as the wire's ``ErrorBody``, `{"error": message, "field":
+/// name}` (the field only when one is wrong), with the status of its ``ErrorCategory``, so handlers `throw` and never build an error body.
 public struct APIError: HTTPResponseError, Sendable {
     public var category: ErrorCategory
     /// What went wrong, in words an operator can act on; never internal details (those go to the log).
@@ -31,11 +31,7 @@ public struct APIError: HTTPResponseError, Sendable {
 
     /// The answer, with the JSON body and headers of every other JSON answer of the API.
     var response: Response {
-        struct Body: Encodable {
-            var error: String
-            var field: String?
-        }
-        var response = jsonResponse(Body(error: message, field: field))
+        var response = jsonResponse(ErrorBody(error: message, field: field))
         response.status = status
         for field in headers { response.headers.append(field) }
         return response
