@@ -4,6 +4,7 @@ import Foundation
 import HLS
 import Projector
 import Schedule
+import Wire
 
 struct AsRunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -32,12 +33,8 @@ struct AsRunCommand: AsyncParsableCommand {
         guard state.config != nil else { throw ScheduleError.unknownChannel(channel) }
         let entries = AsRun.entries(state: state, from: from?.timestamp, to: to?.timestamp, at: wallClock())
         if format == "json" {
-            struct Report: Encodable {
-                var channel: String
-                var entries: [AsRunEntry]
-                var totals: AsRunTotals
-            }
-            try printJSON(Report(channel: channel, entries: entries, totals: AsRun.totals(entries)))
+            // The API's as-run answer.
+            try printJSON(AsRunReport(channel: channel, entries: entries, totals: AsRun.totals(entries)))
         } else {
             print(AsRun.csv(entries, escapingControlCharacters: true), terminator: "")
         }
@@ -94,10 +91,8 @@ struct LogCommand: AsyncParsableCommand {
             lines = lines.filter { line in at.map { line.decidedAt <= $0.timestamp } ?? true }.sorted { $0.decidedAt < $1.decidedAt }
             for line in lines {
                 if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                    encoder.keyEncodingStrategy = .convertToSnakeCase
-                    FileHandle.standardOutput.write(try encoder.encode(line) + Data("\n".utf8))
+                    // One line per entry: compact.
+                    FileHandle.standardOutput.write(try WireJSON.encode(line) + Data("\n".utf8))
                 } else {
                     // Actor, reason and payload came from requests: printed with control characters escaped.
                     var text = "\(line.decidedAt.iso8601)  \(line.outcome == "refused" ? "REFUSED " : "")\(line.what.escapingControlCharacters)"

@@ -221,7 +221,7 @@ struct ScheduleCommandLine: AsyncParsableCommand {
             view = ScheduleView(state: state, liveEdge: Timeline(config).liveEdge(at: wallClock()))
         }
         if json {
-            try printWire(view)
+            try printJSON(view)
             return
         }
         print("channel \(view.channel), version \(view.version), live edge \(view.liveEdge)")

@@ -34,7 +34,7 @@ func sendCommand(
         response = try await handle(command, channel: channel, database: database, options: options)
     }
     if options.json {
-        try printWire(response)
+        try printJSON(response)
     } else {
         print(describe(try CommandAnswer(response)) + (response.replayed ? " (already applied: this is the original result)" : ""))
     }
@@ -61,9 +61,4 @@ private func handle(_ command: ScheduleCommand, channel: String, database: Datab
             throw storeError
         }
     }
-}
-
-/// Prints a wire value as JSON on stdout, pretty-printed, exactly as it reads from the API (snake_case).
-func printWire(_ value: some Encodable) throws {
-    FileHandle.standardOutput.write(try WireJSON.encode(value, pretty: true) + Data("\n".utf8))
 }

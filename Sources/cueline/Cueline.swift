@@ -8,6 +8,7 @@ import Postgres
 import Projector
 import Prometheus
 import Schedule
+import Wire
 
 @main
 struct Cueline: AsyncParsableCommand {
@@ -136,9 +137,8 @@ struct DatabaseOptions: ParsableArguments {
     }
 }
 
-/// Prints a value as JSON on stdout (`--json`).
+/// Prints a value as JSON on stdout (`--json`), pretty-printed with the wire's one configuration (`WireJSON`:
+/// snake_case keys), so a report reads as the API's answer with the same name does.
 func printJSON(_ value: some Encodable) throws {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    FileHandle.standardOutput.write(try encoder.encode(value) + Data("\n".utf8))
+    FileHandle.standardOutput.write(try WireJSON.encode(value, pretty: true) + Data("\n".utf8))
 }

@@ -86,7 +86,7 @@ struct AuditEndToEndTests {
                 var secondsAired: String
             }
             struct Entry: Decodable {
-                var breakID: String
+                var breakId: String
                 var status: String
                 var endedEarlyBy: String?
                 var cancelledBy: String?
@@ -95,7 +95,10 @@ struct AuditEndToEndTests {
             var totals: Totals
             var entries: [Entry]
         }
-        let report = try JSONDecoder().decode(Report.self, from: Data(asRun.stdout.utf8))
+        // The API's as-run report, snake_case like every --json.
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        let report = try decoder.decode(Report.self, from: Data(asRun.stdout.utf8))
         #expect(report.totals.breaksPlanned == 4 && report.totals.breaksAired == 3 && report.totals.breaksEndedEarly == 2 && report.totals.breaksCancelled == 1)
         #expect(report.entries.map(\.status) == ["aired", "ended-early", "cancelled", "ended-early"])
         #expect(report.entries[1].endedEarlyBy == "bob" && report.entries[2].cancelledBy == "carol" && report.entries[0].placedVia == "http")

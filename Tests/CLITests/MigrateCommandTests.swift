@@ -23,7 +23,9 @@ struct MigrateCommandTests {
         #expect(first.stdout.contains("applied 0001_event_log.sql"))
         let second = try cli.run(["migrate", "--json"])
         #expect(second.status == 0)
-        let report = try JSONDecoder().decode(MigrationReport.self, from: Data(second.stdout.utf8))
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase  // every --json is snake_case
+        let report = try decoder.decode(MigrationReport.self, from: Data(second.stdout.utf8))
         #expect(report.applied.isEmpty)
         #expect(report.alreadyApplied.first == "0001_event_log.sql")
         #expect(report.alreadyApplied.count == (try Migrator.load(directory: TestDatabase.migrationsDirectory)).migrations.count)
