@@ -85,7 +85,7 @@ public enum OpenAPIDocument {
         "type": "object",
         "properties": {
           "id": { "type": "string" },
-          "state": { "type": "string", "enum": ["scheduled", "on-air", "ended-early", "aired", "cancelled"] },
+          "state": { "type": "string", "enum": \#(Self.list(BreakState.Phase.allCases.map(\.rawValue))) },
           "start_date": { "$ref": "#/components/schemas/Instant" }, "planned_duration": { "$ref": "#/components/schemas/Seconds" },
           "duration": { "$ref": "#/components/schemas/Seconds" }, "playout_limit": { "$ref": "#/components/schemas/Seconds" },
           "resume_offset": { "$ref": "#/components/schemas/Seconds" }, "end_date": { "$ref": "#/components/schemas/Instant" },
@@ -96,9 +96,9 @@ public enum OpenAPIDocument {
           "user_attributes": { "type": "object", "additionalProperties": { "type": "string" } },
           "placed_by": { "type": "string" }, "placed_at": { "$ref": "#/components/schemas/Instant" }, "placed_via": { "type": "string" },
           "ended_early_by": { "type": "string" }, "ended_early_at": { "$ref": "#/components/schemas/Instant" },
-          "ended_early_how": { "type": "string", "enum": ["playout-limit", "cancel-current", "scte35-return"] },
+          "ended_early_how": { "type": "string", "enum": \#(Self.list(EarlyReturnKind.allCases.map(\.rawValue))) },
           "cancelled_by": { "type": "string" }, "cancelled_at": { "$ref": "#/components/schemas/Instant" },
-          "cancelled_how": { "type": "string", "enum": ["cancel-break", "cancel-current"], "description": "cancel-current: ended by cancel_current_event before any published segment held it, so removed" }
+          "cancelled_how": { "type": "string", "enum": \#(Self.list(BreakCancelKind.allCases.map(\.rawValue))), "description": "cancel-current: ended by cancel_current_event before any published segment held it, so removed" }
         }
       },
       "Schedule": {

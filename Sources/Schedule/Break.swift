@@ -91,7 +91,7 @@ public struct PodAsset: Hashable, Sendable, Codable {
 }
 
 /// How a break ended early.
-public enum EarlyReturnKind: String, Hashable, Sendable, Codable {
+public enum EarlyReturnKind: String, Hashable, Sendable, Codable, CaseIterable {
     /// `cueline break limit`: an explicit playout limit.
     case playoutLimit = "playout-limit"
     /// `cueline event cancel-current`: return at the live edge.
@@ -141,7 +141,7 @@ public struct BreakState: Hashable, Sendable, Codable {
         return playoutLimitMilliseconds == nil ? .aired : .endedEarly
     }
 
-    public enum Phase: String, Hashable, Sendable, Codable {
+    public enum Phase: String, Hashable, Sendable, Codable, CaseIterable {
         case scheduled, onAir = "on-air", endedEarly = "ended-early", aired, cancelled
     }
 }

@@ -25,7 +25,7 @@ public enum ScheduleEvent: Hashable, Sendable {
 }
 
 /// How a break that never aired was removed.
-public enum BreakCancelKind: String, Hashable, Sendable, Codable {
+public enum BreakCancelKind: String, Hashable, Sendable, Codable, CaseIterable {
     /// `cueline break cancel` (or an SCTE-35 cancel or return before the break's start): a future break withdrawn.
     case cancelBreak = "cancel-break"
     /// `cueline event cancel-current` after the break's start on the clock but before the live edge reached it: no

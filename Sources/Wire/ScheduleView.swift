@@ -25,11 +25,11 @@ public struct BreakView: Codable, Sendable, Hashable {
     public var placedVia: String
     public var endedEarlyBy: String?
     public var endedEarlyAt: Timestamp?
-    public var endedEarlyHow: String?
+    public var endedEarlyHow: EarlyReturnKind?
     public var cancelledBy: String?
     public var cancelledAt: Timestamp?
     /// `cancel-break`, or `cancel-current` for a break ended before its first segment was served (so removed).
-    public var cancelledHow: String?
+    public var cancelledHow: BreakCancelKind?
 
     public init(_ item: BreakState, liveEdge: Timestamp) {
         id = item.id
@@ -62,10 +62,10 @@ public struct BreakView: Codable, Sendable, Hashable {
         placedVia = item.placed.source
         endedEarlyBy = item.limited?.actor
         endedEarlyAt = item.limited?.at
-        endedEarlyHow = item.limitKind?.rawValue
+        endedEarlyHow = item.limitKind
         cancelledBy = item.cancelled?.actor
         cancelledAt = item.cancelled?.at
-        cancelledHow = item.cancelled == nil ? nil : (item.cancelKind ?? .cancelBreak).rawValue
+        cancelledHow = item.cancelled == nil ? nil : (item.cancelKind ?? .cancelBreak)
     }
 }
 

@@ -115,10 +115,10 @@ struct WireTests {
         item.pod = [PodAsset(uri: "https://ads.example.com/1.m3u8", durationMilliseconds: 10_000)]
         item.endedEarlyBy = "ops"
         item.endedEarlyAt = epoch
-        item.endedEarlyHow = "playout-limit"
+        item.endedEarlyHow = .playoutLimit
         item.cancelledBy = "ops"
         item.cancelledAt = epoch
-        item.cancelledHow = "cancel-break"
+        item.cancelledHow = .cancelBreak
         view.breaks = [item]
         return view
     }
@@ -177,12 +177,16 @@ struct WireTests {
         #expect(try Self.properties("Error") == Self.keys(ErrorBody(error: "e", field: "f")))
     }
 
-    @Test("the OpenAPI document's command names and identifier pattern come from the types")
+    @Test("the OpenAPI document's enums and identifier pattern come from the types")
     func openAPIEnums() throws {
         let schemas = try Self.schemas()
         let command = try #require((schemas["Command"]?["properties"] as? [String: Any])?["command"] as? [String: Any])
         #expect(command["enum"] as? [String] == ScheduleCommand.Kind.api.map(\.rawValue))
         #expect(schemas["Identifier"]?["pattern"] as? String == Identifier.pattern)
+        let breakProperties = try #require(schemas["Break"]?["properties"] as? [String: [String: Any]])
+        #expect(breakProperties["state"]?["enum"] as? [String] == BreakState.Phase.allCases.map(\.rawValue))
+        #expect(breakProperties["ended_early_how"]?["enum"] as? [String] == EarlyReturnKind.allCases.map(\.rawValue))
+        #expect(breakProperties["cancelled_how"]?["enum"] as? [String] == BreakCancelKind.allCases.map(\.rawValue))
         let pattern = try Regex(Identifier.pattern)
         for (text, valid) in [("c1", true), ("brk-1_x", true), ("_x", false), ("-x", false), ("X", false), ("a.b", false)] {
             #expect((try pattern.wholeMatch(in: text) != nil) == valid, "the emitted pattern and the type agree on \(text)")
