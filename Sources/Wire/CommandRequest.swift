@@ -54,7 +54,7 @@ public struct CommandRequest: Codable, Sendable, Hashable {
         }
 
         /// A refusal of a check in `Schedule`, keeping the field it names.
-        init(refusal error: ScheduleError) {
+        public init(refusal error: ScheduleError) {
             if case .invalidField(let field, let reason) = error {
                 self.init(field: field, reason: reason)
             } else {
