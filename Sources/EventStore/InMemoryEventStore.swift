@@ -3,13 +3,13 @@ import Synchronization
 
 /// The event log in memory, with the same semantics as the PostgreSQL store. For tests and offline tools.
 ///
-/// Every method runs under one `Mutex` and returns at once, so the store can be called without `await` too.
+/// Every method runs under one `Mutex` and returns at once, so the store can be called without `await` too. Nothing
+/// waits for appends here: followers of this store poll it (or are told to catch up, as in the tests).
 public final class InMemoryEventStore: EventStore {
     private struct State {
         var events: [RecordedEvent] = []
         var versions: [String: Int64] = [:]
         var commands: [String: (hash: String, result: AppendResult)] = [:]  // by scopeKey
-        var waiters: [CheckedContinuation<Void, Never>] = []
         var lastHash: [String: String] = [:]
     }
 
@@ -25,16 +25,10 @@ public final class InMemoryEventStore: EventStore {
     }
 
     public func append(_ request: AppendRequest) throws -> AppendResult {
-        let (result, waiters) = try state.withLock { state throws -> (AppendResult, [CheckedContinuation<Void, Never>]) in
-            try Self.append(request, to: &state)
-        }
-        waiters.forEach { $0.resume() }
-        return result
+        try state.withLock { state throws -> AppendResult in try Self.append(request, to: &state) }
     }
 
-    private static func append(_ request: AppendRequest, to state: inout State) throws
-        -> (AppendResult, [CheckedContinuation<Void, Never>])
-    {
+    private static func append(_ request: AppendRequest, to state: inout State) throws -> AppendResult {
         let hash = request.requestHash
         if let existing = state.commands[scopeKey(request)] {
             guard existing.hash == hash else {
@@ -42,7 +36,7 @@ public final class InMemoryEventStore: EventStore {
             }
             var result = existing.result
             result.replayed = true
-            return (result, [])
+            return result
         }
         let current = state.versions[request.channel] ?? 0
         guard request.expectedVersion.admits(current) else {
@@ -69,9 +63,7 @@ public final class InMemoryEventStore: EventStore {
         state.versions[request.channel] = version
         let result = AppendResult(channel: request.channel, events: recorded, version: version, replayed: false)
         state.commands[scopeKey(request)] = (hash, result)
-        guard !recorded.isEmpty else { return (result, []) }
-        defer { state.waiters.removeAll() }
-        return (result, state.waiters)
+        return result
     }
 
     public func previousResult(of request: AppendRequest) throws -> AppendResult? {
@@ -121,12 +113,5 @@ public final class InMemoryEventStore: EventStore {
     /// Idempotency records are scoped to the channel and the actor, as in the database.
     private static func scopeKey(_ request: AppendRequest) -> String {
         request.channel + "\u{0}" + request.command.actor + "\u{0}" + request.command.commandID
-    }
-
-    /// Returns after the next append that adds events (the in-memory stand-in for NOTIFY).
-    public func waitForAppend() async {
-        await withCheckedContinuation { continuation in
-            state.withLock { $0.waiters.append(continuation) }
-        }
     }
 }
