@@ -134,6 +134,12 @@ struct OperationsRouteTests {
         #expect(ErrorCategory.conflict.exitCode == 3)
         #expect(ErrorCategory.invalid.exitCode == 1 && ErrorCategory.unavailable.exitCode == 1)
         #expect(ErrorCategory.invalid.status == .unprocessableContent && ErrorCategory.unauthenticated.status == .unauthorized)
+        // A failed command has one category wherever it was sent: the CLI's exit code and the server's status agree.
+        #expect(ErrorCategory(CommandError.store(.versionConflict(channel: "demo", expected: .exactly(1), actual: 2))) == .conflict)
+        #expect(ErrorCategory(CommandError.store(.commandIDReused(commandID: "k"))).exitCode == 3)
+        #expect(ErrorCategory(CommandError.store(.unavailable("down"))) == .unavailable)
+        #expect(ErrorCategory(CommandError.store(.invalidValue("NUL"))) == .invalid)
+        #expect(ErrorCategory(CommandError.refused(.unknownChannel("nope"))) == .notFound)
     }
 }
 

@@ -76,23 +76,38 @@ extension APIError {
 
     /// Why a command failed in the handler: 409 for a conflict or a race lost, 404, 422 naming the field, 503.
     init(_ error: CommandError) {
+        let category = ErrorCategory(error)
+        switch error {
+        case .refused(let refusal):
+            self.init(category, refusal.description, field: category == .notFound ? nil : refusal.field)
+        case .store(let storeError):
+            switch storeError {
+            case .versionConflict, .commandIDReused, .invalidValue, .unknownOutcome:
+                self.init(category, storeError.description)
+            default:
+                self.init(category, "the event log is unavailable; nothing was written. Retry with the same Idempotency-Key")
+            }
+        }
+    }
+}
+
+extension ErrorCategory {
+    /// The category of a command that failed, wherever it was sent: the server answers with its ``status``, and the
+    /// CLI, deciding a command against the database itself, exits with its ``exitCode``, as it would through
+    /// `--server`.
+    public init(_ error: CommandError) {
         switch error {
         case .refused(let refusal):
             switch refusal {
-            case .alreadyLimited, .alreadyCancelled, .breakIDReused:
-                self.init(.conflict, refusal.description, field: refusal.field)
-            case .unknownChannel, .unknownBreak:
-                self.init(.notFound, refusal.description)
-            default:
-                self.init(.invalid, refusal.description, field: refusal.field)
+            case .alreadyLimited, .alreadyCancelled, .breakIDReused: self = .conflict
+            case .unknownChannel, .unknownBreak: self = .notFound
+            default: self = .invalid
             }
         case .store(let storeError):
             switch storeError {
-            case .versionConflict, .commandIDReused: self.init(.conflict, storeError.description)
-            case .invalidValue: self.init(.invalid, storeError.description)
-            case .unknownOutcome: self.init(.unavailable, storeError.description)
-            default:
-                self.init(.unavailable, "the event log is unavailable; nothing was written. Retry with the same Idempotency-Key")
+            case .versionConflict, .commandIDReused: self = .conflict
+            case .invalidValue: self = .invalid
+            default: self = .unavailable
             }
         }
     }
