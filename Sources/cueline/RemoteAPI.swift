@@ -1,3 +1,4 @@
+import API
 import Foundation
 import Schedule
 import Wire
@@ -58,14 +59,16 @@ struct RemoteAPI {
         try? WireJSON.decode(ErrorBody.self, from: data).error
     }
 
-    /// An error answer as the CLI reports it: the server's message (a refusal reads as it does from the database),
-    /// exit code 3 for a conflict; an authorization failure says which HTTP status it was.
+    /// An error answer as the CLI reports it: the server's message (a refusal reads as it does from the database) and
+    /// the exit code of its category (`ErrorCategory`, the server's own map: 3 for a conflict); an authorization
+    /// failure says which HTTP status it was.
     static func failure(_ answer: Answer) -> CLIError {
         let message = message(answer.body) ?? "HTTP \(answer.status)"
-        switch answer.status {
-        case 409: return CLIError(message: message, exitCode: ExitStatus.conflict)
-        case 401, 403: return CLIError(message: "\(message) (HTTP \(answer.status))")
-        default: return CLIError(message: message)
+        let category = ErrorCategory(status: answer.status)
+        let exitCode = category?.exitCode ?? ExitStatus.failure
+        switch category {
+        case .unauthenticated?, .forbidden?: return CLIError(message: "\(message) (HTTP \(answer.status))", exitCode: exitCode)
+        default: return CLIError(message: message, exitCode: exitCode)
         }
     }
 
