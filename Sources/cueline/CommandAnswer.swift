@@ -1,3 +1,4 @@
+import API
 import EventStore
 import Foundation
 import HLS
@@ -50,13 +51,8 @@ private func handle(_ command: ScheduleCommand, channel: String, database: Datab
     } catch {
         switch error {
         case .refused(let refusal):
-            // The refusals the API answers 409.
-            let conflict: Bool
-            switch refusal {
-            case .alreadyLimited, .alreadyCancelled, .breakIDReused, .channelExists: conflict = true
-            default: conflict = false
-            }
-            throw CLIError(message: refusal.description, exitCode: conflict ? ExitStatus.conflict : ExitStatus.failure)
+            // The exit code the same refusal gets through the API: one map (ErrorCategory) for both paths.
+            throw CLIError(message: refusal.description, exitCode: ErrorCategory(error).exitCode)
         case .store(let storeError):
             throw storeError
         }

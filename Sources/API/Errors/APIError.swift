@@ -99,7 +99,7 @@ extension ErrorCategory {
         switch error {
         case .refused(let refusal):
             switch refusal {
-            case .alreadyLimited, .alreadyCancelled, .breakIDReused: self = .conflict
+            case .alreadyLimited, .alreadyCancelled, .breakIDReused, .channelExists: self = .conflict
             case .unknownChannel, .unknownBreak: self = .notFound
             default: self = .invalid
             }
