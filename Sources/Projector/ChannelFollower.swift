@@ -36,7 +36,8 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     fileprivate struct Entry {
-        /// Every event folded: the schedule as the log has it now (commands decide against it).
+        /// Every event folded: the schedule as the log has it now (commands decide against it), in the hot form
+        /// (`ChannelState.Retention.window`: retired breaks have left it, so memory does not grow with the log).
         var state: ChannelState
         /// The events in effect at every tick from now on: the longest prefix (in version order) of the log whose
         /// events were all decided at or before `lastTick`, folded.
@@ -190,7 +191,8 @@ public final class ChannelFollower: Service, Sendable {
                 var diverged: [(String, RecordedScheduleEvent, Timestamp)] = []
                 for (channel, recorded) in fresh {
                     if shared.channels[channel] == nil {
-                        shared.channels[channel] = Entry(state: ChannelState(channel: channel), settled: ChannelState(channel: channel))
+                        // The hot form: aired and cancelled breaks leave once no window can hold them (as-run reads the log).
+                        shared.channels[channel] = Entry(state: ChannelState(channel: channel, retention: .window), settled: ChannelState(channel: channel, retention: .window))
                     }
                     // In place: a copy of the entry would copy its schedule on every event.
                     if let servedTick = shared.channels[channel]!.fold(recorded) {

@@ -28,7 +28,7 @@ public enum Replay {
     public static func playlist(
         _ channel: String, _ events: [RecordedScheduleEvent], at tick: Timestamp, rendition: String?, multivariant: Bool
     ) throws -> String {
-        let state = fold(channel, events, asOf: tick)
+        let state = fold(channel, events, asOf: tick, retention: .window)
         guard let config = state.config else { throw Failure.channelDidNotExist(channel: channel, at: tick) }
         guard config.source == .clock else { throw Failure.relayNotReplayable(channel: channel) }
         let rendered = try ChannelFollower.render(config: config, state: state, tick: tick)

@@ -2,6 +2,12 @@ import HLS
 
 /// Decides what a command does to a channel at `now`: the events to append, or why not. Pure.
 ///
+/// Breaks that have retired (`ChannelState.isRetired`: planned end or cancellation more than a window, a segment and
+/// `ChannelState.retentionMarginMilliseconds` before the later of `now` and the latest decision folded) are gone for commands, whatever the
+/// state's retention, so the hot state of the follower and the full state of a log fold decide alike: a limit, a
+/// return or a cancel naming one is refused as an unknown break, and its id may be placed again (DATERANGE ids must be
+/// unique within a playlist, and no window from now on holds the retired one; the as-run report then lists both).
+///
 /// - Parameters:
 ///   - now: when the command arrived; break starts given relative to it and the live edge come from it.
 public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timestamp) throws(ScheduleError) -> [ScheduleEvent] {
@@ -28,8 +34,8 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         return [.renditionsUpdated(renditions)]
 
     case .placeBreak(let request):
-        let id = try Identifier(request.id ?? generatedBreakID(state), field: "id").rawValue
-        guard state.breakState(id) == nil else { throw .breakIDReused(id) }
+        let id = try Identifier(request.id ?? generatedBreakID(state, now: now), field: "id").rawValue
+        guard state.liveBreak(id, now: now) == nil else { throw .breakIDReused(id) }
         guard (1...Limits.maximumBreakMilliseconds).contains(request.plannedDurationMilliseconds) else {
             throw .invalidField("duration", "must be more than 0 and at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) seconds")
         }
@@ -63,8 +69,13 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
             throw .invalidField("duration", "the media is \(DecimalNumber(milliseconds: planned)) s long: a break lasts at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) s")
         }
         let end = start.adding(milliseconds: planned)
-        for other in state.breaks where !other.isCancelled && other.start < end && start < other.end {
-            throw .overlap(id: id, otherID: other.id, otherStart: other.start, otherEnd: other.end)
+        var index = state.firstIndex(coveringOrAfter: start)
+        while index < state.breaks.endIndex, state.breaks[index].start < end {
+            let other = state.breaks[index]
+            index += 1
+            if !other.isCancelled && start < other.end && !state.isRetired(other, now: now) {
+                throw .overlap(id: id, otherID: other.id, otherStart: other.start, otherEnd: other.end)
+            }
         }
         try validateOptions(request.options)
         return [
@@ -88,16 +99,19 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
     case .cancelCurrentEvent:
         // The break on air is the one whose effective end (its limit, if any) is still ahead of the live edge: an
         // earlier break ended early may still cover the live edge with its planned span.
-        let onAir = state.breaks.first { $0.phase(liveEdge: liveEdge) == .onAir }
+        // Only breaks starting within the longest break before the live edge can cover it (breaks are sorted by start).
+        let covering = state.breaks[state.firstIndex(coveringOrAfter: liveEdge)..<state.firstIndex(startingAtOrAfter: liveEdge)]
+        let onAir = covering.first { $0.phase(liveEdge: liveEdge) == .onAir && !state.isRetired($0, now: now) }
         // A break that started on the clock while the live edge is still at or before its start: no published segment
         // holds it, so ending it now is removing it (a limit of 0 s would publish a range that ends where it starts).
-        if onAir == nil, let pending = state.breaks.first(where: { $0.hasStartedUnserved(now: now, liveEdge: liveEdge) }) {
+        if onAir == nil, let pending = state.breaks[state.firstIndex(startingAtOrAfter: liveEdge)...].prefix(while: { $0.start <= now })
+            .first(where: { $0.hasStartedUnserved(now: now, liveEdge: liveEdge) && !state.isRetired($0, now: now) }) {
             return [.breakCancelled(id: pending.id, kind: .cancelCurrent)]
         }
         // Nothing on air, but a break whose planned span covers the live edge was ended early (another operator
         // just ended it at this live edge): that is "already limited", not "nothing on air".
-        let endedEarly = state.breaks.last {
-            !$0.isCancelled && $0.playoutLimitMilliseconds != nil && $0.start < liveEdge && liveEdge < $0.spec.plannedEnd
+        let endedEarly = covering.last {
+            !$0.isCancelled && !state.isRetired($0, now: now) && $0.playoutLimitMilliseconds != nil && $0.start < liveEdge && liveEdge < $0.spec.plannedEnd
         }
         guard let current = onAir ?? endedEarly else {
             throw .nothingOnAir(channel: state.channel, liveEdge: liveEdge)
@@ -114,7 +128,7 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         return [.playoutLimitSet(id: id, limitMilliseconds: liveEdge.milliseconds(since: current.start), kind: .scte35Return, scte35In: scte35In)]
 
     case .cancelBreak(let id):
-        guard let current = state.breakState(id) else { throw unknownBreak(id, state: state) }
+        guard let current = state.liveBreak(id, now: now) else { throw unknownBreak(id, state: state) }
         switch current.phase(liveEdge: liveEdge) {
         case .cancelled: throw .alreadyCancelled(id: id)
         case .onAir: throw .cancelOnAir(id: id, start: current.start)
@@ -126,7 +140,7 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
 
 /// The break `id`, if it can still be ended early: on air at the live edge, not cancelled, not limited already.
 private func breakToEnd(_ id: String, state: ChannelState, liveEdge: Timestamp, now: Timestamp, timeline: Timeline) throws(ScheduleError) -> BreakState {
-    guard let current = state.breakState(id) else { throw unknownBreak(id, state: state) }
+    guard let current = state.liveBreak(id, now: now) else { throw unknownBreak(id, state: state) }
     guard !current.isCancelled else { throw .alreadyCancelled(id: id) }
     guard current.playoutLimitMilliseconds == nil else {
         throw .alreadyLimited(id: id, limit: DecimalNumber(milliseconds: current.playoutLimitMilliseconds!))
@@ -155,9 +169,9 @@ private func unknownBreak(_ id: String, state: ChannelState) -> ScheduleError {
 }
 
 /// `brk-<next version>`, which no earlier generated id can equal; skips ids callers chose themselves.
-func generatedBreakID(_ state: ChannelState) -> String {
+func generatedBreakID(_ state: ChannelState, now: Timestamp) -> String {
     var candidate = state.version + 1
-    while state.breakState("brk-\(candidate)") != nil { candidate += 1 }
+    while state.liveBreak("brk-\(candidate)", now: now) != nil { candidate += 1 }
     return "brk-\(candidate)"
 }
 

@@ -18,8 +18,10 @@ public enum EffectiveTime {
 }
 
 /// Folds the events in effect at `tick`: those decided at or before it. Events must be in version order.
-public func fold(_ channel: String, _ events: [RecordedScheduleEvent], asOf tick: Timestamp) -> ChannelState {
-    var state = ChannelState(channel: channel)
+///
+/// - Parameter retention: `.window` for rendering (replay): the same playlists from less state; `.all` for reports.
+public func fold(_ channel: String, _ events: [RecordedScheduleEvent], asOf tick: Timestamp, retention: ChannelState.Retention = .all) -> ChannelState {
+    var state = ChannelState(channel: channel, retention: retention)
     for event in events where event.attribution.at <= tick {
         state.apply(event)
     }

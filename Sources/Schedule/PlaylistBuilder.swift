@@ -65,7 +65,8 @@ public enum PlaylistBuilder {
         guard let windowStart = segmentStarts.first else { return placed }
         // Future breaks beyond the horizon are not published yet (breaks are sorted by start: stop there).
         let horizonEnd = config.horizonMilliseconds.map { liveEdge.adding(milliseconds: $0) }
-        for item in state.breaks where !item.isCancelled {
+        // Breaks ending before the window start are left out, so the walk starts where a break could still reach it.
+        for item in state.breaks[state.firstIndex(coveringOrAfter: windowStart)...] where !item.isCancelled {
             if let horizonEnd, item.start >= horizonEnd { break }
             // Garbage-collect all tags of an ID together once the range ends before the window's first segment.
             guard item.end > windowStart else { continue }

@@ -41,7 +41,7 @@ public enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unknownChannel(let id):
             return "channel \(id) does not exist; `cueline channel list` shows the channels"
         case .unknownBreak(let channel, let id):
-            return "break \(id) does not exist on channel \(channel); `cueline schedule \(channel)` lists the breaks"
+            return "break \(id) does not exist on channel \(channel) (a break leaves the schedule about 10 minutes after it ended; `cueline as-run \(channel)` lists every break); `cueline schedule \(channel)` lists the breaks"
         case .breakIDReused(let id):
             return "break id \(id) was already used on this channel; ids are never reused, choose another"
         case .startBehindLiveEdge(let start, let liveEdge):
