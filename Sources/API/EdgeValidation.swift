@@ -75,7 +75,7 @@ enum Edge {
         do {
             return try Limits.instant(text, field: name)
         } catch {
-            throw Refusal(error).error
+            throw Refusal(refusal: error).error
         }
     }
 
@@ -120,29 +120,8 @@ enum Edge {
         return nil
     }
 
-    /// A value refused at the edge: answered 422 with the field named.
-    struct Refusal: Error {
-        var field: String
-        var reason: String
-
-        init(field: String, reason: String) {
-            self.field = field
-            self.reason = reason
-        }
-
-        init(_ error: ScheduleError) {
-            if case .invalidField(let field, let reason) = error {
-                self.init(field: field, reason: reason)
-            } else {
-                self.init(field: error.field ?? "body", reason: error.description)
-            }
-        }
-
-        /// 422 naming the field.
-        var error: APIError {
-            .invalid(field, reason)
-        }
-    }
+    /// A value refused at the edge: answered 422 with the field named (the wire's refusal of a field).
+    typealias Refusal = CommandRequest.Invalid
 }
 
 extension APIError {
@@ -153,9 +132,6 @@ extension APIError {
 }
 
 extension CommandRequest.Invalid {
-    /// The same refusal from a check in `Schedule`, keeping its field.
-    init(_ error: ScheduleError) {
-        let refusal = Edge.Refusal(error)
-        self.init(field: refusal.field, reason: refusal.reason)
-    }
+    /// 422 naming the field.
+    var error: APIError { APIError(self) }
 }

@@ -52,7 +52,7 @@ enum CueMapping: Equatable {
                 do {
                     requested = try Limits.milliseconds(seconds: seconds, field: "duration", maximum: Limits.maximumBreakMilliseconds)
                 } catch {
-                    throw CommandRequest.Invalid(error)
+                    throw CommandRequest.Invalid(refusal: error)
                 }
             }
             guard let duration = durationMilliseconds ?? requested else {

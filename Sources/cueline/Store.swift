@@ -58,46 +58,6 @@ func openStore(_ database: DatabaseOptions) async throws -> PostgresEventStore {
     return store
 }
 
-/// Runs a schedule command and prints what happened.
-func run(_ command: ScheduleCommand, channel: String, database: DatabaseOptions, options: CommandOptions, describe: (CommandOutcome) -> String) async throws {
-    if let remote = options.remote {
-        _ = try await remote.send(command, channel: channel, options: options)  // unused: commands go through sendCommand (CommandAnswer.swift)
-        return
-    }
-    let store = try await openStore(database)
-    let handler = CommandHandler(store: store, refusals: PostgresRefusalStore(pool: store.pool), clock: wallClock, assets: AssetPlaylists())
-    let outcome: CommandOutcome
-    do {
-        outcome = try await handler.handle(command, channel: channel, context: options.context())
-    } catch {
-        switch error {
-        case .refused(let refusal):
-            let conflict: Bool
-            switch refusal {
-            case .alreadyLimited, .alreadyCancelled, .breakIDReused, .channelExists: conflict = true
-            default: conflict = false
-            }
-            throw CLIError(message: refusal.description, exitCode: conflict ? ExitStatus.conflict : ExitStatus.failure)
-        case .store(let storeError):
-            throw storeError
-        }
-    }
-    if options.json {
-        struct Output: Encodable {
-            var channel: String
-            var version: Int64
-            var replayed: Bool
-            var events: [RecordedEvent]
-            var note: String?
-        }
-        try printJSON(Output(
-            channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events,
-            note: outcome.note(for: command)))
-    } else {
-        print(describe(outcome) + (outcome.result.replayed ? " (already applied: this is the original result)" : ""))
-    }
-}
-
 /// Every event of a channel, in version order.
 func loadEvents(_ channel: String, from store: any EventStore) async throws -> [RecordedEvent] {
     var events: [RecordedEvent] = []

@@ -92,7 +92,12 @@ struct AssetChunkTests {
         // --no-chunks: the duration is still checked and corrected, the asset served whole.
         let whole = try setup.cli.run(["break", "place", "one", "--id", "cli-2", "--in", "60s", "--duration", "10s", "--asset-uri", setup.ad, "--no-chunks"])
         #expect(whole.status == 0 && whole.stdout.contains("planned 10.010 s") && !whole.stdout.contains("chunks"), "\(whole.stdout) \(whole.stderr)")
-        let (list, _) = try await HTTP.get("\(setup.server.baseURL)/channels/one/breaks/cli-2/assets.json")
+        // The CLI wrote to the database; the server learns of it through LISTEN (or its poll): wait up to 5 s.
+        var (list, listStatus) = try await HTTP.get("\(setup.server.baseURL)/channels/one/breaks/cli-2/assets.json")
+        for _ in 0..<50 where listStatus == 404 {
+            try await Task.sleep(for: .milliseconds(100))
+            (list, listStatus) = try await HTTP.get("\(setup.server.baseURL)/channels/one/breaks/cli-2/assets.json")
+        }
         #expect(list == #"{"ASSETS":[{"URI":"\#(setup.ad)","DURATION":10.010}]}"#)
         let (_, chunkStatus) = try await HTTP.get("\(setup.server.baseURL)/channels/one/breaks/cli-2/chunks/0-0.m3u8")
         #expect(chunkStatus == 404)
