@@ -25,6 +25,9 @@ log "running the tests"
 # suites at once on 2 cores stalled the shared PostgreSQL for seconds (commands sent late, breaks missed).
 swift test --skip-build --no-parallel "$@"
 
+log "checking the README's module graph against Package.swift"
+python3 scripts/check-layout.py
+
 log "checking deploy/ (systemd unit, YAML, container build command)"
 scripts/check-deploy.sh "$CUELINE_BIN"
 
