@@ -102,6 +102,8 @@ let package = Package(
             name: "cueline-scale-bench",
             dependencies: ["HLS", "Schedule", "Projector", "EventStore", .product(name: "Metrics", package: "swift-metrics")],
             path: "Benchmarks/ScaleBenchmarks"),
+        .executableTarget(
+            name: "cueline-retention-bench", dependencies: ["HLS", "Schedule", "Projector"], path: "Benchmarks/RetentionBenchmarks"),
         .testTarget(name: "HLSTests", dependencies: ["HLS"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS"], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["EventStore", "Postgres", "HLS"], path: "Tests/TestSupport"),

@@ -5,6 +5,7 @@
 #   serve   : playlist requests/s from `cueline serve` vs nginx serving the same bytes as a static file (wrk, 10 s)
 #   append  : commands/s through the full HTTP command path vs pgbench inserting a row of the same size (10 s, 1 client)
 #   latency : from a command's acknowledgement to the changed playlist being served (p50/p99 of 40 commands)
+#   retention: tick cost and playlist bytes with 10,000 breaks vs none, state memory after 100,000 events vs 100
 #   scale   : channels one instance keeps on time: 10,000 x 3 renditions vs 100 (cueline-scale-bench, 30 s each)
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
@@ -40,6 +41,10 @@ export CUELINE_MIGRATIONS=$PWD/Migrations
     echo '```'
     DATABASE_URL="$DATABASE_URL" "$bin/cueline-replay-bench"
     echo '```'
+    echo
+    echo '## retention'
+    echo
+    "$bin/cueline-retention-bench"
     echo
     echo '## scale'
     echo
