@@ -92,8 +92,9 @@ def cueline(log, *args, check=True):
 
 def schedule(log, ch):
     p = cueline(log, "schedule", ch, "--json")
-    # The API's schedule view (snake_case); the scenarios read start, planned and playoutLimit.
-    return {b["id"]: dict(b, start=b["start_date"], planned=b["planned_duration"], playoutLimit=b.get("playout_limit"))
+    # The API's schedule view (snake_case); the scenarios read start, end, planned and playoutLimit.
+    return {b["id"]: dict(b, start=b["start_date"], end=b["end_date"], planned=b["planned_duration"],
+                          playoutLimit=b.get("playout_limit"))
             for b in json.loads(p.stdout)["breaks"]}
 
 
