@@ -59,6 +59,8 @@ struct UnreachableTokens: TokenDirectory {
 final class SwitchableStore: EventStore {
     let base = InMemoryEventStore()
     let down = Mutex(false)
+    /// Awaited by every `readStream` while set: a test holds an audit read in progress with it.
+    let beforeReadStream = Mutex<(@Sendable () async -> Void)?>(nil)
 
     func append(_ request: AppendRequest) async throws -> AppendResult {
         if down.withLock({ $0 }) { throw StoreError.unavailable("connection refused") }
@@ -67,7 +69,8 @@ final class SwitchableStore: EventStore {
     func previousResult(of request: AppendRequest) async throws -> AppendResult? { try base.previousResult(of: request) }
     func read(after position: Int64, limit: Int) async throws -> [RecordedEvent] { base.read(after: position, limit: limit) }
     func readStream(_ channel: String, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
-        base.readStream(channel, after: version, limit: limit)
+        if let wait = beforeReadStream.withLock({ $0 }) { await wait() }
+        return base.readStream(channel, after: version, limit: limit)
     }
     func version(of channel: String) async throws -> Int64 { base.version(of: channel) }
     func headPosition() async throws -> Int64 { base.headPosition() }
