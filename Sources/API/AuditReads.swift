@@ -32,6 +32,9 @@ public final class AuditReads: Sendable {
     private struct State {
         var running = 0
         var waiters: [(id: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+        /// Reads admitted to wait: counted when admitted, before their continuation is in `waiters`, so two reads
+        /// arriving together cannot both take the last place.
+        var waiting = 0
         var nextID: UInt64 = 0
         var lastTrim = ContinuousClock.now
     }
@@ -87,7 +90,8 @@ public final class AuditReads: Sendable {
                 state.running += 1
                 return .now
             }
-            guard state.waiters.count < queued else { return .refuse }
+            guard state.waiting < queued else { return .refuse }
+            state.waiting += 1
             state.nextID += 1
             return .wait(state.nextID)
         }
@@ -98,7 +102,10 @@ public final class AuditReads: Sendable {
             return await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
                     let cancelled = state.withLock { state -> Bool in
-                        if Task.isCancelled { return true }
+                        if Task.isCancelled {
+                            state.waiting -= 1
+                            return true
+                        }
                         state.waiters.append((id, continuation))
                         return false
                     }
@@ -107,6 +114,7 @@ public final class AuditReads: Sendable {
             } onCancel: {
                 let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
                     guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    state.waiting -= 1
                     return state.waiters.remove(at: index).continuation
                 }
                 waiter?.resume(returning: false)
@@ -117,7 +125,10 @@ public final class AuditReads: Sendable {
     /// Hands the turn to the next waiter (it stays counted as running), or frees it.
     private func release() {
         let (next, trim) = state.withLock { state -> (CheckedContinuation<Bool, Never>?, Bool) in
-            if !state.waiters.isEmpty { return (state.waiters.removeFirst().continuation, false) }
+            if !state.waiters.isEmpty {
+                state.waiting -= 1
+                return (state.waiters.removeFirst().continuation, false)
+            }
             state.running -= 1
             guard state.running == 0, ContinuousClock.now - state.lastTrim > .seconds(1) else { return (nil, false) }
             state.lastTrim = .now

@@ -224,9 +224,13 @@ public struct CommandHandler: Sendable {
 
 /// Reads a channel's events and folds them.
 public enum ChannelLoader {
-    /// - Parameter known: a state of this channel to continue from; only later events are read.
-    public static func load(_ channel: String, from store: any EventStore, startingFrom known: ChannelState? = nil) async throws -> ChannelState {
-        var state = known ?? ChannelState(channel: channel)
+    /// - Parameters:
+    ///   - known: a state of this channel to continue from; only later events are read.
+    ///   - retention: which breaks the state keeps (`.window`: what the follower serves from; `.all`: audit folds).
+    public static func load(
+        _ channel: String, from store: any EventStore, startingFrom known: ChannelState? = nil, retention: ChannelState.Retention = .all
+    ) async throws -> ChannelState {
+        var state = known ?? ChannelState(channel: channel, retention: retention)
         while true {
             let batch = try await store.readStream(channel, after: state.version, limit: 1000)
             for event in batch { fold(event, into: &state) }

@@ -215,7 +215,8 @@ struct ScheduleCommandLine: AsyncParsableCommand {
             view = try await RemoteAPI(server: server, token: token ?? environment["CUELINE_TOKEN"]).schedule(channel)
         } else {
             let store = try await openStore(database)
-            let state = try await ChannelLoader.load(channel, from: store)
+            // The follower's form (aired breaks leave ~10 minutes after they end), so both paths list the same breaks.
+            let state = try await ChannelLoader.load(channel, from: store, retention: .window)
             // Worded as the API's read answers it, so both paths say the same.
             guard let config = state.config else { throw CLIError(message: "channel \(channel.escapingControlCharacters) does not exist") }
             view = ScheduleView(state: state, liveEdge: Timeline(config).liveEdge(at: wallClock()))
