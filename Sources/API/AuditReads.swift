@@ -101,15 +101,22 @@ public final class AuditReads: Sendable {
         case .wait(let id):
             return await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
-                    let cancelled = state.withLock { state -> Bool in
+                    // Admitted to wait under the lock before this one: a read may have finished in between with
+                    // no one in line to hand its turn to. Then the turn is free: take it instead of waiting.
+                    let now = state.withLock { state -> Bool? in
                         if Task.isCancelled {
                             state.waiting -= 1
+                            return false
+                        }
+                        if state.running < running {
+                            state.waiting -= 1
+                            state.running += 1
                             return true
                         }
                         state.waiters.append((id, continuation))
-                        return false
+                        return nil
                     }
-                    if cancelled { continuation.resume(returning: false) }
+                    if let now { continuation.resume(returning: now) }
                 }
             } onCancel: {
                 let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in

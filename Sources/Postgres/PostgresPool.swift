@@ -159,8 +159,11 @@ public final class PostgresPool: Service, Sendable {
             group.addTask {
                 try await withTaskCancellationHandler {
                     try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Lease, any Error>) in
-                        let enqueued = self.state.withLock { $0.enqueue(id, continuation) }
-                        if !enqueued { continuation.resume(throwing: CancellationError()) }
+                        switch self.state.withLock({ $0.enqueue(id, continuation, maximum: self.maximumConnections) }) {
+                        case .queued: break
+                        case .refused: continuation.resume(throwing: CancellationError())
+                        case .lease(let lease): continuation.resume(returning: lease)
+                        }
                     }
                 } onCancel: {
                     self.state.withLock { $0.removeWaiter(id) }?.resume(throwing: CancellationError())
@@ -272,12 +275,26 @@ extension PostgresPool {
             return lastWaiterID
         }
 
-        /// Queues a waiter; false when it was cancelled already or the pool closed.
-        mutating func enqueue(_ id: Int, _ continuation: CheckedContinuation<Lease, any Error>) -> Bool {
+        enum Enqueued {
+            case queued
+            /// Cancelled already, or the pool closed.
+            case refused
+            /// A connection came back or a slot was freed between the checkout and now (when no one was in line to
+            /// be handed it): the waiter takes it instead of waiting for the next one.
+            case lease(Lease)
+        }
+
+        /// Queues a waiter, unless it was cancelled already, the pool closed, or what it waits for is free now.
+        mutating func enqueue(_ id: Int, _ continuation: CheckedContinuation<Lease, any Error>, maximum: Int) -> Enqueued {
             notYetQueued.remove(id)
-            if cancelledEarly.remove(id) != nil || closed { return false }
+            if cancelledEarly.remove(id) != nil || closed { return .refused }
+            if let entry = idle.popLast() { return .lease(.connection(entry.connection)) }
+            if open < maximum {
+                open += 1
+                return .lease(.open)
+            }
             waiters.append((id, continuation))
-            return true
+            return .queued
         }
 
         /// Removes a cancelled waiter and returns it to be resumed; nil when it was served already.

@@ -1,4 +1,4 @@
-import Postgres
+@testable import Postgres
 import ServiceLifecycle
 import Synchronization
 import TestSupport
@@ -64,6 +64,44 @@ struct PostgresPoolTests {
         // The connection came back and is lent again.
         #expect(try await pool.withConnection { try await $0.query("SELECT 41 + 1").scalar() } == "42")
         #expect(pool.counts.open == 1)
+    }
+
+    @Test("a connection that comes back between a checkout told to wait and its queueing is taken, not left idle")
+    func returnedBeforeQueued() async throws {
+        // The window between `checkout()` answering "wait" and `enqueue`: the pool's two lock takes. Before the fix,
+        // the connection went idle (no one in line yet), and the waiter slept the whole timeout beside it.
+        let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { connection.close() }
+        var state = PostgresPool.State()
+        guard case .open = try state.checkout(maximum: 1) else { Issue.record("the first checkout opens"); return }
+        guard case .wait = try state.checkout(maximum: 1) else { Issue.record("the second checkout waits"); return }
+        let id = state.nextWaiterID()
+        #expect(state.checkin(connection, at: .now) == nil, "no one is in line yet: the connection goes idle")
+        #expect(state.idle.count == 1)
+        let taken = try await Self.enqueue(id, into: &state)
+        guard case .connection? = taken else { Issue.record("the waiter must take the connection that came back, not wait"); return }
+        #expect(state.idle.isEmpty && state.waiters.isEmpty)
+        // And a slot freed before queueing (a connection closed): the waiter may open one.
+        let second = state.nextWaiterID()
+        #expect(state.releaseSlot() == nil)
+        let opens = try await Self.enqueue(second, into: &state)
+        guard case .open? = opens else { Issue.record("the waiter must take the freed slot, not wait"); return }
+    }
+
+    /// What `enqueue` hands the waiter at once; nil when it queued it (taken out of the line again here).
+    private static func enqueue(_ id: Int, into state: inout PostgresPool.State) async throws -> PostgresPool.Lease? {
+        struct Queued: Error {}
+        do {
+            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PostgresPool.Lease, any Error>) in
+                switch state.enqueue(id, continuation, maximum: 1) {
+                case .lease(let lease): continuation.resume(returning: lease)
+                case .queued: state.removeWaiter(id)?.resume(throwing: Queued())
+                case .refused: continuation.resume(throwing: Queued())
+                }
+            }
+        } catch is Queued {
+            return nil
+        }
     }
 
     @Test("a waiter whose task is cancelled leaves the line at once and throws CancellationError")
