@@ -54,7 +54,8 @@ private func handle(_ command: ScheduleCommand, channel: String, database: Datab
             // The exit code the same refusal gets through the API: one map (ErrorCategory) for both paths.
             throw CLIError(message: refusal.description, exitCode: ErrorCategory(error).exitCode)
         case .store(let storeError):
-            throw storeError
+            // The same map for the log's failures: a conflict exits 3, anything else 1, as through --server.
+            throw CLIError(message: storeError.description, exitCode: ErrorCategory(error).exitCode)
         }
     }
 }

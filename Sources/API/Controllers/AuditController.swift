@@ -2,6 +2,7 @@ import EventStore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 import Projector
 import Schedule
@@ -67,7 +68,7 @@ struct AuditController {
                 if case .channelDidNotExist = failure { throw APIError(.notFound, failure.description) }
                 throw APIError(.invalid, failure.description)
             } catch {
-                throw APIError(.unavailable, "the event log is unreachable: \(error)")
+                throw Self.logUnreachable(error, channel: channel)
             }
         }
     }
@@ -136,7 +137,7 @@ struct AuditController {
                 batchSize = max(1, min(100, (eventPageBytes - body.readableBytes) / average + 1))
             }
         } catch {
-            throw APIError(.unavailable, "the event log is unreachable: \(error)")
+            throw Self.logUnreachable(error, channel: channel)
         }
         body.writeString("]")
         if let next { body.writeString(#","next":\#(next)"#) }
@@ -145,5 +146,16 @@ struct AuditController {
         headers[.contentType] = "application/json"
         headers[.cacheControl] = "no-cache"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+    }
+}
+
+extension AuditController {
+    private static let logger = Logger(label: "cueline.audit")
+
+    /// 503 for a log that could not be read: the details (host, port, database) go to the server's log, not to the
+    /// caller.
+    static func logUnreachable(_ error: any Error, channel: String) -> APIError {
+        logger.error("audit read failed: the event log is unreachable", metadata: ["channel": "\(channel)", "error": "\(error)"])
+        return APIError(.unavailable, "the event log is unreachable; retry shortly (the details are in the server's log)")
     }
 }
