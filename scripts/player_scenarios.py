@@ -277,6 +277,14 @@ def analyse_break(events, bid, start_wall, expected, wall0, poll, join=False):
             cur = None
         elif name == "INTERSTITIALS_PRIMARY_RESUMED" and eps and eps[-1]["end"] is not None and eps[-1]["resumed"] is None:
             eps[-1]["resumed"] = t
+    # hls.js sends INTERSTITIALS_PRIMARY_RESUMED just after INTERSTITIAL_ENDED, or just before it in the same
+    # millisecond (seen in CI: "no primary resume seen"): a resume up to 0.5 s before an episode's end is its resume.
+    resumes = [ev.get("t", 0) for ev in events if ev.get("ev") == "INTERSTITIALS_PRIMARY_RESUMED"]
+    for i, ep in enumerate(eps):
+        if ep["resumed"] is None and ep["end"] is not None:
+            nxt = eps[i + 1]["start"] if i + 1 < len(eps) else float("inf")
+            near = [t for t in resumes if ep["end"] - 0.5 <= t < nxt]
+            ep["resumed"] = near[0] if near else None
     ticks = [e for e in events if e.get("ev") == "tick"]
     t_end_probe = max((e.get("t", 0) for e in events), default=0)
     played = sum((ep["end"] if ep["end"] is not None else t_end_probe) - ep["start"] for ep in eps)
