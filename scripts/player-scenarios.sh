@@ -7,8 +7,10 @@
 # (s1…s7) with a 60 s window (dropping a finished range from the window cannot be what ends an ad) and is played
 # through master.m3u8, one probe at a time (each costs a core). About 6 minutes once built.
 #
-# Usage: scripts/player-scenarios.sh [--only N] [--keep] [--out DIR] [--align segment|exact]
+# Usage: scripts/player-scenarios.sh [--only N] [--keep] [--out DIR] [--align segment|exact] [--no-retry]
 #   --only N   run only scenario N (1-7), or a list: --only 2,7
+#   --no-retry a failed scenario fails the suite at once (by default it runs once more on its own channel s<N>r and
+#              the suite passes only if that run passes; the first run's failures are printed and kept in summary.json)
 #   --align A  place every break with --align A (diagnostics: segment-snapped against arrival-time starts)
 #   --keep     keep the server (and its database) running afterwards, until Ctrl-C
 #   --out DIR  where the probe event files, playlist polls, command logs and summary.json go
@@ -20,13 +22,14 @@ source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/demo.sh"
 cd "$(repo_root)"
 
-only="" keep=false align="" out=$(repo_root)/.demo/player-scenarios
+only="" keep=false align="" retry=--retry out=$(repo_root)/.demo/player-scenarios
 while [ $# -gt 0 ]; do
     case $1 in
         --only) only=${2:?--only needs a scenario number}; shift 2 ;;
         --keep) keep=true; shift ;;
         --out) out=${2:?--out needs a directory}; shift 2 ;;
         --align) align=${2:?--align needs segment or exact}; shift 2 ;;
+        --no-retry) retry=""; shift ;;
         -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | grep -v '^set '; exit 0 ;;
         *) die "unknown argument $1 (see --help)" ;;
     esac
@@ -46,12 +49,13 @@ dirty=$(git status --short --untracked-files=no 2>/dev/null | awk '{print $2}' |
 for n in 1 2 3 4 5 6 7; do
     [ -z "$only" ] || [[ ,$only, == *,$n,* ]] || continue
     demo_channel "s$n" 30 >/dev/null   # 30 x 2 s = a 60 s window
+    [ -z "$retry" ] || demo_channel "s${n}r" 30 >/dev/null   # a failed scenario's second run (player_scenarios.py --retry)
 done
 rm -rf "$out" && mkdir -p "$out"
 log "running the player scenarios against $DEMO_URL (server $SERVER_COMMIT); results in $out"
 status=0
 CUELINE=$CUELINE DEMO_URL=$DEMO_URL PROBE_DIR=$PROBE_DIR SERVER_COMMIT=$SERVER_COMMIT \
-    python3 "$(repo_root)/scripts/player_scenarios.py" --out "$out" ${only:+--only "$only"} ${align:+--align "$align"} || status=$?
+    python3 "$(repo_root)/scripts/player_scenarios.py" --out "$out" $retry ${only:+--only "$only"} ${align:+--align "$align"} || status=$?
 cp "$DEMO_PGDIR/serve.log" "$out/serve.log" 2>/dev/null || true
 if [ "$keep" = true ]; then
     log "keeping $DEMO_URL running (channels s1-s7; DATABASE_URL=$DATABASE_URL); Ctrl-C to stop"

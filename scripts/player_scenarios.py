@@ -37,6 +37,11 @@ TD = 2.0  # target duration of the demo channels (2 s segments)
 #    that announces it; a join offset is estimated from a 2 s tick (below). More than 1 s short means the viewer
 #    was shown less than was on air (a wrong join point, an asset skipped), which is a failure.
 PLAYED_LOW, PLAYED_HIGH = 1.0, 2.0
+# A joining viewer plays the rest of the break as many short assets (a 5 x 6 s pod is 15 chunks of ~2 s), and hls.js
+# takes 2.17-2.19 s per 2.00-2.08 s chunk (it attaches a new asset player each time): ~0.15 s per asset. A join plays
+# ~10 of them, so its upper bound grows by this much per asset played. Replaying the pod (the defect this scenario
+# guards against) is ~10 s over, and one chunk too many is 2.2 s over plus this allowance: both still fail.
+JOIN_ASSET_SWITCH = 0.15
 # Where the primary resumes (program time) against START-DATE + the expected duration: hls.js resumes at
 # startTime + playoutLimit (or + duration); +-2 s allows one segment of snapping and the tick-based estimate.
 RESUME_TOL = 2.0
@@ -376,7 +381,7 @@ def analyse_break(events, bid, start_wall, expected, wall0, poll, join=False):
     }
 
 
-def verdict(r, expect_starts=1, check_latency_before=True):
+def verdict(r, expect_starts=1, check_latency_before=True, join=False):
     """Assertions on one break's result; returns a list of failure reasons."""
     why = []
     if r["starts"] != expect_starts:
@@ -396,6 +401,8 @@ def verdict(r, expect_starts=1, check_latency_before=True):
     if r["unfinished"]:
         why.append("the interstitial never ended during the probe")
     lo, hi = r["expected"] - PLAYED_LOW, r["expected"] + PLAYED_HIGH
+    if join:
+        hi += JOIN_ASSET_SWITCH * len(r["assets"])
     if not lo <= r["played"] <= hi:
         why.append(f"played {r['played']} s, expected {r['expected']} s (allowed {lo:.1f}..{hi:.1f})")
     if r.get("chained_to"):
@@ -419,12 +426,12 @@ def verdict(r, expect_starts=1, check_latency_before=True):
 
 # ---- scenarios ---------------------------------------------------------------------------------------------------
 class Ctx:
-    def __init__(self, n, title, outdir, features):
+    def __init__(self, n, title, outdir, features, ch):
         self.n, self.title, self.features = n, title, features
-        self.ch = f"s{n}"
+        self.ch = ch
         self.dir = outdir
-        self.log = Log(os.path.join(outdir, f"s{n}.commands.log"))
-        self.poll = Poller(self.ch, os.path.join(outdir, f"s{n}.playlist.jsonl"))
+        self.log = Log(os.path.join(outdir, f"{ch}.commands.log"))
+        self.poll = Poller(self.ch, os.path.join(outdir, f"{ch}.playlist.jsonl"))
         self.poll.start()
         self.probe = None
         self.notes = []
@@ -437,7 +444,7 @@ class Ctx:
         return b
 
     def play(self, seconds):
-        self.probe = Probe(self.ch, seconds, self.dir, f"s{self.n}")
+        self.probe = Probe(self.ch, seconds, self.dir, self.ch)
         self.log(f"probe launched for {seconds} s")
         return self.probe
 
@@ -567,9 +574,9 @@ SCENARIOS = [
 ]
 
 
-def run(n, title, fn, outdir, features):
-    print(f"==> scenario {n}: {title}", file=sys.stderr)
-    c = Ctx(n, title, outdir, features)
+def run(n, title, fn, outdir, features, ch):
+    print(f"==> scenario {n}: {title} (channel {ch})", file=sys.stderr)
+    c = Ctx(n, title, outdir, features, ch)
     res = {"scenario": n, "title": title, "channel": c.ch, "breaks": [], "failures": [], "notes": c.notes}
     try:
         probe, breaks, pre = fn(c)
@@ -596,7 +603,7 @@ def run(n, title, fn, outdir, features):
             r["expected_from"] = source
             r["published"] = {k: v for k, v in attrs.items() if k not in ("ID", "CLASS")}
             r["delivery"] = ("X-ASSET-LIST" if "X-ASSET-LIST" in attrs else "X-ASSET-URI" if "X-ASSET-URI" in attrs else None)
-            why = verdict(r, expect_starts, check_latency_before=not opts.get("join"))
+            why = verdict(r, expect_starts, check_latency_before=not opts.get("join"), join=opts.get("join", False))
             if pre.get("limit_before_start") and expect_starts:
                 ls = r["limit_seen_after_start"]
                 if ls is None or ls > 0:
@@ -650,6 +657,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--only", type=lambda v: {int(x) for x in v.split(",")}, help="scenario numbers, e.g. 2 or 2,7")
     ap.add_argument("--align", choices=["segment", "exact"], help="pass --align to every break place (diagnostics)")
+    ap.add_argument("--retry", action="store_true", help="run a failed scenario once more on channel s<n>r")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     features = {"no_chunks": help_has("--no-chunks", "break", "place"), "align": help_has("--align", "break", "place")}
@@ -662,12 +670,24 @@ def main():
     for n, title, fn in SCENARIOS:
         if a.only and n not in a.only:
             continue
-        results.append(run(n, title, fn, a.out, features))
-        r = results[-1]
+        r = run(n, title, fn, a.out, features, f"s{n}")
         print(f"    scenario {n}: {r['verdict']}" + "".join(f"\n      - {w}" for w in r["failures"]), file=sys.stderr)
+        if r["verdict"] != "PASS" and a.retry:
+            # A real browser on a loaded 2-core CI machine misses a timing bound now and then. A failed scenario runs
+            # once more on its own fresh channel (s<n>r, created by player-scenarios.sh); it passes only if that run
+            # passes, and the first run's failures stay in the summary and the table's notes.
+            first = r
+            print(f"    scenario {n} failed once; running it again on channel s{n}r", file=sys.stderr)
+            r = run(n, title, fn, a.out, features, f"s{n}r")
+            r["first_attempt"] = {"channel": first["channel"], "failures": first["failures"], "breaks": first["breaks"]}
+            r["notes"].append(f"passed only on its second run; the first failed: {'; '.join(first['failures'])}"
+                              if r["verdict"] == "PASS" else "failed twice")
+            print(f"    scenario {n} (second run): {r['verdict']}" + "".join(f"\n      - {w}" for w in r["failures"]),
+                  file=sys.stderr)
+        results.append(r)
     summary = {"server": URL, "server_commit": os.environ.get("SERVER_COMMIT"), "features": features,
                "hlsjs": "1.6.15", "seconds": round(now() - t0, 1),
-               "tolerances": {"played_low": PLAYED_LOW, "played_high": PLAYED_HIGH, "resume": RESUME_TOL,
+               "tolerances": {"played_low": PLAYED_LOW, "played_high": PLAYED_HIGH, "join_asset_switch": JOIN_ASSET_SWITCH, "resume": RESUME_TOL,
                               "latency_slack": LATENCY_SLACK, "latency_cap": LATENCY_CAP},
                "scenarios": results}
     with open(os.path.join(a.out, "summary.json"), "w") as f:
@@ -676,6 +696,10 @@ def main():
     failed = [r for r in results if r["verdict"] != "PASS"]
     for r in failed:
         print(f"scenario {r['scenario']} FAILED: " + "; ".join(r["failures"]))
+    for r in results:
+        if r.get("first_attempt") and r["verdict"] == "PASS":
+            print(f"scenario {r['scenario']} passed on its second run; its first run failed: "
+                  + "; ".join(r["first_attempt"]["failures"]))
     print(f"{len(results) - len(failed)}/{len(results)} scenarios passed in {now() - t0:.0f} s "
           f"(server {os.environ.get('SERVER_COMMIT')}); events and summary.json in {a.out}")
     return 1 if failed else 0
