@@ -76,7 +76,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+            ],
+            resources: [.copy("Console")]  // the operator console's static files (issue 15)
         ),
         .executableTarget(
             name: "cueline",

@@ -1,0 +1,482 @@
+// The Cueline operator console: overview, channel timeline, commands, live updates, player pane.
+import { session, getJSON, sendCommand, APIError, EventStream } from '/console/api.js';
+import { ZOOMS, renderTimeline, clock, seconds, breakFields } from '/console/timeline.js';
+
+const $ = (id) => document.getElementById(id);
+const app = {
+  who: null, // {name, role, open}
+  channels: [],
+  view: null, // 'overview' | 'channel'
+  channel: null, // the channel shown
+  config: null, // its ChannelView
+  schedule: null, // the schedule on screen: its version is what commands send as If-Match
+  asrun: [],
+  stream: null,
+  poll: null,
+  zoom: 0,
+  selected: null,
+  player: null,
+  refreshTimer: null,
+};
+const commandsSection = $('commands');
+const commandsHome = commandsSection.parentNode;
+const commandsNext = commandsSection.nextSibling;
+
+function isOperator() {
+  return app.who && (app.who.open || app.who.role === 'operator' || app.who.role === 'automation');
+}
+
+function show(section) {
+  for (const id of ['sign-in', 'overview', 'channel']) $(id).hidden = id !== section;
+}
+
+function setLink(state, text) {
+  const node = $('link-state');
+  node.dataset.state = state;
+  node.textContent = text;
+}
+
+// ---- sign-in ---------------------------------------------------------------------------------------------------
+
+async function start() {
+  try {
+    app.who = await getJSON('/console/session');
+  } catch (error) {
+    app.who = null;
+    if (error instanceof APIError && error.status === 401) {
+      const had = session.token;
+      session.token = null;
+      showSignIn(had ? 'The token is unknown or revoked; sign in again.' : '');
+      return;
+    }
+    showSignIn(`Cannot reach the server: ${error.message}`);
+    return;
+  }
+  $('who').textContent = app.who.open ? 'open mode (no tokens)' : `${app.who.name} · ${app.who.role}`;
+  $('sign-out').hidden = app.who.open;
+  if (isOperator()) {
+    if (!commandsSection.isConnected) commandsHome.insertBefore(commandsSection, commandsNext);
+    commandsSection.hidden = false;
+    $('viewer-note').hidden = true;
+  } else {
+    commandsSection.remove(); // a viewer gets no command controls at all, not just hidden ones
+    $('viewer-note').hidden = false;
+  }
+  route();
+}
+
+function showSignIn(message) {
+  stopChannel();
+  stopOverview();
+  show('sign-in');
+  setLink('off', 'not connected');
+  $('who').textContent = '';
+  $('sign-out').hidden = true;
+  $('sign-in-error').textContent = message || '';
+  $('token').focus();
+}
+
+$('sign-in-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const token = $('token').value.trim();
+  session.token = token;
+  try {
+    await getJSON('/console/session');
+  } catch (error) {
+    session.token = null;
+    $('sign-in-error').textContent = error.status === 401 ? `Refused: ${error.message}` : error.message;
+    return;
+  }
+  $('token').value = '';
+  await start();
+});
+
+$('sign-out').addEventListener('click', () => {
+  session.token = null;
+  app.who = null;
+  location.hash = '#/';
+  showSignIn('Signed out.');
+});
+
+// ---- routing -----------------------------------------------------------------------------------------------------
+
+function route() {
+  if (!app.who) return;
+  const match = /^#\/channel\/([A-Za-z0-9._-]+)$/.exec(location.hash);
+  if (match) openChannel(match[1]); else openOverview();
+}
+window.addEventListener('hashchange', route);
+$('nav-overview').addEventListener('click', () => { location.hash = '#/'; });
+
+// ---- overview ----------------------------------------------------------------------------------------------------
+
+function stopOverview() {
+  if (app.view === 'overview' && app.poll) clearInterval(app.poll);
+  if (app.view === 'overview') app.poll = null;
+}
+
+async function openOverview() {
+  stopChannel();
+  app.view = 'overview';
+  show('overview');
+  document.title = 'Cueline console';
+  await refreshOverview();
+  if (app.view === 'overview' && !app.poll) app.poll = setInterval(refreshOverview, 2000);
+}
+
+async function refreshOverview() {
+  let channels;
+  try {
+    channels = await getJSON('/channels');
+    setLink('live', 'connected');
+  } catch (error) {
+    setLink('stale', `stale: ${error.message}`);
+    return;
+  }
+  app.channels = channels;
+  const rows = await Promise.all(channels.map(async (c) => {
+    try {
+      return { c, schedule: await getJSON(`/channels/${c.id}/schedule`) };
+    } catch (error) {
+      return { c, error };
+    }
+  }));
+  if (app.view !== 'overview') return;
+  const body = $('channel-rows');
+  body.replaceChildren(...rows.map(({ c, schedule, error }) => overviewRow(c, schedule, error)));
+  if (!rows.length) {
+    const tr = document.createElement('tr');
+    const td = document.createElement('td');
+    td.colSpan = 5;
+    td.textContent = 'No channels yet (cueline channel create).';
+    tr.append(td);
+    body.append(tr);
+  }
+}
+
+function cell(text) {
+  const td = document.createElement('td');
+  if (text instanceof Node) td.append(text); else td.textContent = text;
+  return td;
+}
+
+function overviewRow(c, schedule, error) {
+  const tr = document.createElement('tr');
+  tr.dataset.channel = c.id;
+  const link = document.createElement('a');
+  link.href = `#/channel/${c.id}`;
+  link.textContent = c.id;
+  tr.append(cell(link));
+  tr.append(cell(`${c.segment_duration} s segments, ${c.renditions.length} renditions`));
+  if (error) {
+    tr.append(cell(`unreadable: ${error.message}`), cell('—'), cell('—'));
+    return tr;
+  }
+  const edge = Date.parse(schedule.live_edge);
+  tr.append(cell(`live edge ${clock(edge)} · log v${schedule.version}`));
+  const next = schedule.breaks.filter((b) => b.state === 'scheduled').sort((a, b) => a.start_date.localeCompare(b.start_date))[0];
+  tr.append(cell(next ? `${next.id} in ${Math.max(0, Math.round((Date.parse(next.start_date) - edge) / 1000))} s` : 'none'));
+  const air = schedule.breaks.find((b) => b.state === 'on-air');
+  if (air) {
+    const played = (edge - Date.parse(air.start_date)) / 1000;
+    const wrap = document.createElement('span');
+    const bar = document.createElement('progress');
+    bar.max = Number(air.duration);
+    bar.value = Math.max(0, played);
+    bar.setAttribute('aria-label', `${air.id} progress`);
+    wrap.append(`${air.id} ${seconds(played)} / ${seconds(air.duration)} s `, bar);
+    tr.append(cell(wrap));
+  } else {
+    tr.append(cell('—'));
+  }
+  return tr;
+}
+
+// ---- channel view ----------------------------------------------------------------------------------------------
+
+function stopChannel() {
+  if (app.stream) app.stream.close();
+  app.stream = null;
+  if (app.poll) clearInterval(app.poll);
+  app.poll = null;
+  stopPlayer();
+}
+
+async function openChannel(id) {
+  stopChannel();
+  app.view = 'channel';
+  app.channel = id;
+  app.schedule = null;
+  app.selected = null;
+  show('channel');
+  $('channel-title').textContent = `Channel ${id}`;
+  document.title = `${id} · Cueline console`;
+  $('break-detail').hidden = true;
+  $('command-result').textContent = '';
+  try {
+    const channels = await getJSON('/channels');
+    app.config = channels.find((c) => c.id === id);
+    if (!app.config) throw new Error(`no channel ${id} for this token`);
+    await refreshChannel();
+  } catch (error) {
+    $('channel-facts').textContent = `Cannot read channel ${id}: ${error.message}`;
+    return;
+  }
+  // Live: the log's events after the version on screen; each one refreshes the schedule. The schedule is also
+  // read once a segment, which is when the live edge moves.
+  app.stream = new EventStream(id, app.schedule.version, {
+    onEvent: () => scheduleRefresh(),
+    onState: (state) => {
+      const text = { live: 'live', stale: 'stale: no news from the server', reconnecting: 'reconnecting…', refused: 'refused: sign in again' }[state];
+      setLink(state, text || state);
+      if (state === 'live') scheduleRefresh();
+    },
+  });
+  app.poll = setInterval(() => refreshChannel().catch(() => {}), Math.max(1000, Number(app.config.segment_duration) * 1000));
+  startPlayer(id);
+}
+
+function scheduleRefresh() {
+  clearTimeout(app.refreshTimer);
+  app.refreshTimer = setTimeout(() => refreshChannel().catch(() => {}), 30);
+}
+
+async function refreshChannel() {
+  const id = app.channel;
+  const [schedule, asrun] = await Promise.all([
+    getJSON(`/channels/${id}/schedule`), getJSON(`/channels/${id}/as-run`).catch(() => null),
+  ]);
+  if (app.view !== 'channel' || app.channel !== id) return;
+  if (app.schedule && schedule.version < app.schedule.version) return; // an older answer overtaken by a newer one
+  app.schedule = schedule;
+  if (asrun) app.asrun = asrun.entries;
+  renderChannel();
+}
+
+function renderChannel() {
+  const s = app.schedule;
+  const edge = Date.parse(s.live_edge);
+  const air = s.breaks.find((b) => b.state === 'on-air');
+  $('channel-facts').textContent = [
+    `${app.config.segment_duration} s segments`, `version ${s.version}`, `live edge ${clock(edge)} UTC`,
+    air ? `on air: ${air.id} ${seconds((edge - Date.parse(air.start_date)) / 1000)} / ${seconds(air.duration)} s` : 'nothing on air',
+  ].join(' · ');
+  $('channel-facts').dataset.version = s.version;
+  $('zoom-label').textContent = ZOOMS[app.zoom].label;
+  renderTimeline($('timeline'), {
+    schedule: s, segmentSeconds: Number(app.config.segment_duration), epochMs: Date.parse(app.config.epoch),
+    zoom: ZOOMS[app.zoom], selected: app.selected, onSelect: selectBreak,
+  });
+  renderAsRun();
+  renderCommandChoices();
+  if (app.selected) renderDetail(false);
+}
+
+function renderAsRun() {
+  const rows = app.asrun.slice().reverse().map((e) => {
+    const tr = document.createElement('tr');
+    tr.dataset.breakId = e.break_id;
+    tr.dataset.status = e.status;
+    for (const text of [e.break_id, e.status, clock(Date.parse(e.planned_start)), `${seconds(e.planned_duration)} s`,
+      `${seconds(e.aired_duration)} s`, `${e.placed_by} (${e.placed_via})`, e.ended_early_by ? `${e.ended_early_by} (${e.ended_early_via})` : '—']) {
+      tr.append(cell(text));
+    }
+    return tr;
+  });
+  $('asrun-rows').replaceChildren(...rows);
+}
+
+function renderCommandChoices() {
+  if (!commandsSection.isConnected) return;
+  const fill = (select, breaks) => {
+    const current = select.value;
+    select.replaceChildren(...breaks.map((b) => new Option(`${b.id} (${b.state}, ${clock(Date.parse(b.start_date))})`, b.id)));
+    if (breaks.some((b) => b.id === current)) select.value = current;
+  };
+  fill($('limit-break'), app.schedule.breaks.filter((b) => b.state === 'on-air' || b.state === 'scheduled'));
+  fill($('cancel-break'), app.schedule.breaks.filter((b) => b.state === 'scheduled'));
+}
+
+$('zoom-in').addEventListener('click', () => { app.zoom = Math.min(ZOOMS.length - 1, app.zoom + 1); if (app.schedule) renderChannel(); });
+$('zoom-out').addEventListener('click', () => { app.zoom = Math.max(0, app.zoom - 1); if (app.schedule) renderChannel(); });
+window.addEventListener('resize', () => { if (app.view === 'channel' && app.schedule) renderChannel(); });
+
+// ---- break detail: fields, as-run, the log's trail -------------------------------------------------------------
+
+function selectBreak(id) {
+  app.selected = id;
+  renderChannel();
+  renderDetail(true);
+}
+
+async function renderDetail(focus) {
+  const id = app.selected;
+  const b = app.schedule.breaks.find((x) => x.id === id);
+  const box = $('break-detail');
+  box.hidden = false;
+  const title = document.createElement('h3');
+  title.textContent = `Break ${id}`;
+  const fields = document.createElement('pre');
+  fields.textContent = b ? breakFields(b) : 'no longer in the schedule';
+  const entry = app.asrun.filter((e) => e.break_id === id).pop();
+  const asrun = document.createElement('p');
+  asrun.textContent = entry ? `As-run: ${entry.status}, aired ${seconds(entry.aired_duration)} s of ${seconds(entry.planned_duration)} s` : 'As-run: no entry yet';
+  const trail = document.createElement('ol');
+  trail.className = 'trail';
+  const close = document.createElement('button');
+  close.type = 'button';
+  close.textContent = 'Close';
+  close.addEventListener('click', () => { app.selected = null; box.hidden = true; renderChannel(); });
+  box.replaceChildren(title, fields, asrun, trail, close);
+  if (focus) box.focus();
+  try {
+    const page = await getJSON(`/channels/${app.channel}/events?after=0&limit=1000`);
+    const items = page.events.filter((e) => { try { return JSON.parse(e.payload).id === id; } catch { return false; } });
+    trail.replaceChildren(...items.map((e) => {
+      const li = document.createElement('li');
+      li.textContent = `${e.decided_at} ${e.type} by ${e.actor} via ${e.source}`;
+      return li;
+    }));
+  } catch (error) {
+    trail.textContent = `The log cannot be read: ${error.message}`;
+  }
+}
+
+// ---- commands ----------------------------------------------------------------------------------------------------
+
+/// Sends `command` for `form`: the form keeps its Idempotency-Key until the server has answered, so a retry after a
+/// network failure cannot apply it twice.
+async function submit(form, command, describeSuccess) {
+  const result = $('command-result');
+  if (!app.schedule) return;
+  if (!form.dataset.key) form.dataset.key = crypto.randomUUID();
+  const seen = app.schedule.version;
+  result.dataset.kind = 'pending';
+  result.textContent = `Sending ${command.command} (If-Match ${seen})…`;
+  try {
+    const answer = await sendCommand(app.channel, command, { version: seen, key: form.dataset.key });
+    delete form.dataset.key;
+    result.dataset.kind = 'ok';
+    result.textContent = `${describeSuccess(answer)}${answer.note ? ` (${answer.note})` : ''}; version ${answer.version}.`;
+    await refreshChannel();
+    return true;
+  } catch (error) {
+    if (!(error instanceof APIError)) {
+      result.dataset.kind = 'error';
+      result.textContent = `Not sent (network: ${error.message}); sending again reuses the same Idempotency-Key.`;
+      return false;
+    }
+    delete form.dataset.key;
+    result.dataset.kind = error.status === 409 ? 'conflict' : 'error';
+    if (error.status === 409 && /changed meanwhile/.test(error.message)) {
+      result.textContent = `Conflict: ${error.message}.`;
+      await showWhatChanged(seen);
+    } else {
+      result.textContent = `Refused (${error.status}${error.field ? `, ${error.field}` : ''}): ${error.message}`;
+    }
+    await refreshChannel().catch(() => {});
+    return false;
+  }
+}
+
+/// After a 409 on If-Match: the events since the version the operator was looking at, then the fresh timeline.
+async function showWhatChanged(seen) {
+  const result = $('command-result');
+  try {
+    const page = await getJSON(`/channels/${app.channel}/events?after=${seen}&limit=20`);
+    const list = document.createElement('ul');
+    list.className = 'changes';
+    for (const e of page.events) {
+      const li = document.createElement('li');
+      let id = '';
+      try { id = JSON.parse(e.payload).id || ''; } catch { /* not JSON */ }
+      li.textContent = `v${e.version} ${e.type}${id ? ` ${id}` : ''} by ${e.actor} via ${e.source}`;
+      list.append(li);
+    }
+    result.append(' What changed since you looked:', list, 'The timeline now shows the current schedule; check it and send again.');
+  } catch (error) {
+    result.append(` (what changed cannot be read: ${error.message})`);
+  }
+}
+
+$('place-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const command = { command: 'place_break' };
+  if (form.elements.when.value === 'at') command.start = $('place-at').value.trim();
+  else command.in = Number($('place-in').value);
+  const preset = form.elements.duration.value;
+  command.duration = Number(preset === 'other' ? $('place-duration').value : preset);
+  const asset = $('place-asset').value.trim();
+  const lines = asset.split('\n').map((l) => l.trim()).filter(Boolean);
+  if (lines.length > 1 || /,\s*\d/.test(lines[0] || '')) {
+    command.pod = lines.map((l) => { const [uri, d] = l.split(','); return { uri: uri.trim(), duration: Number(d) }; });
+  } else {
+    command.asset_uri = asset;
+  }
+  if ($('place-id').value.trim()) command.id = $('place-id').value.trim();
+  const placed = await submit(form, command, (a) => {
+    const e = a.events.find((x) => x.type === 'BreakPlaced');
+    return e ? `Placed ${JSON.parse(e.payload).id}` : 'Placed';
+  });
+  if (placed) $('place-id').value = '';
+});
+
+$('end-confirm').addEventListener('input', () => { $('end-now').disabled = $('end-confirm').value.trim() !== 'END'; });
+$('end-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  if ($('end-confirm').value.trim() !== 'END') return;
+  await submit(event.currentTarget, { command: 'cancel_current_event' }, (a) => `Ended: ${a.events.map((e) => e.type).join(', ')}`);
+  $('end-confirm').value = '';
+  $('end-now').disabled = true;
+});
+
+$('limit-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const id = $('limit-break').value;
+  await submit(event.currentTarget, { command: 'set_playout_limit', id, playout_limit: Number($('limit-seconds').value) },
+    () => `Limited ${id} to ${$('limit-seconds').value} s`);
+});
+
+$('cancel-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const id = $('cancel-break').value;
+  await submit(event.currentTarget, { command: 'cancel_break', id }, () => `Cancelled ${id}`);
+});
+
+// ---- player pane -------------------------------------------------------------------------------------------------
+
+async function startPlayer(id) {
+  const state = $('player-state');
+  const video = $('video');
+  let Hls;
+  try {
+    ({ Hls } = await import('/console/vendor/hls.mjs'));
+  } catch {
+    state.textContent = 'No player: this server has no hls.js (CUELINE_HLSJS). The console works without it.';
+    $('player-toggle').hidden = true;
+    return;
+  }
+  if (app.channel !== id || app.view !== 'channel' || !Hls.isSupported()) return;
+  const hls = new Hls({ liveSyncDurationCount: 3 });
+  app.player = hls;
+  hls.on(Hls.Events.INTERSTITIAL_STARTED, (_, d) => { state.textContent = `Interstitial ${d.event.identifier} on air`; });
+  hls.on(Hls.Events.INTERSTITIAL_ENDED, (_, d) => { state.textContent = `Interstitial ${d.event.identifier} ended; program`; });
+  hls.on(Hls.Events.MANIFEST_PARSED, () => { state.textContent = 'Program'; video.play().catch(() => {}); });
+  hls.loadSource(`/channels/${encodeURIComponent(id)}/master.m3u8`);
+  hls.attachMedia(video);
+  $('player-toggle').hidden = false;
+  $('player-toggle').textContent = 'Stop';
+}
+
+function stopPlayer() {
+  if (app.player) app.player.destroy();
+  app.player = null;
+  $('player-toggle').textContent = 'Play';
+}
+
+$('player-toggle').addEventListener('click', () => {
+  if (app.player) stopPlayer(); else if (app.channel) startPlayer(app.channel);
+});
+
+start();
