@@ -212,7 +212,7 @@ async function openChannel(id) {
   $('channel-title').textContent = `Channel ${id}`;
   document.title = `${id} · Cueline console`;
   $('break-detail').hidden = true;
-  $('command-result').textContent = '';
+  if (commandsSection.isConnected) $('command-result').textContent = '';
   try {
     const channels = await getJSON('/channels');
     app.config = channels.find((c) => c.id === id);

@@ -1,0 +1,340 @@
+#!/usr/bin/env python3
+"""Acceptance tests of the operator console (/console) in headless Chromium, driven over the DevTools protocol.
+
+  CONSOLE_URL=http://127.0.0.1:18555 OPERATOR_A=cue_… OPERATOR_B=cue_… VIEWER=cue_… CHANNEL=c1 \
+  AD_URI=http://127.0.0.1:18555/media/ad/ad.m3u8 python3 scripts/console_tests.py --out .demo/console-screenshots
+
+Chromium runs with --remote-debugging-pipe: the protocol goes over two inherited pipes (fd 3 in, fd 4 out, one
+JSON message per NUL), so no WebDriver, no Selenium and no WebSocket client is needed: Python's standard library
+only. Each console is a page in a browser context of its own (its own session storage). Steps, each with a
+screenshot in --out: sign in (the Enter key submits); place a break; a second console sees it within 1 s; the
+break goes on air; the second console ends it early (typed confirmation) and the first sees that within 1 s; the
+timeline shows the limit; the as-run row says ended-early; a stale If-Match (the second console's schedule reads
+held back while the first places a break) shows the conflict and what changed; a viewer token sees no command
+controls; the viewer's page at tablet size does not overflow. Exit status 0 passed, 1 failed.
+"""
+import argparse, base64, json, os, subprocess, sys, tempfile, threading, time
+
+FAILURES = []
+
+
+def check(condition, what):
+    print(("ok   " if condition else "FAIL ") + what, flush=True)
+    if not condition:
+        FAILURES.append(what)
+    return condition
+
+
+class Browser:
+    """Chromium over --remote-debugging-pipe."""
+
+    def __init__(self, chromium):
+        self.profile = tempfile.mkdtemp(prefix="cueline-console-")
+        to_child_r, self.to_child = os.pipe()
+        self.from_child, from_child_w = os.pipe()
+
+        def wire():
+            a, b = os.dup(to_child_r), os.dup(from_child_w)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+
+        self.stderr = open(os.path.join(self.profile, "chromium.stderr"), "w")
+        self.process = subprocess.Popen(
+            [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--mute-audio",
+             "--autoplay-policy=no-user-gesture-required", "--remote-debugging-pipe", "--no-first-run",
+             f"--user-data-dir={self.profile}", "--window-size=1280,720", "about:blank"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.stderr, close_fds=False, preexec_fn=wire)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self.next_id = 0
+        self.replies = {}
+        self.events = []
+        self.lock = threading.Condition()
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self):
+        buffer = b""
+        while True:
+            chunk = os.read(self.from_child, 1 << 16)
+            if not chunk:
+                return
+            buffer += chunk
+            while b"\0" in buffer:
+                raw, buffer = buffer.split(b"\0", 1)
+                message = json.loads(raw)
+                with self.lock:
+                    if "id" in message:
+                        self.replies[message["id"]] = message
+                    else:
+                        self.events.append(message)
+                    self.lock.notify_all()
+
+    def send(self, method, params=None, session=None, timeout=30):
+        with self.lock:
+            self.next_id += 1
+            ident = self.next_id
+        message = {"id": ident, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        os.write(self.to_child, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while ident not in self.replies:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"{method}: no answer in {timeout} s")
+                self.lock.wait(left)
+            reply = self.replies.pop(ident)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        return reply.get("result", {})
+
+    def page(self, url, width=1280, height=720):
+        context = self.send("Target.createBrowserContext")["browserContextId"]
+        target = self.send("Target.createTarget", {"url": "about:blank", "browserContextId": context})["targetId"]
+        session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        page = Page(self, session)
+        for domain in ("Page.enable", "Runtime.enable"):
+            self.send(domain, session=session)
+        page.size(width, height)
+        self.send("Page.navigate", {"url": url}, session=session)
+        page.wait(f"document.readyState === 'complete' && location.href.startsWith({json.dumps(url)})", 15, f"{url} to load")
+        return page
+
+    def close(self):
+        try:
+            self.send("Browser.close", timeout=5)
+        except Exception:
+            pass
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+class Page:
+    def __init__(self, browser, session):
+        self.browser = browser
+        self.session = session
+
+    def send(self, method, params=None):
+        return self.browser.send(method, params, session=self.session)
+
+    def size(self, width, height, mobile=False):
+        self.send("Emulation.setDeviceMetricsOverride",
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+
+    def js(self, expression):
+        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression}: {result['exceptionDetails'].get('exception', {}).get('description')}")
+        return result["result"].get("value")
+
+    def wait(self, expression, timeout=10, what=None):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                value = self.js(expression)
+                if value:
+                    return value
+            except RuntimeError:
+                pass
+            time.sleep(0.05)
+        raise AssertionError(f"timed out after {timeout} s waiting for {what or expression}")
+
+    def type(self, selector, text):
+        self.js(f"document.querySelector({json.dumps(selector)}).focus()")
+        self.send("Input.insertText", {"text": text})
+
+    def key(self, key, code, keycode):
+        for kind in ("keyDown", "keyUp"):
+            self.send("Input.dispatchKeyEvent", {"type": kind, "key": key, "code": code, "windowsVirtualKeyCode": keycode,
+                                                 **({"text": "\r"} if kind == "keyDown" and key == "Enter" else {})})
+
+    def click(self, selector):
+        self.js(f"document.querySelector({json.dumps(selector)}).click()")
+
+    def shot(self, path, top=True):
+        if top:  # the timeline in view, no focus ring left by typing
+            self.js("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
+            time.sleep(0.1)
+        data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(data))
+        print(f"     screenshot {path}", flush=True)
+
+    def exceptions(self):
+        return [e["params"]["exceptionDetails"] for e in self.browser.events
+                if e.get("sessionId") == self.session and e.get("method") == "Runtime.exceptionThrown"]
+
+
+def block(channel_break, state=None):
+    selector = f'#timeline .brk[data-break-id="{channel_break}"]'
+    if state:
+        selector += f'[data-state="{state}"]'
+    return f"!!document.querySelector({json.dumps(selector)})"
+
+
+def sign_in(page, token, channel):
+    page.wait("!document.getElementById('sign-in').hidden", 15, "the sign-in form")
+    page.type("#token", token)
+    page.key("Enter", "Enter", 13)  # the keyboard submits the form
+    page.wait(f"!!document.querySelector('#channel-rows tr[data-channel=\"{channel}\"]')", 10, "the overview row")
+
+
+def open_channel(page, channel):
+    page.click(f'#channel-rows a[href="#/channel/{channel}"]')
+    page.wait("!!document.querySelector('#timeline .edge') && document.getElementById('link-state').dataset.state === 'live'",
+              10, "the timeline and a live event stream")
+
+
+def seen_by_both(first, second, expression, timeout=20):
+    """Polls both pages until both show `expression`: the seconds from the first to the second."""
+    deadline = time.monotonic() + timeout
+    seen = {}
+    while time.monotonic() < deadline and len(seen) < 2:
+        for name, page in (("first", first), ("second", second)):
+            if name not in seen and page.js(expression):
+                seen[name] = time.monotonic()
+        time.sleep(0.02)
+    if len(seen) < 2:
+        raise AssertionError(f"not seen by both consoles within {timeout} s: {expression} ({sorted(seen)})")
+    return seen["second"] - seen["first"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    a = ap.parse_args()
+    env = os.environ
+    url, channel, ad = env["CONSOLE_URL"], env["CHANNEL"], env["AD_URI"]
+    os.makedirs(a.out, exist_ok=True)
+    shot = lambda page, name: page.shot(os.path.join(a.out, name))
+    summary = {"steps": []}
+    run = f"{int(time.time()) % 100000:05d}"  # break ids of this run: a rerun on the same channel places new ones
+    b1, b2, b3 = f"brk-{run}-1", f"brk-{run}-2", f"brk-{run}-3"
+    browser = Browser(a.chromium)
+    try:
+        # 1. Sign in, overview, channel.
+        first = browser.page(f"{url}/console")
+        shot(first, "01-sign-in.png")
+        sign_in(first, env["OPERATOR_A"], channel)
+        check(first.js("sessionStorage.getItem('cueline.token') !== null && !location.href.includes('cue_')"),
+              "the token is in session storage and not in the URL")
+        shot(first, "02-overview.png")
+        open_channel(first, channel)
+        first.click("#zoom-in")
+        first.click("#zoom-in")
+        check(first.js("document.getElementById('zoom-label').textContent.includes('40 s')"), "the timeline zooms in")
+        second = browser.page(f"{url}/console")
+        sign_in(second, env["OPERATOR_B"], channel)
+        open_channel(second, channel)
+        second.click("#zoom-in")
+        second.click("#zoom-in")
+        check(first.js("!!document.getElementById('commands')"), "an operator sees the command controls")
+
+        # 2. Place a break; the other console sees it within 1 s.
+        first.type("#place-in", "")  # focus
+        first.js("document.getElementById('place-in').value = '4'")
+        first.type("#place-asset", ad)
+        first.type("#place-id", b1)
+        first.click("#place-submit")
+        first.wait("['ok', 'error', 'conflict'].includes(document.getElementById('command-result').dataset.kind)", 10, "the answer")
+        check(first.js("document.getElementById('command-result').dataset.kind") == "ok",
+              "the place command succeeded: " + first.js("document.getElementById('command-result').textContent"))
+        lag = seen_by_both(first, second, block(b1))
+        summary["steps"].append({"step": "place seen by the second console", "seconds": round(lag, 3)})
+        check(lag <= 1.0, f"the second console shows the placed break {lag:.3f} s after the first (at most 1 s)")
+        shot(first, "03-placed.png")
+        shot(second, "04-second-console.png")
+
+        # 3. It goes on air (the live edge passes its start).
+        first.wait(block(b1, "on-air"), 20, "brk-1 on air")
+        check(True, "the break goes on air on the timeline")
+        first.wait("!!document.querySelector('#timeline .brk[data-break-id=\"" + b1 + "\"] .progress')", 5, "its progress bar")
+        time.sleep(3)
+        shot(first, "05-on-air.png")
+
+        # 4. The second console ends it early: the button stays disabled until END is typed.
+        check(second.js("document.getElementById('end-now').disabled"), "End break now is disabled before the confirmation")
+        second.type("#end-confirm", "END")
+        check(not second.js("document.getElementById('end-now').disabled"), "typing END enables End break now")
+        second.click("#end-now")
+        lag = seen_by_both(second, first, block(b1, "ended-early"))
+        summary["steps"].append({"step": "end early seen by the first console", "seconds": round(lag, 3)})
+        check(lag <= 1.0, f"the first console shows the early end {lag:.3f} s after the second (at most 1 s)")
+        limit = first.wait("(document.querySelector('#timeline .limit[data-break-id=\"" + b1 + "\"]') || {}).textContent", 5, "the limit")
+        check(limit.startswith("limit "), f"the timeline shows the limit ({limit!r})")
+        time.sleep(1)
+        shot(first, "06-ended-early.png")
+
+        # 5. The as-run row.
+        row = first.wait("(() => { const r = document.querySelector('#asrun-rows tr[data-break-id=\"" + b1 + "\"]');"
+                         " return r && r.dataset.status === 'ended-early' && r.textContent; })()", 10, "the as-run row")
+        check("ended-early" in row and "desk-b" in row, f"the as-run row says ended-early by the second operator ({row!r})")
+        first.js("document.getElementById('asrun-title').scrollIntoView()")
+        first.shot(os.path.join(a.out, "07-as-run.png"), top=False)
+
+        # 6. A stale If-Match: the second console's schedule reads are held, so it still shows the old version while
+        # the first places a break; its next command is refused with 409 and the console says what changed.
+        second.send("Fetch.enable", {"patterns": [{"urlPattern": f"*/channels/{channel}/schedule*", "requestStage": "Request"}]})
+        old = second.js("Number(document.getElementById('channel-facts').dataset.version)")
+        first.js("document.getElementById('place-in').value = '60'")
+        first.type("#place-id", b2)
+        first.click("#place-submit")
+        first.wait(block(b2), 10, "brk-2 on the first console")
+        time.sleep(0.3)
+        check(second.js("Number(document.getElementById('channel-facts').dataset.version)") == old,
+              "the second console still shows the version it was looking at")
+        second.js("document.getElementById('place-in').value = '90'")
+        second.type("#place-asset", ad)
+        second.type("#place-id", b3)
+        second.click("#place-submit")
+        text = second.wait("(() => { const r = document.getElementById('command-result');"
+                           " return r.dataset.kind === 'conflict' && r.querySelector('.changes li') && r.textContent; })()",
+                           10, "the conflict")
+        check("changed meanwhile" in text and b2 in text, f"the conflict says what changed ({text[:160]!r})")
+        shot(second, "08-conflict.png")
+        for event in list(browser.events):
+            if event.get("sessionId") == second.session and event.get("method") == "Fetch.requestPaused":
+                try:
+                    second.send("Fetch.continueRequest", {"requestId": event["params"]["requestId"]})
+                except RuntimeError:
+                    pass
+        second.send("Fetch.disable")
+        second.wait(block(b2), 10, "the fresh timeline on the second console")
+        check(not second.js(block(b3)) and not first.js(block(b3)), "the refused break was not placed")
+
+        # 7. A viewer sees no controls; at tablet size nothing overflows.
+        viewer = browser.page(f"{url}/console")
+        sign_in(viewer, env["VIEWER"], channel)
+        open_channel(viewer, channel)
+        check(viewer.js("document.getElementById('commands') === null && !document.getElementById('end-now')"
+                        " && !document.getElementById('place-form')"), "a viewer token gets no command controls")
+        check(viewer.js("!document.getElementById('viewer-note').hidden"), "the viewer is told the schedule is read-only")
+        check(viewer.js(block(b2)), "the viewer sees the timeline")
+        shot(viewer, "09-viewer.png")
+        viewer.size(820, 1180, mobile=True)
+        time.sleep(0.5)
+        viewer.js("window.dispatchEvent(new Event('resize'))")
+        check(viewer.js("document.documentElement.scrollWidth <= window.innerWidth + 1"), "tablet size: no horizontal overflow")
+        shot(viewer, "10-tablet.png")
+
+        for name, page in (("first", first), ("second", second), ("viewer", viewer)):
+            errors = page.exceptions()
+            check(not errors, f"no uncaught script errors on the {name} console ({errors[:1]})")
+        summary["player"] = first.js("document.getElementById('player-state').textContent")
+    except (AssertionError, RuntimeError, TimeoutError) as error:
+        check(False, f"{type(error).__name__}: {error}")
+    finally:
+        browser.close()
+    summary["failures"] = FAILURES
+    with open(os.path.join(a.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    print(("FAILED: " + "; ".join(FAILURES)) if FAILURES else "console tests passed", flush=True)
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
