@@ -65,7 +65,9 @@ struct ConsoleController {
             throw APIError(.unavailable, "the console's files were not found; set CUELINE_CONSOLE_DIR to the console directory")
         }
         guard let type = Self.contentType(name) else { throw APIError(.notFound, "no such console file") }
-        guard let data = Self.regularFile(directory + "/" + name) else { throw APIError(.notFound, "no such console file") }
+        guard let data = Self.regularFile(directory + "/" + name, followingLinks: false) else {
+            throw APIError(.notFound, "no such console file")
+        }
         return Self.response(data, contentType: type)
     }
 
@@ -85,9 +87,10 @@ struct ConsoleController {
         return contentTypes[String(name[name.index(after: dot)...]).lowercased()]
     }
 
-    static func regularFile(_ path: String) -> Data? {
+    /// The bytes of the regular file at `path`; nil for anything else (a symbolic link too, unless `followingLinks`).
+    static func regularFile(_ path: String, followingLinks: Bool = true) -> Data? {
         var status = stat()
-        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard (followingLinks ? stat(path, &status) : lstat(path, &status)) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
         return FileManager.default.contents(atPath: path)
     }
 
