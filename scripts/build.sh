@@ -14,4 +14,5 @@ bin=$(swift build -c release --show-bin-path)
 install -D -m 0755 "$bin/cueline" "$prefix/bin/cueline"
 install -d "$prefix/share/cueline/Migrations"
 install -m 0644 Migrations/*.sql "$prefix/share/cueline/Migrations/"
+install -d "$prefix/share/cueline/console" && install -m 0644 Sources/API/Console/* "$prefix/share/cueline/console/"  # /console
 log "installed $prefix/bin/cueline and $prefix/share/cueline/Migrations"

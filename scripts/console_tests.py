@@ -154,11 +154,12 @@ class Page:
     def click(self, selector):
         self.js(f"document.querySelector({json.dumps(selector)}).click()")
 
-    def shot(self, path, top=True):
+    def shot(self, path, top=True, height=None):
         if top:  # the timeline in view, no focus ring left by typing
             self.js("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
             time.sleep(0.1)
-        data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
+        clip = {"clip": {"x": 0, "y": 0, "width": 1280, "height": height, "scale": 1}} if height else {}
+        data = self.send("Page.captureScreenshot", {"format": "png", **clip})["data"]
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
         print(f"     screenshot {path}", flush=True)
@@ -268,6 +269,7 @@ def main():
         check(limit.startswith("limit "), f"the timeline shows the limit ({limit!r})")
         time.sleep(1)
         shot(first, "06-ended-early.png")
+        first.shot(os.path.join(a.out, "06-ended-early-timeline.png"), height=330)  # the README's picture
 
         # 5. The as-run row.
         row = first.wait("(() => { const r = document.querySelector('#asrun-rows tr[data-break-id=\"" + b1 + "\"]');"
