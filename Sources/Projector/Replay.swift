@@ -28,7 +28,21 @@ public enum Replay {
     public static func playlist(
         _ channel: String, _ events: [RecordedScheduleEvent], at tick: Timestamp, rendition: String?, multivariant: Bool
     ) throws -> String {
-        let state = fold(channel, events, asOf: tick, retention: .window)
+        try playlist(channel, state: fold(channel, events, asOf: tick, retention: .window), at: tick, rendition: rendition, multivariant: multivariant)
+    }
+
+    /// The same, read from the store: only the events the instant needs when the store keeps checkpoints (from the
+    /// latest checkpoint in effect at `tick`, the events after it decided by `tick`), else the whole log.
+    public static func playlist(
+        _ channel: String, store: any EventStore, at tick: Timestamp, rendition: String?, multivariant: Bool
+    ) async throws -> String {
+        try playlist(channel, state: try await state(channel, store: store, asOf: tick), at: tick, rendition: rendition, multivariant: multivariant)
+    }
+
+    /// The playlist rendered from `state`, the fold (`.window` retention) of the events in effect at `tick`.
+    public static func playlist(
+        _ channel: String, state: ChannelState, at tick: Timestamp, rendition: String?, multivariant: Bool
+    ) throws -> String {
         guard let config = state.config else { throw Failure.channelDidNotExist(channel: channel, at: tick) }
         guard config.source == .clock else { throw Failure.relayNotReplayable(channel: channel) }
         let rendered = try ChannelFollower.render(config: config, state: state, tick: tick)
@@ -39,6 +53,61 @@ public enum Replay {
         }
         guard let text = rendered.playlists[name] else { throw Failure.windowNotFull(channel: channel, at: tick) }
         return text
+    }
+
+    /// The fold (`.window` retention) of the events of `channel` in effect at `tick`: `fold(_:_:asOf:retention:)` of
+    /// the whole log, computed from the latest checkpoint usable at `tick` when the store keeps them (a checkpoint
+    /// that does not match the log is not used) and the events after it decided by `tick`.
+    public static func state(_ channel: String, store: any EventStore, asOf tick: Timestamp) async throws -> ChannelState {
+        guard let postgres = store as? PostgresEventStore else {
+            return fold(channel, try await events(channel, from: store), asOf: tick, retention: .window)
+        }
+        var state = ChannelState(channel: channel, retention: .window)
+        var version: Int64 = 0
+        // No checkpoint table (migration 0007 not applied) is no checkpoint.
+        if let snapshot = try? await postgres.snapshot(of: channel, forInstant: tick) {
+            state = snapshot.restore()
+            version = snapshot.version
+        }
+        while true {
+            let batch = try await postgres.readStream(channel, after: version, decidedAtOrBefore: tick, limit: batchSize)
+            for event in ChannelLoader.decodeReadable(batch).readable { state.apply(event) }
+            version = batch.last?.version ?? version
+            if batch.count < batchSize { return state }
+        }
+    }
+
+    static let batchSize = 1000
+
+    /// Writes checkpoints of `channel` every `interval` versions from its latest checkpoint to the end of its log;
+    /// returns how many it wrote. Called by `cueline replay` before it replays: the first replay of a long log reads
+    /// it once, later replays read only what follows the last checkpoint.
+    @discardableResult
+    public static func checkpoint(_ channel: String, store: PostgresEventStore, every interval: Int64 = 1000) async throws -> Int {
+        precondition(interval > 0)
+        var state = ChannelState(channel: channel, retention: .window)
+        var version: Int64 = 0
+        if let snapshot = try await store.latestSnapshot(of: channel) {
+            state = snapshot.restore()
+            version = snapshot.version
+        }
+        var next = (version / interval + 1) * interval
+        var written = 0
+        while true {
+            let batch = try await store.readStream(channel, after: version, limit: batchSize)
+            let hashes = Dictionary(batch.map { ($0.version, $0.hash) }, uniquingKeysWith: { first, _ in first })
+            for event in ChannelLoader.decodeReadable(batch).readable {
+                state.apply(event)
+                guard event.version >= next else { continue }
+                while next <= event.version { next += interval }
+                // Events written before the hash chain cannot be checked against: no checkpoint there.
+                guard let hash = hashes[event.version] ?? nil, let snapshot = ChannelSnapshot(state, chainHash: hash) else { continue }
+                try await store.saveSnapshot(snapshot)
+                written += 1
+            }
+            version = batch.last?.version ?? version
+            if batch.count < batchSize { return written }
+        }
     }
 
     /// Every event of a channel, decoded, in version order.

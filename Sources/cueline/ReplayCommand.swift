@@ -42,11 +42,17 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let store = try await openStore(database)
-        let events = try await Projector.Replay.events(channel, from: store)
         if let at {
-            print(try Projector.Replay.playlist(channel, events, at: at.timestamp, rendition: rendition, multivariant: multivariant), terminator: "")
+            // Checkpoints (migration 0007) first, so this and later replays read only what follows the last one.
+            if let postgres = store as? PostgresEventStore {
+                do { try await Projector.Replay.checkpoint(channel, store: postgres) } catch {
+                    FileHandle.standardError.write(Data("note: replay checkpoints not written (\(error)); replaying from the log\n".utf8))
+                }
+            }
+            print(try await Projector.Replay.playlist(channel, store: store, at: at.timestamp, rendition: rendition, multivariant: multivariant), terminator: "")
             return
         }
+        let events = try await Projector.Replay.events(channel, from: store)
         // Every instant the bytes can change: segment boundaries and the instants events took effect.
         let (from, to) = (between[0].timestamp, between[1].timestamp)
         var candidates: Set<Int64> = [from.milliseconds]
