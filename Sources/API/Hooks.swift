@@ -163,7 +163,7 @@ extension HookSet.Hook {
         }
         let expected = HMAC<SHA256>.authenticationCode(for: Array(timestamp.utf8) + [UInt8(ascii: ".")] + body, using: SymmetricKey(data: secret))
         let given = Array(signature.dropFirst(7).utf8)
-        let wanted = Array(expected.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined().utf8)
+        let wanted = Array(hexDigits(expected).utf8)
         // Constant time: the comparison does not stop at the first differing byte.
         guard given.count == wanted.count, zip(given, wanted).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
             return "the signature does not match the body under hook \(name)'s secret"

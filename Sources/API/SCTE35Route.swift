@@ -38,7 +38,7 @@ enum CueMapping: Equatable {
     static func map(
         _ cue: Cue, section: SpliceInfoSection, request: SCTE35Request, state: ChannelState, liveEdge: Timestamp
     ) throws(CommandRequest.Invalid) -> CueMapping {
-        let hex = "0x" + section.bytes.map { $0 < 16 ? "0" + String($0, radix: 16, uppercase: true) : String($0, radix: 16, uppercase: true) }.joined()
+        let hex = HexBytes(section.bytes).description
         switch cue {
         case .out(let eventID, let durationMilliseconds):
             let (latest, next) = breakIDs(eventID, in: state)

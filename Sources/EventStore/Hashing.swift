@@ -1,4 +1,5 @@
 import Crypto
+import HLS
 
 /// Lower-case hex SHA-256 of the UTF-8 bytes of `text`.
 package func sha256Hex(_ text: String) -> String {
@@ -6,8 +7,5 @@ package func sha256Hex(_ text: String) -> String {
 }
 
 package func sha256Hex(_ bytes: [UInt8]) -> String {
-    SHA256.hash(data: bytes).map { byte in
-        let hex = String(byte, radix: 16)
-        return byte < 16 ? "0" + hex : hex
-    }.joined()
+    hexDigits(SHA256.hash(data: bytes))
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HLS
 import Logging
 import Schedule
 
@@ -96,10 +97,7 @@ public enum TokenError: Error, Hashable, Sendable, CustomStringConvertible {
 public enum TokenSecret {
     public static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
-        return "cue_" + (0..<32).map { _ in
-            let byte = UInt8.random(in: 0...255, using: &generator)
-            return byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
-        }.joined()
+        return "cue_" + hexDigits((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
     public static func digest(_ secret: String) -> String {

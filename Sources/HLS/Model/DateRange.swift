@@ -135,14 +135,5 @@ public struct HexBytes: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 
     /// `0x` and upper-case digits.
-    public var description: String {
-        let digits: [Character] = Array("0123456789ABCDEF")
-        var text = "0x"
-        text.reserveCapacity(2 + bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return text
-    }
+    public var description: String { "0x" + hexDigits(bytes, uppercase: true) }
 }
