@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks with a fixed method, each against a baseline measured in the same run. Writes Benchmarks/results.md.
 #   render  : PlaylistRenderer vs a naive Foundation renderer producing the same bytes (cueline-bench)
-#   replay  : replay --at cost against log length (cueline-replay-bench)
+#   replay  : replay --at cost against log length in memory, and from PostgreSQL a year of history (~110,000 events)
+#             vs a day: full-log read + fold vs from the latest checkpoint (cueline-replay-bench)
 #   serve   : playlist requests/s from `cueline serve` vs nginx serving the same bytes as a static file (wrk, 10 s)
 #   append  : commands/s through the full HTTP command path vs pgbench inserting a row of the same size (10 s, 1 client)
 #   latency : from a command's acknowledgement to the changed playlist being served (p50/p99 of 40 commands)
