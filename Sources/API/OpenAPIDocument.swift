@@ -61,10 +61,10 @@ public enum OpenAPIDocument {
         "type": "object",
         "properties": {
           "position": { "type": "integer" }, "channel": { "type": "string" }, "version": { "type": "integer" },
-          "type": { "type": "string", "enum": ["ChannelCreated", "RenditionsUpdated", "BreakPlaced", "PlayoutLimitSet", "BreakCancelled"] },
+          "type": { "type": "string", "enum": \#(Self.list(ScheduleEvent.typeNames)) },
           "schema_version": { "type": "integer" }, "payload": { "type": "string", "description": "the event's JSON, as stored" },
           "decided_at": { "$ref": "#/components/schemas/Instant" }, "actor": { "type": "string" },
-          "source": { "type": "string", "enum": ["cli", "http", "scte35", "hook"] }, "command_id": { "type": "string" },
+          "source": { "type": "string", "enum": \#(Self.list(CommandSource.allCases.map(\.rawValue))) }, "command_id": { "type": "string" },
           "reason": { "type": "string" }, "hash": { "type": "string" }
         }
       },

@@ -44,7 +44,7 @@ struct CommandOptions: ParsableArguments {
     func context() -> CommandContext {
         CommandContext(
             commandID: commandID ?? UUID().uuidString.lowercased(),
-            actor: actor ?? ProcessInfo.processInfo.environment["USER"] ?? "operator", source: "cli", reason: reason)
+            actor: actor ?? ProcessInfo.processInfo.environment["USER"] ?? "operator", source: CommandSource.cli.rawValue, reason: reason)
     }
 }
 

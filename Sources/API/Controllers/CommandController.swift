@@ -24,7 +24,7 @@ struct CommandController {
             throw APIError(invalid)
         }
         return try await executor.execute(
-            command, channel: channel, request: request, actor: caller.actor(claimed: parsed.actor), source: "http",
+            command, channel: channel, request: request, actor: caller.actor(claimed: parsed.actor), source: CommandSource.http.rawValue,
             reason: parsed.reason)
     }
 }

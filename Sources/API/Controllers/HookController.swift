@@ -45,7 +45,7 @@ struct HookController {
         }
         // Replays inside the window are harmless: the same signed delivery is one command.
         return try await executor.execute(
-            command, channel: matched.channel, request: request, actor: "hook:\(name)", source: "hook", reason: parsed.reason,
+            command, channel: matched.channel, request: request, actor: "hook:\(name)", source: CommandSource.hook.rawValue, reason: parsed.reason,
             commandID: commandID)
     }
 }

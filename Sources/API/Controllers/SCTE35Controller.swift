@@ -56,7 +56,7 @@ struct SCTE35Controller {
             // The target break is part of the id: once the break a cue placed is over, the same bytes are a new cue
             // that places a new break (`scte35-<event>-2`), not a reuse of the first command's id.
             return try await executor.execute(
-                command, channel: channel, request: request, actor: caller.actor(claimed: nil), source: "scte35",
+                command, channel: channel, request: request, actor: caller.actor(claimed: nil), source: CommandSource.scte35.rawValue,
                 reason: parsed.reason,
                 commandID: request.headers[.idempotencyKey]
                     ?? "scte35:\(channel):\(command.targetBreakID ?? "-"):\(sha256Hex(section.bytes))")
