@@ -16,10 +16,11 @@ controls; the viewer's page at tablet size does not overflow. Exit status 0 pass
 import argparse, base64, json, os, subprocess, sys, tempfile, threading, time
 
 FAILURES = []
+STARTED = time.monotonic()
 
 
 def check(condition, what):
-    print(("ok   " if condition else "FAIL ") + what, flush=True)
+    print(("ok   " if condition else "FAIL ") + f"[{time.monotonic() - STARTED:5.1f} s] " + what, flush=True)
     if not condition:
         FAILURES.append(what)
     return condition
@@ -169,6 +170,72 @@ class Page:
                 if e.get("sessionId") == self.session and e.get("method") == "Runtime.exceptionThrown"]
 
 
+class Proxy:
+    """A TCP relay to the server for the second console: `down()` cuts every connection and refuses new ones (a
+    network loss), `up()` ends it. It keeps the head of each request it relays (to see what a reconnect sent)."""
+
+    def __init__(self, target_host, target_port):
+        import socket
+        self.socket = socket
+        self.target = (target_host, target_port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.open = True
+        self.connections = []
+        self.heads = []
+        self.lock = threading.Lock()
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            client, _ = self.listener.accept()
+            if not self.open:
+                client.close()
+                continue
+            try:
+                server = self.socket.create_connection(self.target)
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.connections += [client, server]
+            threading.Thread(target=self.pipe, args=(client, server, True), daemon=True).start()
+            threading.Thread(target=self.pipe, args=(server, client, False), daemon=True).start()
+
+    def pipe(self, source, sink, request):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                if request and data[:4] in (b"GET ", b"POST", b"HEAD"):  # a request's head (keep-alive: not only the first)
+                    with self.lock:
+                        self.heads.append(data.split(b"\r\n\r\n", 1)[0].decode("latin-1"))
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                try:
+                    s.shutdown(self.socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def down(self):
+        self.open = False
+        with self.lock:
+            connections, self.connections = self.connections, []
+        for s in connections:
+            try:
+                s.shutdown(self.socket.SHUT_RDWR)
+                s.close()
+            except OSError:
+                pass
+
+    def up(self):
+        self.open = True
+
+
 def block(channel_break, state=None):
     selector = f'#timeline .brk[data-break-id="{channel_break}"]'
     if state:
@@ -228,7 +295,9 @@ def main():
         first.click("#zoom-in")
         first.click("#zoom-in")
         check(first.js("document.getElementById('zoom-label').textContent.includes('40 s')"), "the timeline zooms in")
-        second = browser.page(f"{url}/console")
+        host, port = url.split("//", 1)[1].rsplit(":", 1)
+        proxy = Proxy(host, int(port))
+        second = browser.page(f"http://127.0.0.1:{proxy.port}/console")  # through a relay the test can cut
         sign_in(second, env["OPERATOR_B"], channel)
         open_channel(second, channel)
         second.click("#zoom-in")
@@ -308,7 +377,45 @@ def main():
         second.wait(block(b2), 10, "the fresh timeline on the second console")
         check(not second.js(block(b3)) and not first.js(block(b3)), "the refused break was not placed")
 
-        # 7. A viewer sees no controls; at tablet size nothing overflows.
+        # 7. Keyboard: a focused block keeps the focus while the timeline re-renders, and Enter opens its details.
+        first.js(f"document.querySelector('#timeline .brk[data-break-id=\"{b1}\"]').focus()")
+        time.sleep(2.5)  # at least one re-render (once a segment)
+        check(first.js("document.activeElement.dataset.breakId") == b1, "a focused break block keeps the focus across re-renders")
+        first.key("Enter", "Enter", 13)
+        trail = first.wait("(() => { const d = document.getElementById('break-detail');"
+                           " return !d.hidden && d.querySelectorAll('.trail li').length >= 2 && d.textContent; })()", 10, "the break's details")
+        check("BreakPlaced" in trail and "by console-desk-b" in trail, "Enter on a block opens its as-run and log trail")
+        first.shot(os.path.join(a.out, "09-detail.png"), top=False)
+
+        # 8. A network loss: the second console says so, reconnects with Last-Event-ID and catches up.
+        first.click("#zoom-out")  # −3 … +7 min: the next break is 150 s ahead
+        second.click("#zoom-out")
+        proxy.down()
+        state = second.wait("(s => ['reconnecting', 'stale'].includes(s) && s)(document.getElementById('link-state').dataset.state)",
+                            20, "the second console noticing the loss")
+        check(True, f"the second console shows the loss ({state})")
+        shot(second, "10-offline.png")
+        b4 = f"brk-{run}-4"
+        first.js("document.getElementById('place-in').value = '150'")
+        first.type("#place-id", b4)
+        first.js("document.getElementById('command-result').dataset.kind = ''")
+        first.click("#place-submit")
+        first.wait("['ok', 'error', 'conflict'].includes(document.getElementById('command-result').dataset.kind)", 10, "the answer")
+        check(first.js("document.getElementById('command-result').dataset.kind") == "ok",
+              "the first console places a break meanwhile: " + first.js("document.getElementById('command-result').textContent"))
+        first.wait(block(b4), 10, "brk-4 on the first console")
+        time.sleep(1)
+        check(not second.js(block(b4)), "while the link is down the second console does not have the new break")
+        mark = len(proxy.heads)
+        proxy.up()
+        second.wait(block(b4) + " && document.getElementById('link-state').dataset.state === 'live'", 15, "the catch-up after the loss")
+        ids = [line.split(":", 1)[1].strip() for head in proxy.heads[mark:]
+               if head.startswith(f"GET /channels/{channel}/events ") for line in head.split("\r\n")
+               if line.lower().startswith("last-event-id:")]
+        check(any(i.isdigit() and int(i) >= 4 for i in ids), f"the second console reconnected with Last-Event-ID ({ids})")
+        check("cue_" not in "".join(h.split("\r\n", 1)[0] for h in proxy.heads), "no request line carries the token")
+
+        # 9. A viewer sees no controls; at tablet size nothing overflows.
         viewer = browser.page(f"{url}/console")
         sign_in(viewer, env["VIEWER"], channel)
         open_channel(viewer, channel)
@@ -316,12 +423,12 @@ def main():
                         " && !document.getElementById('place-form')"), "a viewer token gets no command controls")
         check(viewer.js("!document.getElementById('viewer-note').hidden"), "the viewer is told the schedule is read-only")
         check(viewer.js(block(b2)), "the viewer sees the timeline")
-        shot(viewer, "09-viewer.png")
+        shot(viewer, "11-viewer.png")
         viewer.size(820, 1180, mobile=True)
         time.sleep(0.5)
         viewer.js("window.dispatchEvent(new Event('resize'))")
         check(viewer.js("document.documentElement.scrollWidth <= window.innerWidth + 1"), "tablet size: no horizontal overflow")
-        shot(viewer, "10-tablet.png")
+        shot(viewer, "12-tablet.png")
 
         for name, page in (("first", first), ("second", second), ("viewer", viewer)):
             errors = page.exceptions()

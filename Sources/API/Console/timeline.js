@@ -56,6 +56,8 @@ export function describe(b, edge) {
 /// Renders the timeline into `root` (a positioned element); `onSelect(id)` when a block is activated.
 export function renderTimeline(root, { schedule, segmentSeconds, epochMs, zoom, onSelect, selected }) {
   const edge = Date.parse(schedule.live_edge);
+  // A block that has the keyboard focus keeps it across the re-render (once a segment).
+  const focused = root.contains(document.activeElement) ? document.activeElement.dataset.breakId : undefined;
   const width = Math.max(320, root.clientWidth);
   const span = (zoom.past + zoom.ahead) * 1000;
   const from = edge - zoom.past * 1000;
@@ -131,4 +133,8 @@ export function renderTimeline(root, { schedule, segmentSeconds, epochMs, zoom, 
   line.dataset.liveEdge = schedule.live_edge;
   frag.append(line);
   root.replaceChildren(frag);
+  if (focused !== undefined) {
+    const again = root.querySelector(`.brk[data-break-id="${CSS.escape(focused)}"]`);
+    if (again) again.focus();
+  }
 }
