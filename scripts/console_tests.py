@@ -10,8 +10,10 @@ only. Each console is a page in a browser context of its own (its own session st
 screenshot in --out: sign in (the Enter key submits); place a break; a second console sees it within 1 s; the
 break goes on air; the second console ends it early (typed confirmation) and the first sees that within 1 s; the
 timeline shows the limit; the as-run row says ended-early; a stale If-Match (the second console's schedule reads
-held back while the first places a break) shows the conflict and what changed; a viewer token sees no command
-controls; the viewer's page at tablet size does not overflow. Exit status 0 passed, 1 failed.
+held back while the first places a break) shows the conflict and what changed; a focused break block keeps the
+focus across re-renders and Enter opens its trail; a network loss (the second console goes through a relay the test
+cuts) shows, and the console resumes with Last-Event-ID; a viewer token sees no command controls; the viewer's page
+at tablet size does not overflow. Exit status 0 passed, 1 failed.
 """
 import argparse, base64, json, os, subprocess, sys, tempfile, threading, time
 
