@@ -3,32 +3,161 @@
 /// The same type describes an augmenting tag (same ID, CLASS and START-DATE plus attributes added later):
 /// what it carries is exactly what is rendered, in a fixed attribute order.
 public struct DateRange: Hashable, Sendable {
-    public var id: String
-    public var classAttribute: String?
-    public var startDate: Timestamp?
-    public var cue: [Cue]?
-    public var endDate: Timestamp?
-    public var duration: DecimalNumber?
-    public var plannedDuration: DecimalNumber?
-    // Interstitials (Appendix D)
-    public var assetURI: String?
-    public var assetList: String?
-    public var resumeOffset: DecimalNumber?
-    public var playoutLimit: DecimalNumber?
-    public var snap: [Snap]?
-    public var restrict: [Restriction]?
-    public var contentMayVary: Bool?
-    public var timelineOccupies: TimelineOccupies?
-    public var timelineStyle: TimelineStyle?
-    public var skipControlOffset: DecimalNumber?
-    public var skipControlDuration: DecimalNumber?
-    public var skipControlLabelID: String?
-    /// Other `X-` attributes, in the order given.
-    public var clientAttributes: [ClientAttribute]
-    public var scte35Command: HexBytes?
-    public var scte35Out: HexBytes?
-    public var scte35In: HexBytes?
-    public var endOnNext: Bool
+    /// The attributes, and their line as rendered when the range was constructed.
+    ///
+    /// One immutable reference: a copy of a range (out of a tag, into a playlist) is one retain instead of a dozen,
+    /// and the renderer copies the bytes rendered (and checked) once at construction instead of writing the tag again
+    /// at every render. A change of any attribute makes new storage without bytes; such a range renders as before.
+    final class Storage: Sendable {
+        let fields: Fields
+        /// The line with its newline, or why it cannot be rendered: nil after a change made after construction.
+        let rendered: Result<[UInt8], RenderError>?
+
+        init(_ fields: Fields, render: Bool) {
+            self.fields = fields
+            self.rendered = render ? PlaylistRenderer.renderResult(fields) : nil
+        }
+    }
+
+    struct Fields: Hashable, Sendable {
+        var id: String
+        var classAttribute: String?
+        var startDate: Timestamp?
+        var cue: [Cue]?
+        var endDate: Timestamp?
+        var duration: DecimalNumber?
+        var plannedDuration: DecimalNumber?
+        var assetURI: String?
+        var assetList: String?
+        var resumeOffset: DecimalNumber?
+        var playoutLimit: DecimalNumber?
+        var snap: [Snap]?
+        var restrict: [Restriction]?
+        var contentMayVary: Bool?
+        var timelineOccupies: TimelineOccupies?
+        var timelineStyle: TimelineStyle?
+        var skipControlOffset: DecimalNumber?
+        var skipControlDuration: DecimalNumber?
+        var skipControlLabelID: String?
+        var clientAttributes: [ClientAttribute]
+        var scte35Command: HexBytes?
+        var scte35Out: HexBytes?
+        var scte35In: HexBytes?
+        var endOnNext: Bool
+    }
+
+    private(set) var storage: Storage
+
+    /// Replaces the storage on every change (ranges are built by the initializer; changes are the parser's).
+    private var fields: Fields {
+        get { storage.fields }
+        set { storage = Storage(newValue, render: false) }
+    }
+
+    public var id: String {
+        get { storage.fields.id }
+        set { fields.id = newValue }
+    }
+    public var classAttribute: String? {
+        get { storage.fields.classAttribute }
+        set { fields.classAttribute = newValue }
+    }
+    public var startDate: Timestamp? {
+        get { storage.fields.startDate }
+        set { fields.startDate = newValue }
+    }
+    public var cue: [Cue]? {
+        get { storage.fields.cue }
+        set { fields.cue = newValue }
+    }
+    public var endDate: Timestamp? {
+        get { storage.fields.endDate }
+        set { fields.endDate = newValue }
+    }
+    public var duration: DecimalNumber? {
+        get { storage.fields.duration }
+        set { fields.duration = newValue }
+    }
+    public var plannedDuration: DecimalNumber? {
+        get { storage.fields.plannedDuration }
+        set { fields.plannedDuration = newValue }
+    }
+    public var assetURI: String? {
+        get { storage.fields.assetURI }
+        set { fields.assetURI = newValue }
+    }
+    public var assetList: String? {
+        get { storage.fields.assetList }
+        set { fields.assetList = newValue }
+    }
+    public var resumeOffset: DecimalNumber? {
+        get { storage.fields.resumeOffset }
+        set { fields.resumeOffset = newValue }
+    }
+    public var playoutLimit: DecimalNumber? {
+        get { storage.fields.playoutLimit }
+        set { fields.playoutLimit = newValue }
+    }
+    public var snap: [Snap]? {
+        get { storage.fields.snap }
+        set { fields.snap = newValue }
+    }
+    public var restrict: [Restriction]? {
+        get { storage.fields.restrict }
+        set { fields.restrict = newValue }
+    }
+    public var contentMayVary: Bool? {
+        get { storage.fields.contentMayVary }
+        set { fields.contentMayVary = newValue }
+    }
+    public var timelineOccupies: TimelineOccupies? {
+        get { storage.fields.timelineOccupies }
+        set { fields.timelineOccupies = newValue }
+    }
+    public var timelineStyle: TimelineStyle? {
+        get { storage.fields.timelineStyle }
+        set { fields.timelineStyle = newValue }
+    }
+    public var skipControlOffset: DecimalNumber? {
+        get { storage.fields.skipControlOffset }
+        set { fields.skipControlOffset = newValue }
+    }
+    public var skipControlDuration: DecimalNumber? {
+        get { storage.fields.skipControlDuration }
+        set { fields.skipControlDuration = newValue }
+    }
+    public var skipControlLabelID: String? {
+        get { storage.fields.skipControlLabelID }
+        set { fields.skipControlLabelID = newValue }
+    }
+    public var clientAttributes: [ClientAttribute] {
+        get { storage.fields.clientAttributes }
+        set { fields.clientAttributes = newValue }
+    }
+    public var scte35Command: HexBytes? {
+        get { storage.fields.scte35Command }
+        set { fields.scte35Command = newValue }
+    }
+    public var scte35Out: HexBytes? {
+        get { storage.fields.scte35Out }
+        set { fields.scte35Out = newValue }
+    }
+    public var scte35In: HexBytes? {
+        get { storage.fields.scte35In }
+        set { fields.scte35In = newValue }
+    }
+    public var endOnNext: Bool {
+        get { storage.fields.endOnNext }
+        set { fields.endOnNext = newValue }
+    }
+
+    public static func == (lhs: DateRange, rhs: DateRange) -> Bool {
+        lhs.storage === rhs.storage || lhs.storage.fields == rhs.storage.fields
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(storage.fields)
+    }
 
     public static let interstitialClass = "com.apple.hls.interstitial"
 
@@ -42,30 +171,7 @@ public struct DateRange: Hashable, Sendable {
         skipControlLabelID: String? = nil, clientAttributes: [ClientAttribute] = [], scte35Command: HexBytes? = nil,
         scte35Out: HexBytes? = nil, scte35In: HexBytes? = nil, endOnNext: Bool = false
     ) {
-        self.id = id
-        self.classAttribute = classAttribute
-        self.startDate = startDate
-        self.cue = cue
-        self.endDate = endDate
-        self.duration = duration
-        self.plannedDuration = plannedDuration
-        self.assetURI = assetURI
-        self.assetList = assetList
-        self.resumeOffset = resumeOffset
-        self.playoutLimit = playoutLimit
-        self.snap = snap
-        self.restrict = restrict
-        self.contentMayVary = contentMayVary
-        self.timelineOccupies = timelineOccupies
-        self.timelineStyle = timelineStyle
-        self.skipControlOffset = skipControlOffset
-        self.skipControlDuration = skipControlDuration
-        self.skipControlLabelID = skipControlLabelID
-        self.clientAttributes = clientAttributes
-        self.scte35Command = scte35Command
-        self.scte35Out = scte35Out
-        self.scte35In = scte35In
-        self.endOnNext = endOnNext
+        storage = Storage(Fields(id: id, classAttribute: classAttribute, startDate: startDate, cue: cue, endDate: endDate, duration: duration, plannedDuration: plannedDuration, assetURI: assetURI, assetList: assetList, resumeOffset: resumeOffset, playoutLimit: playoutLimit, snap: snap, restrict: restrict, contentMayVary: contentMayVary, timelineOccupies: timelineOccupies, timelineStyle: timelineStyle, skipControlOffset: skipControlOffset, skipControlDuration: skipControlDuration, skipControlLabelID: skipControlLabelID, clientAttributes: clientAttributes, scte35Command: scte35Command, scte35Out: scte35Out, scte35In: scte35In, endOnNext: endOnNext), render: true)
     }
 
     public var isInterstitial: Bool { classAttribute == Self.interstitialClass }

@@ -16,7 +16,16 @@ extension PlaylistRenderer {
 
     /// One `EXT-X-DATERANGE` line, with its newline, as bytes.
     public static func renderBytes(_ range: DateRange) throws(RenderError) -> [UInt8] {
-        try withWriter(estimate: estimate(range), write: { write(range, to: &$0) }, body: { Array($0) })
+        try (range.storage.rendered ?? renderResult(range.storage.fields)).get()
+    }
+
+    /// A date range's line, rendered and checked once when the range is constructed (`DateRange.Storage`).
+    static func renderResult(_ fields: borrowing DateRange.Fields) -> Result<[UInt8], RenderError> {
+        do throws(RenderError) {
+            return .success(try withWriter(estimate: estimate(fields), write: { write(fields, to: &$0) }, body: { Array($0) }))
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Renders into temporary memory (on the stack when it fits) and hands the bytes to `body`, which copies them
@@ -218,6 +227,14 @@ extension PlaylistRenderer {
 
     /// One `EXT-X-DATERANGE` line with its newline, attributes in the fixed order of the draft's table.
     static func write(_ range: borrowing DateRange, to w: inout ByteWriter) {
+        switch range.storage.rendered {
+        case .success(let bytes)?: bytes.withUnsafeBufferPointer { w.bytes($0) }
+        case .failure(let error)?: w.fail(error)
+        case nil: write(range.storage.fields, to: &w)
+        }
+    }
+
+    static func write(_ range: borrowing DateRange.Fields, to w: inout ByteWriter) {
         var listed = false
         w.ascii("#EXT-X-DATERANGE:")
         w.quoted("ID", range.id, &listed)
@@ -313,7 +330,7 @@ extension PlaylistRenderer {
     /// then that no attribute of the tag already has this name. Only `X-` names can collide, so the duplicate check
     /// compares with the typed `X-` attributes present and the client attributes before it: no set, no allocation.
     private static func writeClientAttributes(
-        of range: borrowing DateRange, to w: inout ByteWriter, _ listed: inout Bool
+        of range: borrowing DateRange.Fields, to w: inout ByteWriter, _ listed: inout Bool
     ) {
         let attributes = range.clientAttributes
         for index in attributes.indices {
@@ -339,7 +356,7 @@ extension PlaylistRenderer {
     }
 
     /// Whether `range` carries the typed `X-` attribute called `name`.
-    private static func typedAttributePresent(_ name: String, in range: borrowing DateRange) -> Bool {
+    private static func typedAttributePresent(_ name: String, in range: borrowing DateRange.Fields) -> Bool {
         switch name {
         case "X-ASSET-URI": return range.assetURI != nil
         case "X-ASSET-LIST": return range.assetList != nil
@@ -401,6 +418,14 @@ extension PlaylistRenderer {
 
     /// Every attribute name, its punctuation and a number's worth of bytes for each number and date, plus the strings.
     private static func estimate(_ range: borrowing DateRange) -> Int {
+        switch range.storage.rendered {
+        case .success(let bytes)?: return bytes.count
+        case .failure?: return 0
+        case nil: return estimate(range.storage.fields)
+        }
+    }
+
+    private static func estimate(_ range: borrowing DateRange.Fields) -> Int {
         var total = 720 &+ range.id.utf8.count &+ (range.classAttribute?.utf8.count ?? 0)
             &+ (range.assetURI?.utf8.count ?? 0) &+ (range.assetList?.utf8.count ?? 0)
             &+ (range.skipControlLabelID?.utf8.count ?? 0)
