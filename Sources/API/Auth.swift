@@ -34,7 +34,13 @@ public final class TokenCache: Service, Sendable {
         var tokens: [String: APIToken]?
         var loadedAt: ContinuousClock.Instant?
         var lastMissLoad: ContinuousClock.Instant?
-        var inFlight: Task<[String: APIToken], any Error>?
+        /// The callers waiting for the load in progress; nil when none is in progress.
+        var waiters: [CheckedContinuation<[String: APIToken], any Error>]?
+        /// How the last load ended, for a caller that came to join it just as it finished.
+        var lastLoad: Result<[String: APIToken], any Error>?
+        /// Asks the running `run()` to reload now (a known token seen while the table is stale); at most one request
+        /// is kept. Nil while `run()` is not running.
+        var wake: AsyncStream<Void>.Continuation?
     }
 
     private let state = Mutex(State())
@@ -49,15 +55,28 @@ public final class TokenCache: Service, Sendable {
         self.logger = logger
     }
 
-    /// Reloads the table every `refreshInterval` until shutdown.
+    /// Reloads the table at once, then every `refreshInterval` and whenever a request finds it stale, until
+    /// shutdown. The ticker is a child task of this call: all background work of the cache lives here.
     public func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do {
-                _ = try await load()
-            } catch {
-                logger.warning("the token table could not be reloaded; the last one read stays in force", metadata: ["error": "\(error)"])
+        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        state.withLock { $0.wake = wake }
+        defer { state.withLock { $0.wake = nil } }
+        wake.yield()
+        await withDiscardingTaskGroup { group in
+            group.addTask { [wake, refreshInterval] in
+                while (try? await Task.sleep(for: refreshInterval)) != nil { wake.yield() }
             }
-            try? await cancelWhenGracefulShutdown { try await Task.sleep(for: self.refreshInterval) }
+            try? await cancelWhenGracefulShutdown {
+                for await _ in wakeups {
+                    do {
+                        _ = try await self.load()
+                    } catch {
+                        self.logger.warning(
+                            "the token table could not be reloaded; the last one read stays in force", metadata: ["error": "\(error)"])
+                    }
+                }
+            }
+            group.cancelAll()
         }
     }
 
@@ -72,16 +91,16 @@ public final class TokenCache: Service, Sendable {
             let known = state.tokens?[digest] != nil
             let stale = state.loadedAt.map { now - $0 > refreshInterval * 2 } ?? true
             var reload = false
-            if !known || stale, state.inFlight != nil || state.lastMissLoad.map({ now - $0 >= missReloadInterval }) ?? true {
+            if !known || stale, state.waiters != nil || state.lastMissLoad.map({ now - $0 >= missReloadInterval }) ?? true {
                 reload = true
-                if state.inFlight == nil { state.lastMissLoad = now }
+                if state.waiters == nil { state.lastMissLoad = now }
             }
             return (state.tokens, reload, stale)
         }
         if let snapshot, let token = snapshot[digest] {
             // Known: answer now. If `run()` has not reloaded for a while (not running, or the database is down),
-            // reload in the background so that revocations still take effect.
-            if reload && stale { Task { _ = try? await self.load() } }
+            // have `run()` reload now so that revocations still take effect.
+            if reload && stale { state.withLock { $0.wake }?.yield() }
             return token
         }
         guard reload else { return nil }
@@ -93,28 +112,41 @@ public final class TokenCache: Service, Sendable {
         }
     }
 
-    /// Reads the whole table, or joins the read in progress.
+    /// Reads the whole table, or joins the read in progress: the first caller reads it in its own task and hands
+    /// the outcome to those who came while it read (no task of its own, so nothing outlives its callers).
     private func load() async throws -> [String: APIToken] {
-        let task = state.withLock { state -> Task<[String: APIToken], any Error> in
-            if let inFlight = state.inFlight { return inFlight }
-            let task = Task { [directory] () async throws -> [String: APIToken] in
-                do {
-                    let tokens = try await directory.activeTokens()
-                    self.state.withLock { state in
-                        state.tokens = tokens
-                        state.loadedAt = .now
-                        state.inFlight = nil
-                    }
-                    return tokens
-                } catch {
-                    self.state.withLock { $0.inFlight = nil }
-                    throw error
-                }
-            }
-            state.inFlight = task
-            return task
+        let leads = state.withLock { state in
+            guard state.waiters == nil else { return false }
+            state.waiters = []
+            return true
         }
-        return try await task.value
+        guard leads else {
+            return try await withCheckedThrowingContinuation { continuation in
+                let finished = state.withLock { state -> Result<[String: APIToken], any Error>? in
+                    guard state.waiters != nil else { return state.lastLoad }
+                    state.waiters?.append(continuation)
+                    return nil
+                }
+                if let finished { continuation.resume(with: finished) }
+            }
+        }
+        let outcome: Result<[String: APIToken], any Error>
+        do {
+            outcome = .success(try await directory.activeTokens())
+        } catch {
+            outcome = .failure(error)
+        }
+        let waiters = state.withLock { state in
+            if case .success(let tokens) = outcome {
+                state.tokens = tokens
+                state.loadedAt = .now
+            }
+            state.lastLoad = outcome
+            defer { state.waiters = nil }
+            return state.waiters ?? []
+        }
+        for waiter in waiters { waiter.resume(with: outcome) }
+        return try outcome.get()
     }
 }
 
