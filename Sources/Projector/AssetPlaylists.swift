@@ -26,7 +26,9 @@ public actor AssetPlaylists {
     /// The size of the playlist texts behind the cached entries: held under `byteBudget`.
     private var cachedBytes = 0
     private let byteBudget = 16 << 20
-    private var inFlight: [String: Task<(VODPlaylist, Int), any Error>] = [:]
+    /// URLs being fetched, and the callers waiting for that fetch: the first caller fetches in its own task and
+    /// hands the outcome to the others (no task of its own, so nothing outlives its callers).
+    private var inFlight: [String: [CheckedContinuation<VODPlaylist, any Error>]] = [:]
     /// Recent failures, answered again for 5 s: players asking for chunks of an asset whose server is down do not
     /// each start a fetch.
     private var failures: [String: (failure: Failure, at: ContinuousClock.Instant)] = [:]
@@ -44,25 +46,30 @@ public actor AssetPlaylists {
             if clock.now - failed.at < .seconds(5) { throw failed.failure }
             failures[url] = nil
         }
-        let task: Task<(VODPlaylist, Int), any Error>
-        if let running = inFlight[url] {
-            task = running
-        } else {
-            let fetch = self.fetch
-            task = Task {
-                let (text, finalURL) = try await fetch(url)
-                do {
-                    // Relative URIs resolve against where the playlist was really found (after redirects).
-                    return (try VODPlaylist.parse(text, url: finalURL), text.utf8.count)
-                } catch {
-                    throw Failure(description: "\(url) cannot be used as an interstitial asset: \(error)")
-                }
+        if inFlight[url] != nil {
+            do {
+                return try await withCheckedThrowingContinuation { inFlight[url, default: []].append($0) }
+            } catch let failure as Failure {
+                throw failure
+            } catch {
+                // The caller that fetched was cancelled (its player went away): fetch again for this one.
+                if Task.isCancelled { throw Failure(description: "\(url) could not be read: cancelled") }
+                return try await playlist(url, fresh: fresh)
             }
-            inFlight[url] = task
         }
+        inFlight[url] = []
+        let fetch = self.fetch
         do {
-            let (playlist, bytes) = try await task.value
-            if inFlight[url] == task { inFlight[url] = nil }
+            let (text, finalURL) = try await fetch(url)
+            let playlist: VODPlaylist
+            do {
+                // Relative URIs resolve against where the playlist was really found (after redirects).
+                playlist = try VODPlaylist.parse(text, url: finalURL)
+            } catch {
+                throw Failure(description: "\(url) cannot be used as an interstitial asset: \(error)")
+            }
+            let bytes = text.utf8.count
+            for waiter in inFlight.removeValue(forKey: url) ?? [] { waiter.resume(returning: playlist) }
             if let old = cache.removeValue(forKey: url) { cachedBytes -= old.bytes }
             while !cache.isEmpty && (cache.count >= capacity || cachedBytes + bytes > byteBudget),
                 let oldest = cache.min(by: { $0.value.readAt < $1.value.readAt })?.key
@@ -73,8 +80,13 @@ public actor AssetPlaylists {
             cachedBytes += bytes
             return playlist
         } catch {
-            if inFlight[url] == task { inFlight[url] = nil }
+            if error is CancellationError || Task.isCancelled {
+                // Not the asset's fault: nothing is remembered, and the waiters fetch again themselves.
+                for waiter in inFlight.removeValue(forKey: url) ?? [] { waiter.resume(throwing: CancellationError()) }
+                throw Failure(description: "\(url) could not be read: cancelled")
+            }
             let failure = error as? Failure ?? Failure(description: "\(url) could not be read: \(Self.reason(error))")
+            for waiter in inFlight.removeValue(forKey: url) ?? [] { waiter.resume(throwing: failure) }
             if failures.count >= capacity { failures.removeAll() }
             failures[url] = (failure, clock.now)
             throw failure
