@@ -292,6 +292,9 @@ def main():
         sign_in(first, env["OPERATOR_A"], channel)
         check(first.js("sessionStorage.getItem('cueline.token') !== null && !location.href.includes('cue_')"),
               "the token is in session storage and not in the URL")
+        row = first.wait(f"(r => r && r.dataset.health === 'healthy' && r.textContent)(document.querySelector('#channel-rows tr[data-channel=\"{channel}\"]'))",
+                         10, "a healthy overview row")
+        check(row.startswith(f"{channel}clock"), f"the overview row shows the channel as a healthy clock channel ({row!r})")
         shot(first, "02-overview.png")
         open_channel(first, channel)
         first.click("#zoom-in")

@@ -25,10 +25,15 @@ function headers(extra = {}) {
 }
 
 export async function getJSON(path) {
+  return (await getJSONWithDate(path)).body;
+}
+
+/// The body and the server's `Date` (its clock, to the second), so health is judged without the browser's clock.
+export async function getJSONWithDate(path) {
   const response = await fetch(path, { headers: headers({ Accept: 'application/json' }), cache: 'no-store' });
   const body = await response.json().catch(() => null);
   if (!response.ok) throw new APIError(response.status, body);
-  return body;
+  return { body, date: Date.parse(response.headers.get('Date') || '') };
 }
 
 /// POST …/commands with an Idempotency-Key (a retry of the same submission reuses it) and If-Match on the version

@@ -1,5 +1,5 @@
 // The Cueline operator console: overview, channel timeline, commands, live updates, player pane.
-import { session, getJSON, sendCommand, APIError, EventStream } from '/console/api.js';
+import { session, getJSON, getJSONWithDate, sendCommand, APIError, EventStream } from '/console/api.js';
 import { ZOOMS, renderTimeline, clock, seconds, breakFields } from '/console/timeline.js';
 
 const $ = (id) => document.getElementById(id);
@@ -17,6 +17,7 @@ const app = {
   selected: null,
   player: null,
   refreshTimer: null,
+  sources: {}, // channel id → 'clock' | 'relay'
 };
 const commandsSection = $('commands');
 const commandsHome = commandsSection.parentNode;
@@ -136,14 +137,21 @@ async function refreshOverview() {
   app.channels = channels;
   const rows = await Promise.all(channels.map(async (c) => {
     try {
-      return { c, schedule: await getJSON(`/channels/${c.id}/schedule`) };
+      if (!app.sources[c.id]) {
+        // Clock or relay: from the channel's first event, read once.
+        const first = await getJSON(`/channels/${c.id}/events?after=0&limit=1`);
+        const payload = JSON.parse(first.events[0].payload);
+        app.sources[c.id] = payload.source && payload.source.relay ? 'relay' : 'clock';
+      }
+      const { body, date } = await getJSONWithDate(`/channels/${c.id}/schedule`);
+      return { c, schedule: body, serverDate: date };
     } catch (error) {
       return { c, error };
     }
   }));
   if (app.view !== 'overview') return;
   const body = $('channel-rows');
-  body.replaceChildren(...rows.map(({ c, schedule, error }) => overviewRow(c, schedule, error)));
+  body.replaceChildren(...rows.map(({ c, schedule, serverDate, error }) => overviewRow(c, schedule, serverDate, error)));
   if (!rows.length) {
     const tr = document.createElement('tr');
     const td = document.createElement('td');
@@ -160,20 +168,27 @@ function cell(text) {
   return td;
 }
 
-function overviewRow(c, schedule, error) {
+function overviewRow(c, schedule, serverDate, error) {
   const tr = document.createElement('tr');
   tr.dataset.channel = c.id;
   const link = document.createElement('a');
   link.href = `#/channel/${c.id}`;
   link.textContent = c.id;
   tr.append(cell(link));
-  tr.append(cell(`${c.segment_duration} s segments, ${c.renditions.length} renditions`));
+  tr.append(cell(`${app.sources[c.id] || '?'} · ${c.segment_duration} s segments, ${c.renditions.length} renditions`));
   if (error) {
     tr.append(cell(`unreadable: ${error.message}`), cell('—'), cell('—'));
     return tr;
   }
   const edge = Date.parse(schedule.live_edge);
-  tr.append(cell(`live edge ${clock(edge)} · log v${schedule.version}`));
+  // Healthy: the live edge is within two segments (and the Date header's second) of the server's clock.
+  const lag = (serverDate - edge) / 1000;
+  const healthy = Number.isFinite(lag) && lag <= 2 * Number(c.segment_duration) + 1;
+  const health = document.createElement('span');
+  health.className = healthy ? 'healthy' : 'unhealthy';
+  health.textContent = `${healthy ? 'healthy' : 'behind'} · live edge ${clock(edge)}${Number.isFinite(lag) ? ` (${seconds(Math.max(0, lag))} s behind the server clock)` : ''} · log v${schedule.version}`;
+  tr.dataset.health = healthy ? 'healthy' : 'behind';
+  tr.append(cell(health));
   const next = schedule.breaks.filter((b) => b.state === 'scheduled').sort((a, b) => a.start_date.localeCompare(b.start_date))[0];
   tr.append(cell(next ? `${next.id} in ${Math.max(0, Math.round((Date.parse(next.start_date) - edge) / 1000))} s` : 'none'));
   const air = schedule.breaks.find((b) => b.state === 'on-air');
