@@ -21,6 +21,8 @@ public enum PlaylistBuilder {
         let placed = dateRanges(config: config, state: state, segmentStarts: starts, liveEdge: timeline.segmentStart(window.upperBound))
         var segments: [Segment] = []
         segments.reserveCapacity(window.count)
+        // Parsed once for the window, not once per segment.
+        let template = URITemplate(rendition.uriTemplate, substitutions: ["rendition": rendition.name])
         for n in window {
             var tags: [SegmentTag] = []
             if let loop = config.loopSegments, n > 0, n % Int64(loop) == 0 { tags.append(.discontinuity) }
@@ -28,7 +30,7 @@ public enum PlaylistBuilder {
             tags.append(.programDateTime(timeline.segmentStart(n)))
             for range in placed.bySegment[Int(n - window.lowerBound)] ?? [] { tags.append(.dateRange(range)) }
             segments.append(
-                Segment(duration: DecimalNumber(milliseconds: config.segmentDurationMilliseconds), uri: rendition.segmentURI(n), tags: tags))
+                Segment(duration: DecimalNumber(milliseconds: config.segmentDurationMilliseconds), uri: template.expand(n), tags: tags))
         }
         var discontinuitySequence: Int64 = 0
         if let loop = config.loopSegments, window.lowerBound > 0 {
@@ -88,26 +90,28 @@ public enum PlaylistBuilder {
         return placed
     }
 
-    /// The tag published when the break is placed; it never changes afterwards.
+    /// The tag published when the break is placed; it never changes afterwards. Built by one initializer call, so
+    /// that its line is rendered and checked once, here (`DateRange.Storage`), not at every render.
     static func placingTag(_ spec: BreakSpec, config: ChannelConfig) -> DateRange {
-        var range = DateRange(
-            id: spec.id, classAttribute: DateRange.interstitialClass, startDate: spec.start, cue: spec.options.cue,
-            plannedDuration: DecimalNumber(milliseconds: spec.plannedDurationMilliseconds), snap: spec.options.snap,
-            restrict: spec.options.restrict, contentMayVary: spec.options.contentMayVary,
-            timelineOccupies: spec.options.timelineOccupies, timelineStyle: spec.options.timelineStyle,
-            clientAttributes: spec.options.clientAttributes, scte35Out: spec.options.scte35Out.flatMap { HexBytes(hex: $0) })
+        var assetURI: String?
+        var assetList: String?
         switch spec.asset {
         case .uri(let uri):
             // A single asset Cueline measured is served as its own list of chunks (see `assetList`).
             if spec.media?.isChunked == true {
-                range.assetList = assetListURI(config: config, breakID: spec.id)
+                assetList = assetListURI(config: config, breakID: spec.id)
             } else {
-                range.assetURI = withInterstitialID(uri, spec.id)
+                assetURI = withInterstitialID(uri, spec.id)
             }
-        case .list(let uri): range.assetList = withInterstitialID(uri, spec.id)
-        case .pod: range.assetList = assetListURI(config: config, breakID: spec.id)
+        case .list(let uri): assetList = withInterstitialID(uri, spec.id)
+        case .pod: assetList = assetListURI(config: config, breakID: spec.id)
         }
-        return range
+        return DateRange(
+            id: spec.id, classAttribute: DateRange.interstitialClass, startDate: spec.start, cue: spec.options.cue,
+            plannedDuration: DecimalNumber(milliseconds: spec.plannedDurationMilliseconds), assetURI: assetURI, assetList: assetList,
+            snap: spec.options.snap, restrict: spec.options.restrict, contentMayVary: spec.options.contentMayVary,
+            timelineOccupies: spec.options.timelineOccupies, timelineStyle: spec.options.timelineStyle,
+            clientAttributes: spec.options.clientAttributes, scte35Out: spec.options.scte35Out.flatMap { HexBytes(hex: $0) })
     }
 
     /// The augmenting tag: same ID, CLASS, START-DATE, plus DURATION (and X-PLAYOUT-LIMIT on an early return).

@@ -1,0 +1,66 @@
+/// A segment URI template (`seg{n}.ts`, `{rendition}/{n%1000}/{n}.ts`) parsed once, then expanded per segment
+/// without reading the template again.
+///
+/// Tokens: `{n}` the media sequence number, `{n%K}` its remainder by K (a positive whole number), and whatever
+/// `substitutions` name (e.g. `rendition`); any other brace, an unclosed `{` included, is kept as written.
+/// `expand(_:)` writes exactly what `RenditionConfig.segmentURI(_:)` wrote from the template text.
+public struct URITemplate: Hashable, Sendable {
+    enum Part: Hashable, Sendable {
+        case literal(String)
+        case number
+        case remainder(Int64)
+    }
+
+    let parts: [Part]
+    /// Bytes of the literal parts (to reserve the output once).
+    let literalBytes: Int
+
+    public init(_ template: String, substitutions: [String: String] = [:]) {
+        var parts: [Part] = []
+        var literal = ""
+        func flush() {
+            if !literal.isEmpty { parts.append(.literal(literal)) }
+            literal = ""
+        }
+        var rest = Substring(template)
+        while let open = rest.firstIndex(of: "{") {
+            literal += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: "}") else { break }
+            let token = rest[rest.index(after: open)..<close]
+            if token == "n" {
+                flush()
+                parts.append(.number)
+            } else if let value = substitutions[String(token)] {
+                literal += value
+            } else if token.hasPrefix("n%"), let modulus = Int64(token.dropFirst(2)), modulus > 0 {
+                flush()
+                parts.append(.remainder(modulus))
+            } else {
+                literal += rest[open...close]
+            }
+            rest = rest[rest.index(after: close)...]
+        }
+        literal += rest
+        flush()
+        self.parts = parts
+        literalBytes = parts.reduce(0) { total, part in
+            if case .literal(let text) = part { return total + text.utf8.count }
+            return total
+        }
+    }
+
+    /// The URI of segment `n`.
+    public func expand(_ n: Int64) -> String {
+        if parts.count == 1, case .literal(let text) = parts[0] { return text }
+        var out = ""
+        out.reserveCapacity(literalBytes + 20 * parts.count)
+        for part in parts {
+            switch part {
+            case .literal(let text): out += text
+            case .number: out += String(n)
+            case .remainder(let modulus): out += String(n % modulus)
+            }
+        }
+        return out
+    }
+}
