@@ -26,7 +26,7 @@ import Schedule
 /// signed timestamp and body. An `Idempotency-Key` header is not signed, so it is ignored.
 public struct HookSet: Sendable {
     public struct Hook: Sendable {
-        public var name: String
+        public var name: Identifier
         var secret: [UInt8]
         public var toleranceSeconds: Int
         var rules: [Rule]
@@ -67,7 +67,7 @@ public struct HookSet: Sendable {
         public var description: String
     }
 
-    public var hooks: [String: Hook]
+    public var hooks: [Identifier: Hook]
 
     public init() { hooks = [:] }
 
@@ -89,8 +89,7 @@ public struct HookSet: Sendable {
         }
         hooks = [:]
         for (index, entry) in file.hooks.enumerated() {
-            let name = entry.name
-            guard Identifier.isValid(name) else {
+            guard let name = Identifier(entry.name) else {
                 throw Invalid(description: "\(origin): hook \(index + 1): name must be \(Identifier.rule)")
             }
             let secret: String
@@ -111,7 +110,7 @@ public struct HookSet: Sendable {
             for (number, rule) in entry.rules.enumerated() {
                 let at = "\(origin): hook \(name) rule \(number + 1)"
                 guard !rule.when.isEmpty else { throw Invalid(description: "\(at): when must be a non-empty object") }
-                guard Identifier.isValid(rule.channel) else { throw Invalid(description: "\(at): channel must be \(Identifier.rule)") }
+                guard Identifier(rule.channel) != nil else { throw Invalid(description: "\(at): channel must be \(Identifier.rule)") }
                 guard case .string(let type)? = rule.command["command"] else {
                     throw Invalid(description: "\(at): command must be an object with a command field")
                 }

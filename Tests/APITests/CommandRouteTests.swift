@@ -100,6 +100,9 @@ struct CommandRouteTests {
             #expect(allowed.status == .unprocessableContent, "no break is on air: \(allowed.text)")
             let unknown = try await client.post("/channels/nope/commands", Self.place, fixture.auth("desk"))
             #expect(unknown.status == .notFound && unknown.error?.message.contains("nope") == true)
+            // A channel id off the identifier rule (a channel made under the old rule) takes no commands: 404.
+            let offRule = try await client.post("/channels/_news/commands", Self.place, fixture.auth("desk"))
+            #expect(offRule.status == .notFound && offRule.error?.message == "channel _news does not exist", "\(offRule.text)")
             // Nothing was written by any of them.
             #expect(try await fixture.store.version(of: "demo") == 1)
         }

@@ -39,6 +39,8 @@ struct FeedRouteTests {
             #expect(crc.status == .unprocessableContent && crc.error?.field == "section")
             let unknown = try await client.post("/channels/nope/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("desk"))
             #expect(unknown.status == .notFound)
+            let offRule = try await client.post("/channels/-x/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("desk"))
+            #expect(offRule.status == .notFound && offRule.error?.message == "channel -x does not exist", "\(offRule.text)")
         }
     }
 
@@ -69,6 +71,8 @@ struct FeedRouteTests {
             #expect(tampered.status == .unauthorized)
 
             #expect(try await client.post("/hooks/nope", timeout, fixture.signed(timeout)).status == .notFound)
+            let offRule = try await client.post("/hooks/_scores", timeout, fixture.signed(timeout))
+            #expect(offRule.status == .notFound && offRule.error?.message == "no hook is named _scores", "\(offRule.text)")
             let notJSON = try await client.post("/hooks/scores", "goal!", fixture.signed("goal!"))
             #expect(notJSON.status == .unprocessableContent && notJSON.error?.field == "body")
             let missing = #"{"event":"timeout","break":"feed-3"}"#

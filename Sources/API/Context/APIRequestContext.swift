@@ -1,5 +1,8 @@
 import EventStore
+import HLS
 import Hummingbird
+import Projector
+import Schedule
 
 /// The request context of every route: Hummingbird's core storage and the caller, which ``TokenAuthenticator`` puts
 /// here once for the routes that need one. Handlers ask the context, never the headers, who is calling and whether
@@ -35,5 +38,24 @@ public struct APIRequestContext: RequestContext {
             }
         }
         throw first ?? .unauthenticated("nothing to authorize")
+    }
+}
+
+extension APIRequestContext {
+    /// The path parameter `name` parsed once into an ``Identifier``. Nothing that takes commands has an id off the
+    /// rule (see ``Identifier`` on channels created before it), so such a path is answered by `notFound`, which gets
+    /// the text with its control characters escaped.
+    ///
+    /// The read routes (schedule, events, replay, as-run, playlists) keep the parameter as given: channels created
+    /// under the old rule (`_news`) must still serve them.
+    func identifier(_ name: String, notFound: (String) -> APIError) throws -> Identifier {
+        let text = try parameters.require(name)
+        guard let id = Identifier(text) else { throw notFound(text.escapingControlCharacters) }
+        return id
+    }
+
+    /// `{channel}` of a route that takes commands; 404 naming the channel when it is off the rule.
+    func channelID() throws -> ChannelID {
+        try identifier("channel") { APIError(.unknownChannel($0)) }
     }
 }

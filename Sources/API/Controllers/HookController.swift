@@ -15,7 +15,7 @@ struct HookController {
     }
 
     @Sendable func deliver(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let name = try context.parameters.require("name")
+        let name = try context.identifier("name") { APIError(.notFound, "no hook is named \($0)") }
         guard let hook = hooks.hooks[name] else { throw APIError(.notFound, "no hook is named \(name)") }
         let body = Array(buffer: try await request.body.collect(upTo: 64 * 1024))
         let timestamp = request.headers[.cuelineTimestamp]
@@ -33,7 +33,7 @@ struct HookController {
         do {
             commandID = try hook.commandID(payload: payload, timestamp: timestamp ?? "", body: body)
             guard let found = try hook.match(payload) else {
-                return jsonResponse(HookIgnored(hook: name, ignored: "no rule of hook \(name) matches this payload"))
+                return jsonResponse(HookIgnored(hook: name.rawValue, ignored: "no rule of hook \(name) matches this payload"))
             }
             matched = found
             parsed = try decodeJSON(CommandRequest.self, try JSONEncoder().encode(matched.command)).get()

@@ -15,7 +15,7 @@ struct SCTE35Controller {
     }
 
     @Sendable func cue(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let channel = try context.parameters.require("channel")
+        let channel = try context.channelID().rawValue
         // The channel is authorized before anything of it is read: a token scoped to another channel learns
         // nothing of this one's breaks (not even whether it exists).
         _ = try context.caller(for: .read(channel: channel))
