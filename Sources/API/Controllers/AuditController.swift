@@ -113,9 +113,9 @@ struct AuditController {
     /// the page is empty. The log is read in batches sized by what its events weigh, so a page of big events never
     /// holds more than about a page's worth of them in memory.
     static func eventPage(_ channel: String, after: Int64, limit: Int, from store: any EventStore) async throws(APIError) -> Response {
-        var body = ByteBuffer()
-        // A channel that exists has an identifier for its id: nothing in it needs escaping.
-        body.writeString(#"{"channel":"\#(channel)","events":["#)
+        var events: [EventView] = []
+        // `{"channel":…,"events":[`, `]`, `,"next":` and 19 digits, `}`: what the page adds to its events.
+        var bytes = 64 + channel.utf8.count
         var count = 0
         var next: Int64?
         var batchSize = min(limit, 100)
@@ -124,28 +124,22 @@ struct AuditController {
                 let requested = min(batchSize, limit - count)
                 let batch = try await store.readStream(channel, after: next ?? after, limit: requested)
                 for event in batch {
-                    let encoded = encodeJSON(event)
-                    // `]`, `,"next":` and 19 digits, `}` still to come.
-                    if count > 0 && body.readableBytes + 1 + encoded.count + 32 > eventPageBytes { break reading }
-                    if count > 0 { body.writeString(",") }
-                    body.writeBytes(encoded)
+                    let view = EventView(event)
+                    let size = encodeJSON(view).count + 1
+                    if count > 0 && bytes + size > eventPageBytes { break reading }
+                    events.append(view)
+                    bytes += size
                     count += 1
                     next = event.version
                 }
                 if batch.count < requested { break }
-                let average = max(1, body.readableBytes / max(1, count))
-                batchSize = max(1, min(100, (eventPageBytes - body.readableBytes) / average + 1))
+                let average = max(1, bytes / max(1, count))
+                batchSize = max(1, min(100, (eventPageBytes - bytes) / average + 1))
             }
         } catch {
             throw Self.logUnreachable(error, channel: channel)
         }
-        body.writeString("]")
-        if let next { body.writeString(#","next":\#(next)"#) }
-        body.writeString("}")
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json"
-        headers[.cacheControl] = "no-cache"
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+        return jsonResponse(EventPage(channel: channel, events: events, next: next))
     }
 }
 
