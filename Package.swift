@@ -94,7 +94,7 @@ let package = Package(
         ),
         // Exports the benchmark's own malloc and friends, which count allocations (Allocations.swift).
         .executableTarget(
-            name: "cueline-bench", dependencies: ["HLS"], path: "Benchmarks/HLSBenchmarks",
+            name: "cueline-bench", dependencies: ["HLS", "Schedule"], path: "Benchmarks/HLSBenchmarks",
             linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]),
         .executableTarget(
             name: "cueline-replay-bench", dependencies: ["HLS", "Schedule", "Projector", "EventStore", "Postgres"],

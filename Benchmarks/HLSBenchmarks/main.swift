@@ -8,6 +8,7 @@
 // Usage: swift run -c release cueline-bench [--seconds N]
 import Foundation
 import HLS
+import Schedule
 
 let epoch = Timestamp(iso8601: "2026-03-01T12:00:00Z")!
 let interstitial = DateRange.interstitialClass
@@ -175,3 +176,63 @@ func measureRenderAgainstCopy(_ name: String, _ playlist: MediaPlaylist, seconds
 print("render: one media playlist vs copying its bytes line by line (medians of 7 alternating rounds; ratio = median of per-round ratios)")
 measureRenderAgainstCopy("10 segments, 4 date ranges", playlist(rendition: "720p"), seconds: seconds)
 measureRenderAgainstCopy("100 segments, 4 date ranges", playlist(rendition: "720p", segments: 100), seconds: seconds)
+
+// MARK: - Builder + renderer per tick (what a follower does per rendition and tick)
+
+/// A 6 s-segment channel at a tick with two breaks in its window (one ended early by a playout limit) and two ahead
+/// within the horizon: `PlaylistBuilder.mediaPlaylist` + `renderBytes`, against copying the bytes it produces. The
+/// breaks' tags are kept between ticks (`PlaylistBuilder.keptTags`), as they are for a follower rendering tick after tick.
+func builderChannel() throws -> (ChannelConfig, ChannelState) {
+    let config = ChannelConfig(
+        id: "bench", segmentDurationMilliseconds: 6000, windowSegments: 10, epoch: epoch,
+        renditions: [RenditionConfig(name: "720p", bandwidth: 1_000_000, uriTemplate: "720p/seg{n}.ts")],
+        publicBaseURL: "https://cueline.example.com", horizonMilliseconds: 120_000)
+    var state = ChannelState(channel: "bench", retention: .window)
+    var version: Int64 = 0
+    func apply(_ command: ScheduleCommand, at time: Timestamp) throws {
+        for event in try decide(command, state: state, now: time) {
+            version += 1
+            state.apply(RecordedScheduleEvent(event: event, version: version, position: version, attribution: Attribution(at: time, actor: "bench", source: "bench")))
+        }
+    }
+    try apply(.createChannel(config), at: epoch)
+    let starts: [Int64] = [103, 106, 112, 116]
+    for (index, segment) in starts.enumerated() {
+        let start = epoch.adding(milliseconds: segment * 6000)
+        let asset: BreakAsset = index == 2 ? .list("https://ads.example.com/pods/\(index).json") : .uri("https://ads.example.com/\(index)/master.m3u8")
+        try apply(.placeBreak(PlaceBreak(id: "brk-\(index)", start: .at(start), plannedDurationMilliseconds: 12_000, asset: asset)), at: start.adding(milliseconds: -60_000))
+    }
+    try apply(.setPlayoutLimit(id: "brk-0", limitMilliseconds: 8_000), at: epoch.adding(milliseconds: 103 * 6000 + 7_000))
+    return (config, state)
+}
+
+func measureBuilderAgainstCopy(seconds: Double) throws {
+    let (config, state) = try builderChannel()
+    let tick = epoch.adding(milliseconds: 110 * 6000)
+    let rendition = config.renditions[0]
+    let build = { () -> [UInt8] in try! PlaylistRenderer.renderBytes(PlaylistBuilder.mediaPlaylist(config: config, state: state, rendition: rendition, at: tick)!) }
+    let bytes = build()
+    let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { Array(($0 + "\n").utf8) }
+    precondition(lines.joined().elementsEqual(bytes))
+    let ranges = String(decoding: bytes, as: UTF8.self).components(separatedBy: "#EXT-X-DATERANGE").count - 1
+    precondition(ranges >= 4)
+    let copy = { () -> Int in
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        for line in lines { out.append(contentsOf: line) }
+        return out.count
+    }
+    let builderAndRender = { () -> Int in build().count }
+    let rounds = 7
+    var samples: [[Double]] = [[], []]
+    for _ in 0..<rounds {
+        samples[0].append(nanoseconds(seconds: seconds / Double(rounds * 2), copy))
+        samples[1].append(nanoseconds(seconds: seconds / Double(rounds * 2), builderAndRender))
+    }
+    let ratio = median(zip(samples[1], samples[0]).map { $0 / $1 })
+    let count = allocations(iterations: 1000, builderAndRender).map { String(format: "%.1f", $0) } ?? "n/a"
+    print("builder + renderer: one media playlist per tick, 10 segments, \(ranges) date ranges of 4 breaks (\(bytes.count) bytes)")
+    print(String(format: "    [UInt8]: copy %7.0f ns   builder + render %7.0f ns   ratio %5.2f   allocations: build + render %@",
+                 median(samples[0]), median(samples[1]), ratio, count))
+}
+try measureBuilderAgainstCopy(seconds: seconds)

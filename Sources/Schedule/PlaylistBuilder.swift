@@ -1,4 +1,5 @@
 import HLS
+import Synchronization
 
 /// Builds a channel's playlists from its configuration, its schedule and a tick time. Pure: the same inputs
 /// give the same playlists, which is what makes replay exact and lets instances serve without a leader.
@@ -72,11 +73,11 @@ public enum PlaylistBuilder {
             if let horizonEnd, item.start >= horizonEnd { break }
             // Garbage-collect all tags of an ID together once the range ends before the window's first segment.
             guard item.end > windowStart else { continue }
-            var tags = [placingTag(item.spec, config: config)]
+            var tags = [keptPlacingTag(item.spec, config: config)]
             if let limit = item.playoutLimitMilliseconds {
-                tags.append(closingTag(item.spec, duration: limit, playoutLimit: true, scte35In: item.scte35In))
+                tags.append(keptClosingTag(item.spec, config: config, duration: limit, playoutLimit: true, scte35In: item.scte35In))
             } else if liveEdge >= item.spec.plannedEnd {
-                tags.append(closingTag(item.spec, duration: item.spec.plannedDurationMilliseconds, playoutLimit: false))
+                tags.append(keptClosingTag(item.spec, config: config, duration: item.spec.plannedDurationMilliseconds, playoutLimit: false, scte35In: nil))
             }
             if item.start >= liveEdge {
                 placed.trailing += tags
@@ -88,6 +89,60 @@ public enum PlaylistBuilder {
             }
         }
         return placed
+    }
+
+    // MARK: Tags kept between ticks
+
+    /// A break's tags as last built, by channel and break id: a placing tag never changes once published and a
+    /// closing tag changes only with its duration, so each tick reuses them (with their lines rendered at
+    /// construction) instead of building and rendering them again. A cache keyed by value: an entry is used only
+    /// when the spec and the channel's public base URL it was built from equal the ones asked for, so what is built
+    /// is the same whether or not an entry exists (renders stay a pure function of their inputs).
+    struct KeptTags: Sendable {
+        var spec: BreakSpec
+        var publicBaseURL: String
+        var placing: DateRange
+        var closing: (duration: Int64, playoutLimit: Bool, scte35In: String?, tag: DateRange)?
+    }
+
+    struct KeptTagsKey: Hashable, Sendable {
+        var channel: String
+        var breakID: String
+    }
+
+    /// Bounded: emptied when it reaches `keptTagsLimit` entries (~1 KB each), then refilled by the next ticks.
+    static let keptTags = Mutex<[KeptTagsKey: KeptTags]>([:])
+    static let keptTagsLimit = 50_000
+
+    static func keptPlacingTag(_ spec: BreakSpec, config: ChannelConfig) -> DateRange {
+        let key = KeptTagsKey(channel: config.id, breakID: spec.id)
+        if let kept = keptTags.withLock({ $0[key] }), kept.spec == spec, kept.publicBaseURL == config.publicBaseURL {
+            return kept.placing
+        }
+        let tag = placingTag(spec, config: config)
+        keptTags.withLock { kept in
+            if kept.count >= keptTagsLimit { kept.removeAll(keepingCapacity: true) }
+            kept[key] = KeptTags(spec: spec, publicBaseURL: config.publicBaseURL, placing: tag)
+        }
+        return tag
+    }
+
+    static func keptClosingTag(
+        _ spec: BreakSpec, config: ChannelConfig, duration: Int64, playoutLimit: Bool, scte35In: String?
+    ) -> DateRange {
+        let key = KeptTagsKey(channel: config.id, breakID: spec.id)
+        if let kept = keptTags.withLock({ $0[key] }), kept.spec == spec, let closing = kept.closing,
+            closing.duration == duration, closing.playoutLimit == playoutLimit, closing.scte35In == scte35In
+        {
+            return closing.tag
+        }
+        let tag = closingTag(spec, duration: duration, playoutLimit: playoutLimit, scte35In: scte35In)
+        keptTags.withLock { kept in
+            guard var entry = kept[key], entry.spec == spec else { return }
+            entry.closing = (duration, playoutLimit, scte35In, tag)
+            kept[key] = entry
+        }
+        return tag
     }
 
     /// The tag published when the break is placed; it never changes afterwards. Built by one initializer call, so
