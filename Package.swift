@@ -56,6 +56,8 @@ let package = Package(
             name: "Projector",
             dependencies: [
                 "Schedule", "HLS", "EventStore",
+                // ByteBuffer: playlists are kept encoded as the bodies served.
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -14,6 +14,20 @@ enum Responses {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
+    /// `max-age=N` for the playlists' ages (0...63 s), spelled once rather than per request.
+    private static let maxAgeValues = (0..<64).map { "max-age=\($0)" }
+
+    /// A playlist already encoded (the follower keeps each window's bodies): headers from constants, the body a
+    /// reference to the rendered bytes, no copy.
+    static func playlist(_ body: ByteBuffer, maxAge: Int, tick: String? = nil) -> Response {
+        var headers = HTTPFields()
+        headers.reserveCapacity(tick == nil ? 2 : 3)
+        headers[.contentType] = playlistContentType
+        headers[.cacheControl] = maxAgeValues.indices.contains(maxAge) ? maxAgeValues[maxAge] : "max-age=\(maxAge)"
+        if let tick { headers[.cuelineTick] = tick }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
+    }
+
     static func text(_ text: String, contentType: String? = nil, cacheControl: String? = nil) -> Response {
         var headers = HTTPFields()
         if let contentType { headers[.contentType] = contentType }

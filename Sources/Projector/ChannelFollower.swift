@@ -2,6 +2,7 @@ import EventStore
 import HLS
 import Logging
 import Metrics
+import NIOCore
 import Schedule
 import ServiceLifecycle
 import Synchronization
@@ -24,6 +25,34 @@ public final class ChannelFollower: Service, Sendable {
         /// Media playlists by rendition name; nil before the channel's first segment has ended.
         public var playlists: [String: String]
         public var multivariant: String
+        /// The same playlists as response bodies, encoded once per render (a request copies a reference, not bytes).
+        public var bodies: [String: ByteBuffer]
+        public var multivariantBody: ByteBuffer
+        /// `tick` as the `Cueline-Tick` header spells it (ISO 8601), formatted once per render.
+        public var tickText: String
+
+        public init(
+            completedSegments: Int64, version: Int64, tick: Timestamp, targetDuration: Int,
+            playlists: [String: String], multivariant: String
+        ) {
+            self.completedSegments = completedSegments
+            self.version = version
+            self.tick = tick
+            self.targetDuration = targetDuration
+            self.playlists = playlists
+            self.multivariant = multivariant
+            self.bodies = playlists.mapValues { ByteBuffer(string: $0) }
+            self.multivariantBody = ByteBuffer(string: multivariant)
+            self.tickText = tick.iso8601
+        }
+    }
+
+    /// One rendition's media playlist as served: the encoded body and what its headers need.
+    public struct ServedMedia: Sendable {
+        public var body: ByteBuffer
+        public var targetDuration: Int
+        public var tick: Timestamp
+        public var tickText: String
     }
 
     public enum LookupError: Error, Sendable, Equatable {
@@ -370,6 +399,19 @@ public final class ChannelFollower: Service, Sendable {
             throw .notStarted(channel: channel, firstSegmentEnds: Timeline(config).segmentStart(Int64((3 * config.targetDuration * 1000 + Int(config.segmentDurationMilliseconds) - 1) / Int(config.segmentDurationMilliseconds))))
         }
         return (text, rendered.targetDuration, rendered.tick)
+    }
+
+    /// One rendition's media playlist now, pre-encoded: the public GET's path. When the window is already rendered
+    /// this is one lock take and no copy of the bytes (the channel's state is looked at only to explain a miss).
+    public func servedMedia(_ channel: String, rendition: String) throws(LookupError) -> ServedMedia {
+        let rendered = try rendered(channel)
+        if let body = rendered.bodies[rendition] {
+            return ServedMedia(body: body, targetDuration: rendered.targetDuration, tick: rendered.tick, tickText: rendered.tickText)
+        }
+        // A miss: unknown rendition, not started, or a relay's upstream not read yet (the same answers as `mediaPlaylist`).
+        // If a request rendered the rendition meanwhile, that window is served.
+        let (text, targetDuration, tick) = try mediaPlaylist(channel, rendition: rendition)
+        return ServedMedia(body: ByteBuffer(string: text), targetDuration: targetDuration, tick: tick, tickText: tick.iso8601)
     }
 
     /// Relay channels: the upstream playlist of one rendition changed.

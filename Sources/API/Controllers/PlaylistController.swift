@@ -20,7 +20,7 @@ struct PlaylistController {
     @Sendable func multivariant(_ request: Request, context: APIRequestContext) throws -> Response {
         let channel = try context.parameters.require("channel")
         do {
-            return Responses.playlist(try follower.rendered(channel).multivariant, maxAge: 30)
+            return Responses.playlist(try follower.rendered(channel).multivariantBody, maxAge: 30)
         } catch {
             throw APIError(error)
         }
@@ -31,13 +31,12 @@ struct PlaylistController {
         let file = try context.parameters.require("playlist")
         guard file.hasSuffix(".m3u8") else { throw APIError(.notFound, "no such resource: \(file)") }
         do {
-            let (text, targetDuration, tick) = try follower.mediaPlaylist(channel, rendition: String(file.dropLast(5)))
+            // The bytes encoded when the window was rendered: no copy, no formatting here.
+            let served = try follower.servedMedia(channel, rendition: String(file.dropLast(5)))
             // A CDN may hold a live playlist for half a target duration: a schedule change reaches viewers
-            // well within the three target durations they play behind the live edge.
-            var response = Responses.playlist(text, maxAge: max(1, targetDuration / 2))
-            // The instant these bytes were rendered for: `cueline replay --at` gives them back.
-            response.headers[.cuelineTick] = tick.iso8601
-            return response
+            // well within the three target durations they play behind the live edge. `Cueline-Tick`: the instant
+            // these bytes were rendered for (`cueline replay --at` gives them back).
+            return Responses.playlist(served.body, maxAge: max(1, served.targetDuration / 2), tick: served.tickText)
         } catch {
             throw APIError(error)
         }

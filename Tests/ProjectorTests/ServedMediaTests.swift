@@ -1,0 +1,41 @@
+import EventStore
+import HLS
+import Projector
+import Schedule
+import Testing
+
+@Suite("Pre-encoded playlists")
+struct ServedMediaTests {
+    @Test("the served body is the rendered text's bytes, re-encoded when a command changes the window; misses answer as mediaPlaylist does")
+    func servedBodies() async throws {
+        let store = InMemoryEventStore()
+        let (handler, clock) = try await channelWithBreak(store)
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        try await follower.catchUp()
+        clock.set(60.05)
+        for rendition in ["720p", "360p"] {
+            let served = try follower.servedMedia("demo", rendition: rendition)
+            let text = try follower.mediaPlaylist("demo", rendition: rendition)
+            #expect(served.body.getString(at: served.body.readerIndex, length: served.body.readableBytes) == text.text)
+            #expect(served.tick == text.tick)
+            #expect(served.tickText == text.tick.iso8601)
+            #expect(served.targetDuration == text.targetDuration)
+        }
+        let rendered = try follower.rendered("demo")
+        #expect(rendered.multivariantBody.getString(at: 0, length: rendered.multivariantBody.readableBytes) == rendered.multivariant)
+        // A cancellation changes the window: the body served follows it.
+        let before = try follower.servedMedia("demo", rendition: "720p")
+        #expect(before.body.getString(at: before.body.readerIndex, length: before.body.readableBytes)?.contains(#"ID="brk-1""#) == true)
+        _ = try await handler.handle(.cancelBreak(id: "brk-1"), channel: "demo", context: context())
+        try await follower.catchUp()
+        clock.set(60.2)
+        let after = try follower.servedMedia("demo", rendition: "720p")
+        let afterText = try follower.mediaPlaylist("demo", rendition: "720p").text
+        #expect(after.body.getString(at: after.body.readerIndex, length: after.body.readableBytes) == afterText)
+        #expect(after.body != before.body)
+        #expect(throws: ChannelFollower.LookupError.unknownRendition(channel: "demo", rendition: "4k")) {
+            try follower.servedMedia("demo", rendition: "4k")
+        }
+        #expect(throws: ChannelFollower.LookupError.unknownChannel("nope")) { try follower.servedMedia("nope", rendition: "720p") }
+    }
+}
