@@ -56,11 +56,10 @@ struct AuditController {
         let rendition = request.uri.queryParameters["rendition"].map(String.init)
         let multivariant = request.uri.queryParameters["multivariant"] != nil
         let store = store
-        // Reads and folds the whole log: one of the audit reads, on their own threads.
+        // Reads and folds the log from its latest checkpoint in effect at `at` (migration 0007): one of the audit reads.
         return try await auditReads.run {
             do {
-                let events = try await Replay.events(channel, from: store)
-                let text = try Replay.playlist(channel, events, at: at, rendition: rendition, multivariant: multivariant)
+                let text = try await Replay.playlist(channel, store: store, at: at, rendition: rendition, multivariant: multivariant)
                 var response = Responses.playlist(text, maxAge: 31_536_000)
                 response.headers[.cuelineTick] = at.iso8601
                 return response

@@ -12,8 +12,6 @@ public struct URITemplate: Hashable, Sendable {
     }
 
     let parts: [Part]
-    /// Bytes of the literal parts (to reserve the output once).
-    let literalBytes: Int
 
     public init(_ template: String, substitutions: [String: String] = [:]) {
         var parts: [Part] = []
@@ -43,17 +41,13 @@ public struct URITemplate: Hashable, Sendable {
         literal += rest
         flush()
         self.parts = parts
-        literalBytes = parts.reduce(0) { total, part in
-            if case .literal(let text) = part { return total + text.utf8.count }
-            return total
-        }
     }
 
     /// The URI of segment `n`.
     public func expand(_ n: Int64) -> String {
         if parts.count == 1, case .literal(let text) = parts[0] { return text }
+        // No reserved capacity: a URI of up to 15 bytes stays inline in the String, without an allocation.
         var out = ""
-        out.reserveCapacity(literalBytes + 20 * parts.count)
         for part in parts {
             switch part {
             case .literal(let text): out += text
