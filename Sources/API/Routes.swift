@@ -42,6 +42,7 @@ public enum Routes {
         SCTE35Controller(executor: executor, follower: follower).addRoutes(to: authenticated)
         AuditController(follower: follower, store: handler.store, eventStreams: eventStreams, auditReads: auditReads)
             .addRoutes(to: authenticated)
+        RefusalController(follower: follower, refusals: handler.refusals).addRoutes(to: authenticated)  // issue 15
         ConsoleController(access: access).addRoutes(to: router)  // the operator console at /console (issue 15)
         return router
     }

@@ -55,7 +55,7 @@ public enum CommandError: Error, Sendable, CustomStringConvertible {
 public struct CommandHandler: Sendable {
     public let store: any EventStore
     /// Where refused commands are recorded for the audit trail (nil: not recorded).
-    let refusals: (any RefusalStore)?
+    public let refusals: (any RefusalStore)?
     let clock: @Sendable () -> Timestamp
     let logger: Logger
     /// A known state of a channel to start from (the follower's), so a command reads only newer events.

@@ -98,7 +98,7 @@ struct APIFixture {
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         self.follower = follower
         handler = CommandHandler(
-            store: store, clock: clock.read, knownState: { follower.followedState(of: $0) },
+            store: store, refusals: InMemoryRefusalStore(), clock: clock.read, knownState: { follower.followedState(of: $0) },
             assets: AssetPlaylists(fetch: assets.fetch, timeToLive: .zero))
         tokenCache = TokenCache(directory: tokens, refreshInterval: .milliseconds(50), missReloadInterval: .zero)
         _ = try await handler.handle(.createChannel(Self.config("demo")), channel: "demo", context: Self.context())

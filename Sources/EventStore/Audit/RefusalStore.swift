@@ -1,3 +1,4 @@
+import Foundation
 import HLS
 import Postgres
 import Synchronization
@@ -13,6 +14,25 @@ public protocol RefusalStore: Sendable {
 
     /// A channel's refused commands in decision order.
     func refusals(of channel: String) async throws -> [Refusal]
+
+    /// One page of a channel's refused commands in the order they were recorded: those recorded after the cursor
+    /// `after` (0: from the first), at most `limit`, and only those naming the break `breakID` when it is given (the
+    /// `id` of the command's stored request, see ``Refusal/breakID``). The page's `next` is the cursor of its last
+    /// refusal (the `after` of the next page), nil when the page is empty. Returns at most `limit` refusals: a
+    /// channel with many refusals is read a page at a time.
+    func refusals(of channel: String, breakID: String?, after: Int64, limit: Int) async throws -> RefusalBatch
+}
+
+/// A page of refusals read by ``RefusalStore/refusals(of:breakID:after:limit:)``.
+public struct RefusalBatch: Sendable, Hashable {
+    public var refusals: [Refusal]
+    /// The cursor of the last refusal in the page (its row id in the database), nil when the page is empty.
+    public var next: Int64?
+
+    public init(refusals: [Refusal], next: Int64?) {
+        self.refusals = refusals
+        self.next = next
+    }
 }
 
 /// A command that was refused: kept for the audit trail, never part of the schedule.
@@ -38,6 +58,17 @@ public struct Refusal: Sendable, Hashable, Codable {
         self.reason = reason
         self.decidedAt = decidedAt
     }
+
+    /// The break the refused command named: the `id` of its request (`{"cancelBreak":{"id":…}}`,
+    /// `{"placeBreak":{"_0":{"id":…}}}`…); nil for a command that names none (`cancelCurrentEvent`) or a request
+    /// that is not such JSON. The PostgreSQL store filters on the same two paths.
+    public var breakID: String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(request.utf8)) as? [String: Any], object.count == 1,
+            let body = object.values.first as? [String: Any]
+        else { return nil }
+        if let id = body["id"] as? String { return id }
+        return (body["_0"] as? [String: Any])?["id"] as? String
+    }
 }
 
 /// Refusals in memory, for tests and in-process servers.
@@ -54,6 +85,23 @@ public final class InMemoryRefusalStore: RefusalStore {
         // Stable: refusals decided at the same instant stay in the order recorded, as the database's id orders them.
         refused.withLock { $0.filter { $0.channel == channel } }.enumerated()
             .sorted { ($0.element.decidedAt, $0.offset) < ($1.element.decidedAt, $1.offset) }.map(\.element)
+    }
+
+    /// The cursor of a refusal is its position in the order recorded, from 1.
+    public func refusals(of channel: String, breakID: String?, after: Int64, limit: Int) -> RefusalBatch {
+        refused.withLock { all in
+            var page: [Refusal] = []
+            var next: Int64?
+            var index = Int(clamping: max(0, after))
+            while index < all.count && page.count < limit {
+                let refusal = all[index]
+                index += 1
+                guard refusal.channel == channel, breakID == nil || refusal.breakID == breakID else { continue }
+                page.append(refusal)
+                next = Int64(index)
+            }
+            return RefusalBatch(refusals: page, next: next)
+        }
     }
 }
 
@@ -93,6 +141,36 @@ public struct PostgresRefusalStore: RefusalStore {
                         request: try row.string(3, "request"), actor: try row.string(4, "actor"), source: try row.string(5, "source"),
                         reason: try row.string(6, "reason"), decidedAt: Timestamp(milliseconds: try row.int64(7, "decided_at")))
                 }
+            }
+        }
+    }
+
+    /// The cursor is the row id (index `cueline_refusals_channel_id`, Migrations/0008). The break filter reads the
+    /// stored request's `id` on the same two paths as ``Refusal/breakID``, the id a bound parameter.
+    public func refusals(of channel: String, breakID: String?, after: Int64, limit: Int) async throws -> RefusalBatch {
+        let limit = Int64(max(0, limit))
+        return try await StoreErrors.map {
+            try await pool.withConnection { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT id, channel, command_id, command, request, actor, source, reason, \
+                    floor(extract(epoch FROM decided_at) * 1000)::bigint FROM cueline_refusals \
+                    WHERE channel = \(channel) AND id > \(after) AND isfinite(decided_at) \
+                    AND (\(breakID)::text IS NULL \
+                    OR jsonb_path_exists(request::jsonb, '$.*.id ? (@ == $id)', jsonb_build_object('id', \(breakID)::text)) \
+                    OR jsonb_path_exists(request::jsonb, '$.*._0.id ? (@ == $id)', jsonb_build_object('id', \(breakID)::text))) \
+                    ORDER BY id LIMIT \(limit)
+                    """
+                ).rows
+                var next: Int64?
+                let refusals = try rows.map { row in
+                    next = try row.int64(0, "id")
+                    return Refusal(
+                        channel: try row.string(1, "channel"), commandID: try row.string(2, "command_id"), command: try row.string(3, "command"),
+                        request: try row.string(4, "request"), actor: try row.string(5, "actor"), source: try row.string(6, "source"),
+                        reason: try row.string(7, "reason"), decidedAt: Timestamp(milliseconds: try row.int64(8, "decided_at")))
+                }
+                return RefusalBatch(refusals: refusals, next: next)
             }
         }
     }
