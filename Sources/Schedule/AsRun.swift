@@ -28,6 +28,13 @@ public struct AsRunEntry: Hashable, Sendable, Codable {
     /// `cancel-break` (withdrawn ahead of air) or `cancel-current (before its first segment was served)`: ended by
     /// `event cancel-current` after its start on the clock, but before any published segment held it.
     public var cancelledHow: String?
+
+    /// `breakId`, so that the wire's `break_id` (snake_case of either spelling) reads back into `breakID`.
+    enum CodingKeys: String, CodingKey {
+        case breakID = "breakId"
+        case status, plannedStart, plannedDuration, actualStart, actualEnd, airedDuration, asset, placedBy, placedVia, placedAt
+        case endedEarlyBy, endedEarlyVia, endedEarlyAt, endedEarlyHow, cancelledBy, cancelledVia, cancelledAt, cancelledHow
+    }
 }
 
 public struct AsRunTotals: Hashable, Sendable, Codable {

@@ -1,7 +1,7 @@
 import Schedule
 
-/// `GET /channels/{channel}/as-run`: what aired. Encoded only (its entries' `breakID` reads back as `breakId`).
-public struct AsRunReport: Encodable, Sendable {
+/// `GET /channels/{channel}/as-run`: what aired.
+public struct AsRunReport: Codable, Sendable, Hashable {
     public var channel: String
     public var entries: [AsRunEntry]
     public var totals: AsRunTotals

@@ -52,6 +52,7 @@ struct ChannelCommand: AsyncParsableCommand {
         @OptionGroup var options: CommandOptions
 
         func run() async throws {
+            try options.requireDatabase(for: "channel update-renditions")
             let store = try await openStore(database)
             let relay = try await ChannelLoader.load(id.rawValue, from: store).config.map { $0.source != .clock } ?? false
             let renditions = try renditionOptions.renditions(relay: relay)
@@ -111,6 +112,7 @@ struct ChannelCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
+            try options.requireDatabase(for: "channel create")
             let renditions = try renditionOptions.renditions(relay: relay != nil)
             let now = wallClock()
             let defaultEpoch = now.adding(milliseconds: -Int64(window) * segmentDuration.milliseconds)

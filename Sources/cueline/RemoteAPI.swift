@@ -1,5 +1,6 @@
 import API
 import Foundation
+import HLS
 import Schedule
 import Wire
 
@@ -98,6 +99,14 @@ struct RemoteAPI {
         let answer = try await send("GET", "/channels/\(channel)/schedule")
         guard answer.status == 200 else { throw Self.failure(answer) }
         return try Self.decode(ScheduleView.self, answer)
+    }
+
+    /// `GET /channels/{channel}/as-run` as JSON.
+    func asRun(_ channel: String, from: Timestamp?, to: Timestamp?) async throws -> AsRunReport {
+        let query = [from.map { "from=\($0.iso8601)" }, to.map { "to=\($0.iso8601)" }].compactMap { $0 }.joined(separator: "&")
+        let answer = try await send("GET", "/channels/\(channel)/as-run" + (query.isEmpty ? "" : "?" + query))
+        guard answer.status == 200 else { throw Self.failure(answer) }
+        return try Self.decode(AsRunReport.self, answer)
     }
 
     private static func decode<T: Decodable>(_ type: T.Type, _ answer: Answer) throws -> T {

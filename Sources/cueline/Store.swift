@@ -41,6 +41,14 @@ struct CommandOptions: ParsableArguments {
         return RemoteAPI(server: server, token: token ?? environment["CUELINE_TOKEN"])
     }
 
+    /// Refuses `--server` (or CUELINE_SERVER) for a command the HTTP API does not take (channel create and
+    /// update-renditions: channels are set up against the database), before anything is read: exit 2.
+    func requireDatabase(for command: String) throws {
+        guard remote == nil else {
+            throw CLIError(message: "\(command) needs the database; leave out --server (and unset CUELINE_SERVER)", exitCode: ExitStatus.usage)
+        }
+    }
+
     func context() -> CommandContext {
         CommandContext(
             commandID: commandID ?? UUID().uuidString.lowercased(),

@@ -71,17 +71,31 @@ struct LocalRemoteParityTests {
             (#""(decided_at|placed_at|ended_early_at|cancelled_at|live_edge)" : "[^"]*""#, #""$1" : "…""#),
             (#""hash" : "[0-9a-f]*""#, #""hash" : "…""#),
             (#""position" : [0-9]+"#, #""position" : …"#),
-            (#""(source|placed_via)" : "(cli|http)""#, #""$1" : "…""#),
+            (#""(source|placed_via|ended_early_via|cancelled_via)" : "(cli|http)""#, #""$1" : "…""#),
             (#""command_id" : "[^"]*""#, #""command_id" : "…""#),
             (#"live edge [0-9T:.Z-]+"#, "live edge …"),
         ]
 
         static func mask(_ text: String, channel: String) -> String {
-            var masked = text.replacingOccurrences(of: channel, with: "CHANNEL")
+            var masked = maskCSV(text.replacingOccurrences(of: channel, with: "CHANNEL"))
             for (pattern, replacement) in masks {
                 masked = masked.replacingOccurrences(of: pattern, with: replacement, options: .regularExpression)
             }
             return masked
+        }
+
+        /// The as-run CSV: the columns of when a command was decided and through which door (`*_at`, `*_via`).
+        static func maskCSV(_ text: String) -> String {
+            // By UTF-16 code unit: "\r\n" (the CSV's line end) is one Swift Character, which "\n" does not split.
+            var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+            guard let header = lines.first, header.hasPrefix("break_id,") else { return text }
+            let names = header.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+            let masked = Set(names.indices.filter { names[$0].hasSuffix("_at") || names[$0].hasSuffix("_via") })
+            for index in lines.indices.dropFirst() where !lines[index].isEmpty {
+                let cells = lines[index].utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+                lines[index] = cells.indices.map { masked.contains($0) && !cells[$0].isEmpty ? "…" : cells[$0] }.joined(separator: ",")
+            }
+            return lines.joined(separator: "\n")
         }
 
         var description: String { "exit \(status)\n\(stdout)\(stderr)" }
@@ -172,6 +186,33 @@ struct LocalRemoteParityTests {
         #expect(schedule.stdout.contains(#""ended_early_how" : "cancel-current""#), "\(schedule.stdout)")
         let table = try both(setup, json: false, ["schedule", "CHANNEL"], expectStatus: 0)
         #expect(table.stdout.contains("15.000s"), "\(table.stdout)")
+        // The as-run, as CSV and as the API's JSON, with and without a window; an unknown channel.
+        let csv = try both(setup, json: false, ["as-run", "CHANNEL"], expectStatus: 0)
+        #expect(csv.stdout.hasPrefix("break_id,") && csv.stdout.contains("\na,on-air,") && csv.stdout.contains(",…,"), "\(csv.stdout)")
+        let report = try both(setup, json: false, ["as-run", "CHANNEL", "--format", "json", "--from", onAir.text, "--to", later.text], expectStatus: 0)
+        #expect(report.stdout.contains(#""break_id" : "a""#) && !report.stdout.contains(#""break_id" : "b""#), "\(report.stdout)")
+        try both(setup, json: false, ["as-run", "CHANNEL", "--format", "json"], expectStatus: 0)
+        try both(setup, json: false, ["as-run", "no-such-channel"], expectStatus: 1)
+    }
+
+    @Test("channel create and update-renditions have no --server: a clear usage error, text and --json, and nothing is written")
+    func channelCommandsNeedTheDatabase() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        for json in [false, true] {
+            for arguments in [
+                ["channel", "create", "made-remotely", "--segment-duration", "4", "--window", "6", "--rendition", "720p,1000000,720p/seg{n}.ts"],
+                ["channel", "update-renditions", setup.text.api, "--rendition", "360p,500000,360p/seg{n}.ts"],
+            ] {
+                let refused = try setup.remote.run(arguments + (json ? ["--json"] : []))
+                #expect(refused.status == 2 && refused.stdout.isEmpty, "\(arguments): \(refused.stdout)\(refused.stderr)")
+                #expect(refused.stderr.contains("needs the database; leave out --server"), "\(refused.stderr)")
+            }
+        }
+        let missing = try setup.local.run(["schedule", "made-remotely"])
+        #expect(missing.status == 1 && missing.stderr.contains("does not exist"), "\(missing.stderr)")
+        let unchanged = try setup.local.run(["schedule", setup.text.api, "--json"])
+        #expect(unchanged.status == 0 && unchanged.stdout.contains(#""version" : 1"#), "\(unchanged.stdout)")
     }
 
     @Test("the JSON of both paths is the API's: snake_case keys, an object for the schedule")
