@@ -34,11 +34,9 @@ struct AsRunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
         let report: AsRunReport
-        if let server = server ?? environment["CUELINE_SERVER"] {
-            report = try await RemoteAPI(server: server, token: token ?? environment["CUELINE_TOKEN"])
-                .asRun(channel, from: from?.timestamp, to: to?.timestamp)
+        if let remote = RemoteAPI.configured(server: server, token: token) {
+            report = try await remote.asRun(channel, from: from?.timestamp, to: to?.timestamp)
         } else {
             let store = try await openStore(database)
             let state = try await ChannelLoader.load(channel, from: store)

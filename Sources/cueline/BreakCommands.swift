@@ -209,10 +209,9 @@ struct ScheduleCommandLine: AsyncParsableCommand {
     var token: String?
 
     func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
         let view: ScheduleView
-        if let server = server ?? environment["CUELINE_SERVER"] {
-            view = try await RemoteAPI(server: server, token: token ?? environment["CUELINE_TOKEN"]).schedule(channel)
+        if let remote = RemoteAPI.configured(server: server, token: token) {
+            view = try await remote.schedule(channel)
         } else {
             let store = try await openStore(database)
             // The follower's form (aired breaks leave ~10 minutes after they end), so both paths list the same breaks.

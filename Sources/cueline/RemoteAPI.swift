@@ -16,6 +16,13 @@ struct RemoteAPI {
     var server: String
     var token: String?
 
+    /// The API of `--server` (else CUELINE_SERVER) with `--token` (else CUELINE_TOKEN); nil for the database path.
+    static func configured(server: String?, token: String?) -> RemoteAPI? {
+        let environment = ProcessInfo.processInfo.environment
+        guard let server = server ?? environment["CUELINE_SERVER"] else { return nil }
+        return RemoteAPI(server: server, token: token ?? environment["CUELINE_TOKEN"])
+    }
+
     struct Answer {
         var status: Int
         var body: Data

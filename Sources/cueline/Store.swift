@@ -35,11 +35,7 @@ struct CommandOptions: ParsableArguments {
     }
 
     /// The remote API when `--server` or CUELINE_SERVER is given.
-    var remote: RemoteAPI? {
-        let environment = ProcessInfo.processInfo.environment
-        guard let server = server ?? environment["CUELINE_SERVER"] else { return nil }
-        return RemoteAPI(server: server, token: token ?? environment["CUELINE_TOKEN"])
-    }
+    var remote: RemoteAPI? { RemoteAPI.configured(server: server, token: token) }
 
     /// Refuses `--server` (or CUELINE_SERVER) for a command the HTTP API does not take (channel create and
     /// update-renditions: channels are set up against the database), before anything is read: exit 2.
