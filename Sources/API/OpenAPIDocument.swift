@@ -166,6 +166,14 @@ public enum OpenAPIDocument {
           "429": { "description": "The token already has its most event streams open; retry after Retry-After seconds", "headers": { "Retry-After": { "schema": { "type": "integer" } } } },
           "503": { "description": "The instance serves its most event streams or audit reads (or the log is unreachable); retry after Retry-After seconds", "headers": { "Retry-After": { "schema": { "type": "integer" } } } } } }
     },
+    "/channels/{channel}/refusals": {
+      "get": { "summary": "The channel's refused commands (who, when, which door, why not), a page at a time in the order recorded", "description": "Commands the schedule refused (a break that does not exist or already ended…), kept for the audit trail apart from the log. `next` is the cursor of the last refusal in the page, the `after` of the next page; absent when the page is empty. With `break`, only refusals whose request named that break.",
+        "security": [{ "token": [] }],
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "after", "in": "query", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }, { "name": "limit", "in": "query", "description": "100 by default", "schema": { "type": "integer", "minimum": 1, "maximum": 1000 } }, { "name": "break", "in": "query", "schema": { "$ref": "#/components/schemas/Identifier" } }],
+        "responses": { "200": { "description": "A page", "content": { "application/json": { "schema": { "type": "object", "required": ["channel", "refusals"], "properties": { "channel": { "type": "string" }, "break_id": { "type": "string" }, "next": { "type": "integer" },
+            "refusals": { "type": "array", "items": { "type": "object", "required": ["command", "command_id", "request", "actor", "source", "reason", "decided_at"], "properties": { "command": { "type": "string" }, "command_id": { "type": "string" }, "break_id": { "type": "string" }, "request": { "type": "string", "description": "the canonical request, JSON" }, "actor": { "type": "string" }, "source": { "type": "string" }, "reason": { "type": "string" }, "decided_at": { "$ref": "#/components/schemas/Instant" } } } } } } } } },
+          "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/Unavailable" } } }
+    },
     "/channels/{channel}/commands": {
       "post": { "summary": "Append a schedule command", "security": [{ "token": [] }],
         "parameters": [{ "$ref": "#/components/parameters/channel" }, { "$ref": "#/components/parameters/idempotencyKey" }, { "$ref": "#/components/parameters/ifMatch" }],

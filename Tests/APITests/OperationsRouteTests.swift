@@ -150,7 +150,7 @@ struct DocumentedRoutesTests {
         let fixture = try await APIFixture()
         let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
-        #expect(paths.count == 16)
+        #expect(paths.count == 17)  // + /channels/{channel}/refusals (issue 15)
         let routes = paths.map { ($0.key, Array($0.value.keys)) }
         try await fixture.test(metrics: { "" }) { [fixture] client in
             for (template, methods) in routes {
