@@ -387,16 +387,21 @@ extension PlaylistRenderer {
         if let skip = playlist.skip {
             for id in skip.recentlyRemovedDateRanges { total &+= id.utf8.count &+ 1 }
         }
-        for index in playlist.segments.indices {
-            total &+= estimate(playlist.segments[index])
+        // In place, as `write` walks them: `segments[index]` would copy each segment (and its tags) out first.
+        playlist.segments.withUnsafeBufferPointer { segments in
+            for index in segments.indices { total &+= estimate(segments[index]) }
         }
-        for index in playlist.trailingTags.indices { total &+= estimate(playlist.trailingTags[index]) }
+        playlist.trailingTags.withUnsafeBufferPointer { tags in
+            for index in tags.indices { total &+= estimate(tags[index]) }
+        }
         return total
     }
 
     private static func estimate(_ segment: borrowing Segment) -> Int {
         var total = 12 &+ numberBytes &+ segment.title.utf8.count &+ segment.uri.utf8.count
-        for index in segment.tags.indices { total &+= estimate(segment.tags[index]) }
+        segment.tags.withUnsafeBufferPointer { tags in
+            for index in tags.indices { total &+= estimate(tags[index]) }
+        }
         return total
     }
 
