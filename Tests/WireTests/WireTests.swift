@@ -177,6 +177,16 @@ struct WireTests {
         #expect(try Self.properties("Error") == Self.keys(ErrorBody(error: "e", field: "f")))
     }
 
+    @Test("hex is written by one function: two digits a byte, lower case unless asked, HexBytes as 0x and upper case")
+    func hex() {
+        let bytes: [UInt8] = [0x00, 0x0F, 0xAB, 0x10, 0xFF]
+        #expect(hexDigits(bytes) == "000fab10ff")
+        #expect(hexDigits(bytes, uppercase: true) == "000FAB10FF")
+        #expect(hexDigits([UInt8]()) == "")
+        #expect(HexBytes(bytes).description == "0x000FAB10FF")
+        #expect(HexBytes(hex: HexBytes(bytes).description)?.bytes == bytes)
+    }
+
     @Test("the OpenAPI document's enums and identifier pattern come from the types")
     func openAPIEnums() throws {
         let schemas = try Self.schemas()
