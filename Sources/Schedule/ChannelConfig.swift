@@ -115,7 +115,7 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
 
     /// Checks every field; `needsTemplate` for clock channels, whose segment URIs come from the template.
     public func validate(needsTemplate: Bool) throws(ScheduleError) {
-        guard isIdentifier(name) else {
+        guard Identifier.isValid(name) else {
             throw .invalidField("rendition", "name \(name.debugDescription.escapingControlCharacters) must be \(Identifier.rule)")
         }
         guard (1...1_000_000_000_000).contains(bandwidth) else {
@@ -188,9 +188,4 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
         }
         return out + rest
     }
-}
-
-/// Whether `text` follows the one identifier rule (`Identifier.pattern`).
-public func isIdentifier(_ text: String) -> Bool {
-    Identifier.isValid(text)
 }

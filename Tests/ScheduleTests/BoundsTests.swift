@@ -38,7 +38,7 @@ struct BoundsTests {
     func identifierRule(text: String, valid: Bool) {
         #expect(Identifier.isValid(text) == valid)
         #expect((Identifier(text) != nil) == valid)
-        #expect(isIdentifier(text) == valid)
+        #expect(Identifier.isValid(text) == valid)
     }
 
     @Test("token names follow the identifier rule and may hold dots")
