@@ -1,4 +1,5 @@
 import EventStore
+import Foundation
 import HLS
 import Logging
 import Metrics
@@ -75,6 +76,10 @@ public final class ChannelFollower: Service, Sendable {
         /// a command's events during its effect delay). Nothing older is kept: memory does not grow with the log.
         var pending: [RecordedScheduleEvent] = []
         var rendered: Rendered?
+        /// The window of the next boundary, rendered ahead for exactly that instant (`tick` = the boundary) and not
+        /// served before it: `prepare` publishes it once a tick at or past the boundary is served, if the schedule in
+        /// effect then is the one it was rendered from (else a late command changed it and it is rendered again).
+        var ahead: Rendered?
         var lastTick = Timestamp(milliseconds: .min)
         /// Relay channels: the latest upstream playlist of each rendition, and a counter of their changes.
         var upstreams: [String: MediaPlaylist] = [:]
@@ -278,6 +283,11 @@ public final class ChannelFollower: Service, Sendable {
         let rendered = Counter(label: "cueline_ticks_rendered_total")
         let lateness = Timer(label: "cueline_tick_lateness_seconds", preferredDisplayUnit: .seconds)
         var queue = BoundaryQueue()
+        // When to render each channel's next window ahead (half a segment before its boundary, at most 3 s), and
+        // the boundary it is for.
+        var aheadQueue = BoundaryQueue()
+        var aheadBoundary: [String: Timestamp] = [:]
+        let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
         var queued: Set<String> = []
         var knownChannels = -1
         var lastScan = clock()
@@ -324,7 +334,31 @@ public final class ChannelFollower: Service, Sendable {
                     }
                     lastRendered[id] = completed
                 }
-                queue.push(timeline.nextBoundary(after: now), id)
+                let next = timeline.nextBoundary(after: now)
+                queue.push(next, id)
+                // A channel is in the ahead queue once: a newer boundary replaces the one it waits for.
+                if aheadBoundary.updateValue(next, forKey: id) == nil {
+                    let lead = min(3000, config.segmentDurationMilliseconds / 2)
+                    aheadQueue.push(max(now, next.adding(milliseconds: -lead)), id)
+                }
+            }
+            // Windows of the coming boundaries, rendered ahead on every core; published when their boundary is served.
+            var dueAhead: [(String, Timestamp)] = []
+            let aheadNow = clock()
+            while let (due, id) = aheadQueue.first, due <= aheadNow {
+                aheadQueue.pop()
+                if let boundary = aheadBoundary.removeValue(forKey: id) { dueAhead.append((id, boundary)) }
+            }
+            if dueAhead.count < 64 || cores == 1 {
+                for (id, boundary) in dueAhead { renderAhead(id, boundary: boundary) }
+            } else {
+                let chunk = (dueAhead.count + cores - 1) / cores
+                await withTaskGroup(of: Void.self) { group in
+                    for start in stride(from: 0, to: dueAhead.count, by: chunk) {
+                        let part = dueAhead[start..<min(dueAhead.count, start + chunk)]
+                        group.addTask { for (id, boundary) in part { self.renderAhead(id, boundary: boundary) } }
+                    }
+                }
             }
             if !samples.isEmpty, let sampleStore = self.samples {
                 do {
@@ -333,9 +367,36 @@ public final class ChannelFollower: Service, Sendable {
                     logger.warning("could not record render samples", metadata: ["error": "\(error)"])
                 }
             }
-            let next = min(queue.first?.0 ?? now.adding(milliseconds: 1000), now.adding(milliseconds: 1000))
+            let next = min(queue.first?.0 ?? now.adding(milliseconds: 1000), aheadQueue.first?.0 ?? now.adding(milliseconds: 1000), now.adding(milliseconds: 1000))
             // A boundary that has passed on the wall clock but not yet in the known log: look again shortly.
             try await Task.sleep(for: .milliseconds(min(1000, max(2, next.milliseconds(since: clock())))))
+        }
+    }
+
+    /// Renders a clock channel's window for the boundary `boundary` ahead of it, from the schedule in effect at that
+    /// instant as far as it is known now, and keeps it aside until a tick at or past the boundary is served. Returns
+    /// whether it rendered (false: the channel is gone, not a clock channel, already past that boundary, or rendered
+    /// ahead already from the same schedule). A command folded later that takes effect at or before the boundary
+    /// changes the version in effect there, and that window is then rendered again when served.
+    @discardableResult
+    package func renderAhead(_ channel: String, boundary: Timestamp) -> Bool {
+        let snapshot: (ChannelConfig, ChannelState, Int64)? = shared.withLock { shared in
+            guard let entry = shared.channels[channel], entry.lastTick < boundary else { return nil }
+            let inEffect = entry.inEffect(at: boundary)
+            guard let config = inEffect.config, config.source == .clock else { return nil }
+            let completed = Timeline(config).completedSegments(at: boundary)
+            if let ahead = entry.ahead, ahead.completedSegments == completed, ahead.version == inEffect.version { return nil }
+            if let current = entry.rendered, current.completedSegments == completed, current.version == inEffect.version { return nil }
+            return (config, inEffect, completed)
+        }
+        guard let (config, inEffect, completed) = snapshot else { return false }
+        guard var rendered = try? Self.render(config: config, state: inEffect, tick: boundary) else { return false }
+        rendered.completedSegments = completed
+        return shared.withLock { shared in
+            // Served past the boundary meanwhile (a request rendered it): nothing to keep.
+            guard let entry = shared.channels[channel], entry.lastTick < boundary else { return false }
+            shared.channels[channel]!.ahead = rendered
+            return true
         }
     }
 
@@ -480,6 +541,12 @@ extension ChannelFollower.Entry {
         let completed = config.source == .clock ? Timeline(config).completedSegments(at: tick) : upstreamGeneration
         if let cached = rendered, cached.completedSegments == completed, cached.version == inEffect.version {
             return .cached(cached)
+        }
+        if let ahead, ahead.completedSegments == completed, ahead.version == inEffect.version, ahead.tick <= tick {
+            // Rendered ahead for this window from this schedule: published now (the swap), not rendered again.
+            rendered = ahead
+            self.ahead = nil
+            return .cached(ahead)
         }
         return .render(config: config, state: inEffect, tick: tick, completed: completed, upstreams: upstreams)
     }
