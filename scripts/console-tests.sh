@@ -2,7 +2,8 @@
 # Acceptance tests of the operator console (/console, issue 15) in headless Chromium, driven over the DevTools
 # protocol (scripts/console_tests.py; Python's standard library only): sign in, place a break, watch it go on air,
 # end it early from a second console, the limit on the timeline, the as-run row, two consoles seeing each other's
-# commands within 1 s, a stale If-Match showing the conflict, a viewer token without controls, tablet size.
+# commands within 1 s, a stale If-Match showing the conflict, a refused cancel in the break's trail, a lost and a
+# silent (stale) event stream recovering, a viewer token without controls, tablet size.
 # One server (port 18555 or the next free one), one throwaway PostgreSQL, the demo media; about a minute once built.
 # The player pane gets hls.js 1.6.15 as the player scenarios do (hlsjs_probe_setup) when it can be had; the console
 # is tested without it otherwise.

@@ -174,7 +174,8 @@ class Page:
 
 class Proxy:
     """A TCP relay to the server for the second console: `down()` cuts every connection and refuses new ones (a
-    network loss), `up()` ends it. It keeps the head of each request it relays (to see what a reconnect sent)."""
+    network loss), `up()` ends it; `hold()` keeps connections open but lets nothing from the server through (a link
+    gone silent), `release()` ends that. It keeps the head of each request it relays (to see what a reconnect sent)."""
 
     def __init__(self, target_host, target_port):
         import socket
@@ -183,6 +184,7 @@ class Proxy:
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.open = True
+        self.held = False
         self.connections = []
         self.heads = []
         self.lock = threading.Lock()
@@ -213,6 +215,8 @@ class Proxy:
                 if request and data[:4] in (b"GET ", b"POST", b"HEAD"):  # a request's head (keep-alive: not only the first)
                     with self.lock:
                         self.heads.append(data.split(b"\r\n\r\n", 1)[0].decode("latin-1"))
+                while self.held and not request:
+                    time.sleep(0.05)
                 sink.sendall(data)
         except OSError:
             pass
@@ -236,6 +240,12 @@ class Proxy:
 
     def up(self):
         self.open = True
+
+    def hold(self):
+        self.held = True
+
+    def release(self):
+        self.held = False
 
 
 def block(channel_break, state=None):
@@ -382,7 +392,19 @@ def main():
         second.wait(block(b2), 10, "the fresh timeline on the second console")
         check(not second.js(block(b3)) and not first.js(block(b3)), "the refused break was not placed")
 
-        # 7. Keyboard: a focused block keeps the focus while the timeline re-renders, and Enter opens its details.
+        # 7. A refused attempt: the 409 of a stale If-Match is not a decision of the schedule (nothing was decided
+        # on the version the operator saw) and is not recorded as a refusal; cancelling a break that already ended is
+        # refused by the schedule and recorded. The first console's cancel list still offers brk-1 (as a list read
+        # before it ended would): the answer is an error, and brk-1's trail shows the refused attempt.
+        first.js(f"(() => {{ const s = document.getElementById('cancel-break'); const o = document.createElement('option');"
+                 f" o.value = o.textContent = {json.dumps(b1)}; s.append(o); s.value = {json.dumps(b1)}; }})()")
+        first.js("document.getElementById('command-result').dataset.kind = ''")
+        first.click('#cancel-form button[type="submit"]')
+        first.wait("['ok', 'error', 'conflict'].includes(document.getElementById('command-result').dataset.kind)", 10, "the cancel's answer")
+        check(first.js("document.getElementById('command-result').dataset.kind") == "error",
+              "cancelling the ended break is refused: " + first.js("document.getElementById('command-result').textContent"))
+
+        # 8. Keyboard: a focused block keeps the focus while the timeline re-renders, and Enter opens its details.
         first.js(f"document.querySelector('#timeline .brk[data-break-id=\"{b1}\"]').focus()")
         time.sleep(2.5)  # at least one re-render (once a segment)
         check(first.js("document.activeElement.dataset.breakId") == b1, "a focused break block keeps the focus across re-renders")
@@ -390,9 +412,17 @@ def main():
         trail = first.wait("(() => { const d = document.getElementById('break-detail');"
                            " return !d.hidden && d.querySelectorAll('.trail li').length >= 2 && d.textContent; })()", 10, "the break's details")
         check("BreakPlaced" in trail and "by console-desk-b" in trail, "Enter on a block opens its as-run and log trail")
+        refused = first.wait("(() => { const l = document.querySelector('#break-detail .refusals');"
+                             " return l && l.textContent.includes('refused:') && l.textContent; })()", 10, "the refused attempts")
+        check("cancel-break by console-desk-a via http refused:" in refused,
+              f"the break's trail lists the refused cancel: who, when, which door, why ({refused[:200]!r})")
+        page = first.js(f"import('/console/api.js').then((api) => api.getJSON('/channels/{channel}/refusals?limit=1000'))")
+        commands = [(r["command"], r.get("break_id")) for r in page["refusals"]]
+        check(("cancel-break", b1) in commands and not any(b == b3 for _, b in commands),
+              f"the channel's refusals hold the cancel and not the stale If-Match's place (a 409 decides nothing) ({commands})")
         first.shot(os.path.join(a.out, "09-detail.png"), top=False)
 
-        # 8. A network loss: the second console says so, reconnects with Last-Event-ID and catches up.
+        # 9. A network loss: the second console says so, reconnects with Last-Event-ID and catches up.
         first.click("#zoom-out")  # −3 … +7 min: the next break is 150 s ahead
         second.click("#zoom-out")
         proxy.down()
@@ -420,7 +450,27 @@ def main():
         check(any(i.isdigit() and int(i) >= 4 for i in ids), f"the second console reconnected with Last-Event-ID ({ids})")
         check("cue_" not in "".join(h.split("\r\n", 1)[0] for h in proxy.heads), "no request line carries the token")
 
-        # 9. A viewer sees no controls; at tablet size nothing overflows.
+        # 10. A link gone silent: the relay holds the server's bytes (no events, no keep-alives) with the connection
+        # open; after 15 s the header says stale, and once bytes flow again it says live.
+        second.js("window.linkStates = []; new MutationObserver(() => window.linkStates.push("
+                  "[document.getElementById('link-state').dataset.state, document.getElementById('link-state').textContent]))"
+                  ".observe(document.getElementById('link-state'), { attributes: true, childList: true, subtree: true })")
+        held = time.monotonic()
+        proxy.hold()
+        second.wait("document.getElementById('link-state').dataset.state === 'stale'", 25, "the stale header")
+        silent = time.monotonic() - held
+        header = second.js("document.getElementById('link-state').textContent")
+        check(14 <= silent <= 20 and "stale" in header, f"the header says stale after {silent:.1f} s without news ({header!r})")
+        time.sleep(2)
+        check(second.js("document.getElementById('link-state').dataset.state") == "stale", "it stays stale while the link is silent")
+        shot(second, "11-stale.png")
+        proxy.release()
+        second.wait("document.getElementById('link-state').dataset.state === 'live'", 15, "live again after the silence")
+        states = [s for s, _ in second.js("window.linkStates")]
+        check("stale" in states and states[-1] == "live" and "reconnecting" not in states[states.index("stale"):],
+              f"the header goes stale, stays stale while it reconnects, then live again ({states})")
+
+        # 11. A viewer sees no controls; at tablet size nothing overflows.
         viewer = browser.page(f"{url}/console")
         sign_in(viewer, env["VIEWER"], channel)
         open_channel(viewer, channel)
@@ -428,12 +478,12 @@ def main():
                         " && !document.getElementById('place-form')"), "a viewer token gets no command controls")
         check(viewer.js("!document.getElementById('viewer-note').hidden"), "the viewer is told the schedule is read-only")
         check(viewer.js(block(b2)), "the viewer sees the timeline")
-        shot(viewer, "11-viewer.png")
+        shot(viewer, "12-viewer.png")
         viewer.size(820, 1180, mobile=True)
         time.sleep(0.5)
         viewer.js("window.dispatchEvent(new Event('resize'))")
         check(viewer.js("document.documentElement.scrollWidth <= window.innerWidth + 1"), "tablet size: no horizontal overflow")
-        shot(viewer, "12-tablet.png")
+        shot(viewer, "13-tablet.png")
 
         for name, page in (("first", first), ("second", second), ("viewer", viewer)):
             errors = page.exceptions()

@@ -53,7 +53,7 @@ export async function sendCommand(channel, command, { version, key }) {
 /// end up in logs and history. The stream is read with a ReadableStream reader and parsed here (id, event, data,
 /// retry, comments); after a network loss or the server's end of stream it reconnects with Last-Event-ID, the id
 /// of the last event it handled, so nothing is missed or repeated. `onState` gets 'live', 'stale' (no bytes for
-/// longer than three keep-alives) or 'reconnecting'.
+/// longer than three keep-alives; it stays stale while it reconnects, until bytes come again) or 'reconnecting'.
 export class EventStream {
   constructor(channel, lastEventId, { onEvent, onState }) {
     this.channel = channel;
@@ -100,7 +100,7 @@ export class EventStream {
         }
       }
       if (this.closed) return;
-      this.setState('reconnecting');
+      if (this.state !== 'stale') this.setState('reconnecting');
       await new Promise((resolve) => setTimeout(resolve, this.retry));
     }
   }

@@ -316,7 +316,7 @@ $('zoom-in').addEventListener('click', () => { app.zoom = Math.min(ZOOMS.length 
 $('zoom-out').addEventListener('click', () => { app.zoom = Math.max(0, app.zoom - 1); if (app.schedule) renderChannel(); });
 window.addEventListener('resize', () => { if (app.view === 'channel' && app.schedule) renderChannel(); });
 
-// ---- break detail: fields, as-run, the log's trail -------------------------------------------------------------
+// ---- break detail: fields, as-run, the log's trail, refused attempts ------------------------------------------
 
 function selectBreak(id) {
   app.selected = id;
@@ -338,11 +338,16 @@ async function renderDetail(focus) {
   asrun.textContent = entry ? `As-run: ${entry.status}, aired ${seconds(entry.aired_duration)} s of ${seconds(entry.planned_duration)} s` : 'As-run: no entry yet';
   const trail = document.createElement('ol');
   trail.className = 'trail';
+  // Commands the schedule refused that named this break (who, when, which door, why): GET …/refusals?break=.
+  const refusedTitle = document.createElement('h4');
+  refusedTitle.textContent = 'Refused attempts';
+  const refused = document.createElement('ol');
+  refused.className = 'trail refusals';
   const close = document.createElement('button');
   close.type = 'button';
   close.textContent = 'Close';
   close.addEventListener('click', () => { app.selected = null; box.hidden = true; renderChannel(); });
-  box.replaceChildren(title, fields, asrun, trail, close);
+  box.replaceChildren(title, fields, asrun, trail, refusedTitle, refused, close);
   if (focus) box.focus();
   try {
     const page = await getJSON(`/channels/${app.channel}/events?after=0&limit=1000`);
@@ -354,6 +359,29 @@ async function renderDetail(focus) {
     }));
   } catch (error) {
     trail.textContent = `The log cannot be read: ${error.message}`;
+  }
+  try {
+    // One page: the first 100 are enough at a glance (`cueline audit` reads them all).
+    const page = await getJSON(`/channels/${app.channel}/refusals?break=${encodeURIComponent(id)}&limit=100`);
+    const items = page.refusals;
+    if (items.length === 0) {
+      const li = document.createElement('li');
+      li.textContent = 'none';
+      refused.replaceChildren(li);
+    } else {
+      refused.replaceChildren(...items.map((r) => {
+        const li = document.createElement('li');
+        li.textContent = `${r.decided_at} ${r.command} by ${r.actor} via ${r.source} refused: ${r.reason}`;
+        return li;
+      }));
+      if (items.length === 100) {
+        const li = document.createElement('li');
+        li.textContent = 'more: see cueline audit';
+        refused.append(li);
+      }
+    }
+  } catch (error) {
+    refused.textContent = `The refused attempts cannot be read: ${error.message}`;
   }
 }
 
