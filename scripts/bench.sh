@@ -50,6 +50,11 @@ export CUELINE_MIGRATIONS=$PWD/Migrations
     echo '## scale'
     echo
     "$bin/cueline-scale-bench" 10000 30 2>/dev/null
+    echo
+    # The acceptance of issue 12: every boundary aligned (and epochs on 6 phases) while 200 clients poll.
+    "$bin/cueline-scale-bench" 10000 30 1 2>/dev/null
+    echo
+    "$bin/cueline-scale-bench" 10000 30 6 2>/dev/null
 } >"$out"
 
 port=$(free_port 18700)

@@ -1,7 +1,9 @@
 // How many channels one instance keeps on time: N clock channels x 3 renditions, 6 s segments, epochs spread over
 // a segment (as channels created at different times are), the follower's ticker rendering every channel at every
 // boundary. Lateness is what the ticker itself records (cueline_tick_lateness_seconds). The baseline is the same
-// run with 100 channels. Usage: cueline-scale-bench [channels] [seconds]
+// run with 100 channels. With `phases` P > 0 every epoch falls on one of P instants of the segment (1: all boundaries
+// aligned), and 200 in-process clients poll media playlists (servedMedia, the public GET's path) meanwhile.
+// Usage: cueline-scale-bench [channels] [seconds] [phases]
 import EventStore
 import Foundation
 import HLS
@@ -36,6 +38,8 @@ final class LatenessCapture: MetricsFactory, @unchecked Sendable {
     func destroyTimer(_ handler: any TimerHandler) {}
 }
 
+final class PollCount: Sendable { let value = Mutex(0) }
+
 func wallClock() -> Timestamp {
     Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
 }
@@ -56,7 +60,7 @@ struct Result {
     var memory: Double
 }
 
-func run(channels count: Int, seconds: Int, capture: LatenessCapture) async throws -> Result {
+func run(channels count: Int, seconds: Int, phases: Int, capture: LatenessCapture) async throws -> Result {
     let memoryBefore = residentMiB()
     let store = InMemoryEventStore()
     let handler = CommandHandler(store: store, clock: wallClock)
@@ -66,7 +70,7 @@ func run(channels count: Int, seconds: Int, capture: LatenessCapture) async thro
         let id = "ch\(index)"
         let config = ChannelConfig(
             id: id, segmentDurationMilliseconds: segment, windowSegments: 10,
-            epoch: start.adding(milliseconds: Int64(index) * segment / Int64(count)),
+            epoch: start.adding(milliseconds: phases > 0 ? Int64(index % phases) * segment / Int64(phases) : Int64(index) * segment / Int64(count)),
             renditions: ["1080p", "720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "https://cdn.example/\(id)/\($0)/seg{n}.ts") },
             source: .clock, publicBaseURL: "https://cueline.example")
         _ = try await handler.handle(.createChannel(config), channel: id, context: CommandContext(commandID: "c\(index)", actor: "bench", source: "bench"))
@@ -78,6 +82,22 @@ func run(channels count: Int, seconds: Int, capture: LatenessCapture) async thro
     let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: wallClock)
     try await follower.catchUp()
     let ticker = Task { try await follower.tickAtSegmentBoundaries() }
+    let polls = PollCount()
+    let pollers = phases == 0 ? nil : Task {
+        await withTaskGroup(of: Void.self) { group in
+            for client in 0..<200 {
+                group.addTask {
+                    var n = client
+                    while !Task.isCancelled {
+                        n = (n &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
+                        _ = try? follower.servedMedia("ch\(n % count)", rendition: "720p")
+                        polls.value.withLock { $0 += 1 }
+                        try? await Task.sleep(for: .milliseconds(10))
+                    }
+                }
+            }
+        }
+    }
     try await Task.sleep(for: .seconds(7))  // one segment of warm-up: every channel rendered once
     capture.samples.withLock { $0.removeAll() }
     try await Task.sleep(for: .seconds(seconds))
@@ -85,6 +105,9 @@ func run(channels count: Int, seconds: Int, capture: LatenessCapture) async thro
     let memory = residentMiB() - memoryBefore
     ticker.cancel()
     _ = await ticker.result
+    pollers?.cancel()
+    _ = await pollers?.value
+    if phases > 0 { print("  (\(count) channels: \(polls.value.withLock { $0 } / (seconds + 7)) polls/s by 200 clients)") }
     func ms(_ p: Double) -> Double { samples.isEmpty ? 0 : Double(samples[min(samples.count - 1, Int(Double(samples.count) * p))]) / 1e6 }
     return Result(
         channels: count, ticks: samples.count, p50: ms(0.5), p99: ms(0.99), worst: ms(1.0),
@@ -94,13 +117,14 @@ func run(channels count: Int, seconds: Int, capture: LatenessCapture) async thro
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let channels = arguments.first ?? 10_000
 let seconds = arguments.dropFirst().first ?? 30
+let phases = arguments.dropFirst(2).first ?? 0
 let capture = LatenessCapture()
 MetricsSystem.bootstrap(capture)
-print("scale: \(ProcessInfo.processInfo.activeProcessorCount) cores, 6 s segments, 3 renditions, a break in every window, \(seconds) s measured after 7 s of warm-up")
+print("scale: \(ProcessInfo.processInfo.activeProcessorCount) cores, 6 s segments, 3 renditions, a break in every window, \(seconds) s measured after 7 s of warm-up, \(phases == 0 ? "epochs spread over the segment" : phases == 1 ? "all boundaries aligned, 200 clients polling" : "epochs on \(phases) phases, 200 clients polling")")
 print("| channels | ticks rendered | p50 lateness | p99 lateness | worst | ticks later than 50 ms | resident memory added |")
 print("|---|---|---|---|---|---|---|")
 for count in [100, channels] {
-    let result = try await run(channels: count, seconds: seconds, capture: capture)
+    let result = try await run(channels: count, seconds: seconds, phases: phases, capture: capture)
     print(String(format: "| %d | %d | %.1f ms | %.1f ms | %.1f ms | %d (%.2f%%) | %.0f MiB |", result.channels, result.ticks, result.p50, result.p99, result.worst, result.late,
         result.ticks == 0 ? 0 : Double(result.late) * 100 / Double(result.ticks), result.memory))
 }
