@@ -80,7 +80,7 @@ public struct PostgresEventStore: EventStore {
                 SELECT result_version, replayed, first_position, last_position, hashes FROM cueline_append(\
                 \(request.channel), \(expected), \(command.commandID), \(request.requestHash), \(command.actor), \
                 \(command.source), \(command.reason), \(command.decidedAt.milliseconds), \(eventsJSON(request.events))::json)
-                """)
+                """, preparedAs: "cueline_append")
         } catch let error as PostgresError where error.kind == .statementFailed {
             switch error.sqlState {
             case "CL001":

@@ -18,6 +18,8 @@ import Darwin
 public final class PostgresConnection: Sendable {
     private let handle: Mutex<OpaquePointer?>
     private let thread: NIOThreadPool
+    /// Names of the statements prepared on this connection (`query(_:preparedAs:)`).
+    private let prepared = Mutex<Set<String>>([])
     /// `host:port/db`, for error messages; never the password.
     public let target: String
 
@@ -105,6 +107,21 @@ public final class PostgresConnection: Sendable {
         try await onThread { handle in try self.queryBlocking(query, on: handle) }
     }
 
+    /// Runs one parameterized statement prepared once per connection under `name` (`PQprepare` on first use, then
+    /// `PQexecPrepared`): the server parses and plans it once. `name` must always stand for the same SQL text.
+    @discardableResult
+    public func query(_ query: PostgresQuery, preparedAs name: String) async throws -> PostgresRows {
+        try await onThread { handle in
+            if !self.prepared.withLock({ $0.contains(name) }) {
+                let result = PQprepare(handle, name, query.sql, Int32(query.binds.count), nil)
+                defer { PQclear(result) }
+                try self.check(result, on: handle, statement: query.sql)
+                self.prepared.withLock { _ = $0.insert(name) }
+            }
+            return try self.queryBlocking(query, preparedAs: name, on: handle)
+        }
+    }
+
     /// Runs trusted SQL text that may hold several statements and no parameters (`PQexec`).
     /// Used for migration files only; anything carrying a value goes through `query(_:)`.
     public func executeScript(_ sql: String) async throws {
@@ -181,7 +198,9 @@ public final class PostgresConnection: Sendable {
         }
     }
 
-    private func queryBlocking(_ query: PostgresQuery, on handle: OpaquePointer) throws -> PostgresRows {
+    private func queryBlocking(
+        _ query: PostgresQuery, preparedAs name: String? = nil, on handle: OpaquePointer
+    ) throws -> PostgresRows {
         // libpq takes values as C strings: a NUL would silently cut the value short, and the log would then hold
         // something other than what was acknowledged. PostgreSQL text cannot hold U+0000 at all: refuse.
         if let index = query.binds.firstIndex(where: { $0?.utf8.contains(0) == true }) {
@@ -191,7 +210,11 @@ public final class PostgresConnection: Sendable {
                 statement: query.sql, target: target)
         }
         let result = withCStringArray(query.binds) { values in
-            PQexecParams(handle, query.sql, Int32(query.binds.count), nil, values, nil, nil, 0)
+            if let name {
+                PQexecPrepared(handle, name, Int32(query.binds.count), values, nil, nil, 0)
+            } else {
+                PQexecParams(handle, query.sql, Int32(query.binds.count), nil, values, nil, nil, 0)
+            }
         }
         defer { PQclear(result) }
         try check(result, on: handle, statement: query.sql)
