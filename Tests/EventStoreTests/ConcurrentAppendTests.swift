@@ -68,6 +68,10 @@ struct ConcurrentAppendTests {
                     while ContinuousClock.now < deadline || attempt < 12 {
                         attempt += 1
                         let version = try await store.version(of: channel)
+                        // Let the other writers run between reading the version and appending against it: the
+                        // in-memory store answers without suspending, so on two cores its writers raced only by
+                        // chance (a run without one conflict failed below).
+                        await Task.yield()
                         let events = (0..<(1 + attempt % 3)).map {
                             NewEvent(type: "Noted", payload: #"{"writer":\#(writer),"attempt":\#(attempt),"i":\#($0)}"#)
                         }
