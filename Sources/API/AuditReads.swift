@@ -24,7 +24,7 @@ public final class AuditReads: Sendable {
         var error: APIError {
             APIError(
                 .unavailable,
-                "this instance is already running \(running) audit reads (replay, as-run, event pages) with \(queued) waiting, its limit; retry after a few seconds"
+                "this instance is already running \(running) audit reads (replay, as-run, event and refusal pages) with \(queued) waiting, its limit; retry after a few seconds"
             ).with(.retryAfter, "2")
         }
     }

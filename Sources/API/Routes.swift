@@ -13,7 +13,7 @@ public enum Routes {
     ///   - metrics: renders the Prometheus exposition for `/metrics`.
     ///   - access: who may send commands and read the schedule, log and audit endpoints.
     ///   - eventStreams: the live event streams (`GET …/events` as Server-Sent Events), a service the caller runs.
-    ///   - auditReads: how many replays, as-run reports and JSON event pages may run at once (see `AuditReads`).
+    ///   - auditReads: how many replays, as-run reports, JSON event pages and refusal pages may run at once (see `AuditReads`).
     public static func router(
         follower: ChannelFollower, handler: CommandHandler, mediaDirectory: String?, metrics: (@Sendable () -> String)? = nil,
         hooks: HookSet = HookSet(), access: AccessPolicy, eventStreams: EventStreams, auditReads: AuditReads = AuditReads()
@@ -42,7 +42,7 @@ public enum Routes {
         SCTE35Controller(executor: executor, follower: follower).addRoutes(to: authenticated)
         AuditController(follower: follower, store: handler.store, eventStreams: eventStreams, auditReads: auditReads)
             .addRoutes(to: authenticated)
-        RefusalController(follower: follower, refusals: handler.refusals).addRoutes(to: authenticated)  // issue 15
+        RefusalController(follower: follower, refusals: handler.refusals, auditReads: auditReads).addRoutes(to: authenticated)  // issue 15
         ConsoleController(access: access).addRoutes(to: router)  // the operator console at /console (issue 15)
         return router
     }

@@ -73,7 +73,7 @@ struct AuditReadsBusyTests {
         let gate = ReadGate()
         fixture.store.beforeReadStream.withLock { $0 = { await gate.pass() } }
         let message =
-            "this instance is already running 1 audit reads (replay, as-run, event pages) with \(queued) waiting, its limit; retry after a few seconds"
+            "this instance is already running 1 audit reads (replay, as-run, event and refusal pages) with \(queued) waiting, its limit; retry after a few seconds"
         // Only a bound, never the synchronisation: a broken limit would otherwise leave the test waiting for a refusal.
         let timeout = Task {
             try await Task.sleep(for: .seconds(20))

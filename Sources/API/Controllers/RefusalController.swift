@@ -14,6 +14,9 @@ struct RefusalController {
     let follower: ChannelFollower
     /// Where the server records refusals; nil: it records none, and every page is empty.
     let refusals: (any RefusalStore)?
+    /// A page filtered by break can read every refusal of the channel to find its matches (the filter looks inside
+    /// each stored request), so it is one of the audit reads, limited like replays and event pages.
+    let auditReads: AuditReads
 
     static let defaultLimit = 100
     static let maximumLimit = 1000
@@ -37,19 +40,22 @@ struct RefusalController {
         }
         guard follower.state(of: channel) != nil else { throw APIError(.unknownChannel(channel)) }
         guard let refusals else { return jsonResponse(RefusalPage(channel: channel, breakId: breakID, refusals: [], next: nil)) }
-        let batch: RefusalBatch
-        do {
-            batch = try await refusals.refusals(of: channel, breakID: breakID, after: after, limit: limit)
-        } catch {
-            Self.logger.error("refusals read failed", metadata: ["channel": "\(channel)", "error": "\(error)"])
-            throw APIError(.unavailable, "the audit trail is unreachable; retry shortly (the details are in the server's log)")
+        let filter = breakID
+        return try await auditReads.run {
+            let batch: RefusalBatch
+            do {
+                batch = try await refusals.refusals(of: channel, breakID: filter, after: after, limit: limit)
+            } catch {
+                Self.logger.error("refusals read failed", metadata: ["channel": "\(channel)", "error": "\(error)"])
+                throw APIError(.unavailable, "the audit trail is unreachable; retry shortly (the details are in the server's log)")
+            }
+            let views = batch.refusals.map {
+                RefusalView(
+                    command: $0.command, commandId: $0.commandID, breakId: $0.breakID, request: $0.request, actor: $0.actor,
+                    source: $0.source, reason: $0.reason, decidedAt: $0.decidedAt)
+            }
+            return jsonResponse(RefusalPage(channel: channel, breakId: filter, refusals: views, next: batch.next))
         }
-        let views = batch.refusals.map {
-            RefusalView(
-                command: $0.command, commandId: $0.commandID, breakId: $0.breakID, request: $0.request, actor: $0.actor,
-                source: $0.source, reason: $0.reason, decidedAt: $0.decidedAt)
-        }
-        return jsonResponse(RefusalPage(channel: channel, breakId: breakID, refusals: views, next: batch.next))
     }
 
     /// An optional whole-number query parameter within `range`; 422 naming it otherwise.
