@@ -31,6 +31,18 @@ public final class ChannelFollower: Service, Sendable {
         public var multivariantBody: ByteBuffer
         /// `tick` as the `Cueline-Tick` header spells it (ISO 8601), formatted once per render.
         public var tickText: String
+        /// Which events the schedule was folded from (see ``Effect``); set by the follower when it keeps the window.
+        public var effect = Effect(settled: -1, pending: -1)
+
+        /// The events a window was rendered from: the settled prefix of the log (its last version) and how many of
+        /// the events after it, decided by the window's tick, were applied on top. The version alone does not say:
+        /// decision times need not follow version order (a command's effect delay, instances' clocks), so the same
+        /// last version can be in effect with and without an earlier-versioned event decided later. Ticks and the
+        /// settled prefix only move forward, so two windows of one channel with equal effects folded the same events.
+        public struct Effect: Hashable, Sendable {
+            public var settled: Int64
+            public var pending: Int
+        }
 
         public init(
             completedSegments: Int64, version: Int64, tick: Timestamp, targetDuration: Int,
@@ -380,18 +392,20 @@ public final class ChannelFollower: Service, Sendable {
     /// changes the version in effect there, and that window is then rendered again when served.
     @discardableResult
     package func renderAhead(_ channel: String, boundary: Timestamp) -> Bool {
-        let snapshot: (ChannelConfig, ChannelState, Int64)? = shared.withLock { shared in
+        let snapshot: (ChannelConfig, ChannelState, Int64, Rendered.Effect)? = shared.withLock { shared in
             guard let entry = shared.channels[channel], entry.lastTick < boundary else { return nil }
             let inEffect = entry.inEffect(at: boundary)
+            let effect = entry.effect(at: boundary)
             guard let config = inEffect.config, config.source == .clock else { return nil }
             let completed = Timeline(config).completedSegments(at: boundary)
-            if let ahead = entry.ahead, ahead.completedSegments == completed, ahead.version == inEffect.version { return nil }
-            if let current = entry.rendered, current.completedSegments == completed, current.version == inEffect.version { return nil }
-            return (config, inEffect, completed)
+            if let ahead = entry.ahead, ahead.completedSegments == completed, ahead.effect == effect { return nil }
+            if let current = entry.rendered, current.completedSegments == completed, current.effect == effect { return nil }
+            return (config, inEffect, completed, effect)
         }
-        guard let (config, inEffect, completed) = snapshot else { return false }
+        guard let (config, inEffect, completed, effect) = snapshot else { return false }
         guard var rendered = try? Self.render(config: config, state: inEffect, tick: boundary) else { return false }
         rendered.completedSegments = completed
+        rendered.effect = effect
         return shared.withLock { shared in
             // Served past the boundary meanwhile (a request rendered it): nothing to keep.
             guard let entry = shared.channels[channel], entry.lastTick < boundary else { return false }
@@ -432,7 +446,7 @@ public final class ChannelFollower: Service, Sendable {
             throw .unknownChannel(channel)
         case .cached(let rendered)?:
             return rendered
-        case .render(let config, let inEffect, let tick, let completed, let upstreams)?:
+        case .render(let config, let inEffect, let tick, let completed, let effect, let upstreams)?:
             var rendered: Rendered
             do {
                 rendered = try Self.render(config: config, state: inEffect, tick: tick, upstreams: upstreams)
@@ -440,6 +454,7 @@ public final class ChannelFollower: Service, Sendable {
                 throw .renderFailed("\(error)")
             }
             rendered.completedSegments = completed
+            rendered.effect = effect
             shared.withLock { shared in
                 // Another request may have rendered a later tick meanwhile: keep the newest.
                 if let current = shared.channels[channel]?.rendered, current.tick > rendered.tick { return }
@@ -516,7 +531,9 @@ extension ChannelFollower.Entry {
     /// What a request needs: the cached playlists, or what to render them from.
     enum Step {
         case cached(ChannelFollower.Rendered)
-        case render(config: ChannelConfig, state: ChannelState, tick: Timestamp, completed: Int64, upstreams: [String: MediaPlaylist])
+        case render(
+            config: ChannelConfig, state: ChannelState, tick: Timestamp, completed: Int64, effect: ChannelFollower.Rendered.Effect,
+            upstreams: [String: MediaPlaylist])
     }
 
     /// Folds an event in. Returns the tick already served at or after the event's effect without it, if any: only
@@ -537,18 +554,19 @@ extension ChannelFollower.Entry {
         lastTick = tick
         settle(upTo: tick)
         let inEffect = inEffect(at: tick)
+        let effect = effect(at: tick)
         guard let config = inEffect.config else { return nil }
         let completed = config.source == .clock ? Timeline(config).completedSegments(at: tick) : upstreamGeneration
-        if let cached = rendered, cached.completedSegments == completed, cached.version == inEffect.version {
+        if let cached = rendered, cached.completedSegments == completed, cached.effect == effect {
             return .cached(cached)
         }
-        if let ahead, ahead.completedSegments == completed, ahead.version == inEffect.version, ahead.tick <= tick {
+        if let ahead, ahead.completedSegments == completed, ahead.effect == effect, ahead.tick <= tick {
             // Rendered ahead for this window from this schedule: published now (the swap), not rendered again.
             rendered = ahead
             self.ahead = nil
             return .cached(ahead)
         }
-        return .render(config: config, state: inEffect, tick: tick, completed: completed, upstreams: upstreams)
+        return .render(config: config, state: inEffect, tick: tick, completed: completed, effect: effect, upstreams: upstreams)
     }
 
     /// Moves the leading pending events decided at or before `tick` into the settled state. Ticks served to a
@@ -561,6 +579,12 @@ extension ChannelFollower.Entry {
             settledCount += 1
         }
         if settledCount > 0 { pending.removeFirst(settledCount) }
+    }
+
+    /// Which events `inEffect(at: tick)` folds (see ``ChannelFollower/Rendered/Effect``): what a kept window is
+    /// compared on, not the version alone.
+    func effect(at tick: Timestamp) -> ChannelFollower.Rendered.Effect {
+        .init(settled: settled.version, pending: pending.count { $0.attribution.at <= tick })
     }
 
     /// What `fold(asOf: tick)` of the whole log gives: the settled prefix, then the pending events decided at or
