@@ -387,29 +387,44 @@ async function renderDetail(focus) {
 
 // ---- commands ----------------------------------------------------------------------------------------------------
 
-/// Sends `command` for `form`: the form keeps its Idempotency-Key until the server has answered, so a retry after a
-/// network failure cannot apply it twice.
+/// How long a command whose outcome is unknown (a network failure, a 503) may be sent again under the same
+/// Idempotency-Key: a retry of that click, not a command given minutes later.
+const RETRY_WINDOW_MS = 60_000;
+
+/// Sends `command` for `form`. The Idempotency-Key is kept only while the outcome is unknown (no answer, or a 503
+/// saying "retry with the same key"), and reused only for the same command, against the same schedule version, within
+/// RETRY_WINDOW_MS: "End break now" always sends the same body, so a key kept for ever would make a later click
+/// replay an old answer instead of ending the break on air. An answer the server replayed says so.
 async function submit(form, command, describeSuccess) {
   const result = $('command-result');
   if (!app.schedule) return;
-  if (!form.dataset.key) form.dataset.key = crypto.randomUUID();
   const seen = app.schedule.version;
+  const body = JSON.stringify(command);
+  const kept = form.pendingCommand;
+  const retry = kept && kept.body === body && kept.version === seen && performance.now() - kept.since < RETRY_WINDOW_MS;
+  const pending = retry ? kept : { key: crypto.randomUUID(), body, version: seen, since: performance.now() };
+  form.pendingCommand = pending;
   result.dataset.kind = 'pending';
-  result.textContent = `Sending ${command.command} (If-Match ${seen})…`;
+  result.textContent = `Sending ${command.command} (If-Match ${seen})${retry ? ' again, with the same Idempotency-Key' : ''}…`;
   try {
-    const answer = await sendCommand(app.channel, command, { version: seen, key: form.dataset.key });
-    delete form.dataset.key;
+    const answer = await sendCommand(app.channel, command, { version: seen, key: pending.key });
+    form.pendingCommand = null;
     result.dataset.kind = 'ok';
-    result.textContent = `${describeSuccess(answer)}${answer.note ? ` (${answer.note})` : ''}; version ${answer.version}.`;
+    const said = `${describeSuccess(answer)}${answer.note ? ` (${answer.note})` : ''}; version ${answer.version}.`;
+    result.textContent = answer.replayed ? `Already done by the earlier attempt (the server answered it before): ${said}` : said;
     await refreshChannel();
     return true;
   } catch (error) {
-    if (!(error instanceof APIError)) {
+    const unknown = !(error instanceof APIError) || error.status === 503;
+    if (unknown) {
+      // It may have been written: the same click again reuses the key (within a minute, while the version is the same).
       result.dataset.kind = 'error';
-      result.textContent = `Not sent (network: ${error.message}); sending again reuses the same Idempotency-Key.`;
+      result.textContent = error instanceof APIError
+        ? `Outcome unknown (503: ${error.message}); sending the same command again within a minute reuses its Idempotency-Key.`
+        : `Not sent (network: ${error.message}); sending the same command again within a minute reuses its Idempotency-Key.`;
       return false;
     }
-    delete form.dataset.key;
+    form.pendingCommand = null;
     result.dataset.kind = error.status === 409 ? 'conflict' : 'error';
     if (error.status === 409 && /changed meanwhile/.test(error.message)) {
       result.textContent = `Conflict: ${error.message}.`;
