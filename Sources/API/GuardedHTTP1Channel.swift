@@ -5,6 +5,7 @@ import Metrics
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
+import Projector
 
 /// Hummingbird's HTTP/1.1 child channel with the server's limits around it: the connection cap
 /// (``ConnectionGate``), the header, body and idle timeouts (``ConnectionTimeouts``), and the header and body sizes.
@@ -15,15 +16,18 @@ package struct GuardedHTTP1Channel: ServerChildChannel {
     let http: HTTP1Channel
     let gate: ConnectionGate
     let limits: ServerLimits
+    /// Answers plain media playlist GETs on the event loop (``PlaylistFastPath``); nil: the router answers them.
+    let playlists: ChannelFollower?
 
     /// The server builder for `Application`.
-    package static func server(limits: ServerLimits, gate: ConnectionGate) -> HTTPServerBuilder {
+    package static func server(limits: ServerLimits, gate: ConnectionGate, playlists: ChannelFollower? = nil) -> HTTPServerBuilder {
         HTTPServerBuilder { responder in
             var configuration = HTTP1Channel.Configuration(
                 httpDecoderConfiguration: .init(
                     maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 100))
             configuration.idleTimeout = nil  // ConnectionTimeouts does it, with a header timeout besides.
-            return GuardedHTTP1Channel(http: HTTP1Channel(responder: responder, configuration: configuration), gate: gate, limits: limits)
+            return GuardedHTTP1Channel(
+                http: HTTP1Channel(responder: responder, configuration: configuration), gate: gate, limits: limits, playlists: playlists)
         }
     }
 
@@ -48,7 +52,10 @@ package struct GuardedHTTP1Channel: ServerChildChannel {
                 acceptedAt: .now()))
         var configuration = http.configuration
         let additional = configuration.additionalChannelHandlers
-        configuration.additionalChannelHandlers = { [HTTPSideHandler(tracker: tracker)] + additional() }
+        let playlists = self.playlists
+        configuration.additionalChannelHandlers = {
+            [HTTPSideHandler(tracker: tracker)] + (playlists.map { [PlaylistFastPath(follower: $0)] } ?? []) + additional()
+        }
         let guarded = HTTP1Channel(responder: http.responder, configuration: configuration)
         return channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.addHandler(ByteSideHandler(tracker: tracker), position: .first)

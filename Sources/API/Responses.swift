@@ -17,13 +17,18 @@ enum Responses {
     /// `max-age=N` for the playlists' ages (0...63 s), spelled once rather than per request.
     private static let maxAgeValues = (0..<64).map { "max-age=\($0)" }
 
+    /// `max-age=N`, from the kept texts for the usual ages.
+    static func maxAge(_ seconds: Int) -> String {
+        maxAgeValues.indices.contains(seconds) ? maxAgeValues[seconds] : "max-age=\(seconds)"
+    }
+
     /// A playlist already encoded (the follower keeps each window's bodies): headers from constants, the body a
     /// reference to the rendered bytes, no copy.
     static func playlist(_ body: ByteBuffer, maxAge: Int, tick: String? = nil) -> Response {
         var headers = HTTPFields()
         headers.reserveCapacity(tick == nil ? 2 : 3)
         headers[.contentType] = playlistContentType
-        headers[.cacheControl] = maxAgeValues.indices.contains(maxAge) ? maxAgeValues[maxAge] : "max-age=\(maxAge)"
+        headers[.cacheControl] = Self.maxAge(maxAge)
         if let tick { headers[.cuelineTick] = tick }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: body))
     }

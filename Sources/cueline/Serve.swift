@@ -99,7 +99,7 @@ struct Serve: AsyncParsableCommand {
             access: tokens.map { .tokens($0) } ?? .open,
             eventStreams: eventStreams)
         let app = Application(
-            router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: gate),
+            router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: gate, playlists: follower),
             configuration: .init(address: .hostname(host, port: port), serverName: "cueline", backlog: 1024),
             // Shut down in reverse: the pool last, once nothing borrows from it any more.
             services: [pool, listener, follower, RelayPoller(follower: follower, logger: logger), eventStreams, gate]

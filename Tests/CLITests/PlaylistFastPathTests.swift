@@ -1,0 +1,107 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 12: the public media playlist GET is answered on the event loop (`PlaylistFastPath`) with what the router
+/// would answer, and in the order of the requests on a connection.
+@Suite(
+    "Media playlists answered before the router: same answers, same order", .serialized,
+    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+struct PlaylistFastPathTests {
+    typealias RawConnection = ServerLimitsTests.RawConnection
+
+    /// Splits a stream of HTTP/1.1 answers (each with a Content-Length) into (status line, headers, body).
+    /// `bodies: false` for answers to HEAD (a Content-Length but no body).
+    static func answers(_ text: String, bodies: Bool = true) -> [(status: String, headers: [String: String], body: String)] {
+        var rest = Substring(text)
+        var result: [(String, [String: String], String)] = []
+        while let end = rest.range(of: "\r\n\r\n") {
+            let lines = rest[..<end.lowerBound].components(separatedBy: "\r\n")
+            var headers: [String: String] = [:]
+            for line in lines.dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+            let length = bodies ? Int(headers["content-length"] ?? "0") ?? 0 : 0
+            let bodyStart = end.upperBound
+            let bodyEnd = rest.utf8.index(bodyStart, offsetBy: length, limitedBy: rest.endIndex) ?? rest.endIndex
+            result.append((lines[0], headers, String(rest[bodyStart..<bodyEnd])))
+            rest = rest[bodyEnd...]
+        }
+        return result
+    }
+
+    func fastRequests(_ base: String) async throws -> Int {
+        let (metrics, _) = try await HTTP.get(base + "/metrics")
+        let line = metrics.split(separator: "\n").first { $0.hasPrefix("cueline_playlist_fast_requests_total ") }
+        return Int(line?.split(separator: " ").last ?? "0") ?? 0
+    }
+
+    @Test("a plain GET or HEAD is answered before the router with the router's bytes and headers; other forms go up")
+    func sameAnswers() async throws {
+        // Segments of 60 s: the window does not move between the two requests compared.
+        let (_, cli, server) = try await ServerProcess.onFreshDatabase(extraArguments: ["--unauthenticated-commands"])
+        defer { server.stop() }
+        #expect(try cli.run(["channel", "create", "one", "--segment-duration", "60", "--window", "3", "--epoch", "2020-01-01T00:00:00Z", "--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
+        try await Task.sleep(for: .milliseconds(300))
+        let before = try await fastRequests(server.baseURL)
+        for (method, origin) in [("GET", ""), ("GET", "Origin: https://player.example\r\n"), ("HEAD", "")] {
+            let connection = try RawConnection(port: server.port)
+            // The same request twice: plain (answered before the router), and with a query (the router answers).
+            connection.send("\(method) /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\(origin)\r\n\(method) /channels/one/720p.m3u8?via=router HTTP/1.1\r\nHost: x\r\n\(origin)\r\n")
+            let read = connection.read(for: 1)
+            let pair = Self.answers(read.text, bodies: method != "HEAD")
+            try #require(pair.count == 2, "\(method): \(read.text)")
+            var fast = pair[0].headers, routed = pair[1].headers
+            #expect(fast["date"] != nil && routed["date"] != nil)
+            fast["date"] = nil
+            routed["date"] = nil
+            #expect(pair[0].status == "HTTP/1.1 200 OK" && pair[1].status == pair[0].status)
+            #expect(fast == routed, "\(method) \(origin)")
+            #expect(pair[0].body == pair[1].body && (method == "HEAD" || pair[0].body.hasPrefix("#EXTM3U")))
+            #expect((fast["access-control-allow-origin"] == "*") == !origin.isEmpty)
+        }
+        // Three plain requests answered before the router, the three with a query by the router.
+        #expect(try await fastRequests(server.baseURL) - before == 3)
+
+        // Misses and other forms are the router's: its 404s with their bodies, the multivariant playlist.
+        let (unknown, unknownStatus) = try await HTTP.get(server.baseURL + "/channels/nope/720p.m3u8")
+        #expect(unknownStatus == 404 && unknown.contains("nope"))
+        let (rendition, renditionStatus) = try await HTTP.get(server.baseURL + "/channels/one/1080p.m3u8")
+        #expect(renditionStatus == 404 && rendition.contains("1080p"))
+        let (multivariant, multivariantStatus) = try await HTTP.get(server.baseURL + "/channels/one/master.m3u8")
+        #expect(multivariantStatus == 200 && multivariant.contains("EXT-X-STREAM-INF"))
+        #expect(try await fastRequests(server.baseURL) - before == 3)
+
+        // `Connection: close` is the router's to honour: answered, then closed.
+        let closing = try RawConnection(port: server.port)
+        closing.send("GET /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let closed = closing.read(for: 2)
+        #expect(closed.closed && closed.text.hasPrefix("HTTP/1.1 200"), "\(closed)")
+    }
+
+    @Test("pipelined requests are answered in order: a playlist GET never overtakes an earlier command")
+    func pipelinedOrder() async throws {
+        let (_, cli, server) = try await ServerProcess.onFreshDatabase(extraArguments: ["--unauthenticated-commands"])
+        defer { server.stop() }
+        #expect(try cli.run(["channel", "create", "one", "--segment-duration", "2", "--window", "3", "--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
+        try await Task.sleep(for: .milliseconds(300))
+        let before = try await fastRequests(server.baseURL)
+        let body = #"{"command":"place_break","id":"pipelined","in":60,"duration":10,"asset_uri":"https://ads.example.com/a.m3u8"}"#
+        let playlist = "GET /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n"
+        let connection = try RawConnection(port: server.port)
+        // One write: two playlist GETs (answered before the router), a command (the router's, slow: a database
+        // round trip), then GETs that must wait their turn behind it, then more playlist GETs.
+        connection.send(
+            playlist + playlist
+                + "POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                + playlist + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" + playlist + playlist)
+        let read = connection.read(for: 2)
+        let answers = Self.answers(read.text)
+        #expect(answers.map { String($0.status.prefix(12)) } == ["HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 201", "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200"], "\(read.text)")
+        #expect(answers.count == 7 && answers[2].body.contains("pipelined"))
+        #expect(answers.count == 7 && [0, 1, 3, 5, 6].allSatisfy { answers[$0].body.hasPrefix("#EXTM3U") } && answers[4].body.contains("ok"))
+        // The two before the command at least were answered here (the rest may be, once the command's answer has gone).
+        #expect(try await fastRequests(server.baseURL) - before >= 2)
+    }
+}
