@@ -173,7 +173,11 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
         var rest = Substring(uriTemplate)
         while let open = rest.firstIndex(of: "{") {
             out += rest[..<open]
-            guard let close = rest[open...].firstIndex(of: "}") else { break }
+            guard let close = rest[open...].firstIndex(of: "}") else {
+                // An unclosed `{`: the rest is kept as written (once).
+                rest = rest[open...]
+                break
+            }
             let token = rest[rest.index(after: open)..<close]
             if token == "n" {
                 out += String(n)

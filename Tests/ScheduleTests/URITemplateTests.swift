@@ -22,5 +22,9 @@ struct URITemplateTests {
     func replaced() {
         #expect(URITemplate("{rendition}/{n%1000}/{n}.ts", substitutions: ["rendition": "hd"]).expand(12_345) == "hd/345/12345.ts")
         #expect(URITemplate("{n%0}-{n}").expand(4) == "{n%0}-4")
+        // An unclosed brace is kept as written, once (the text before it was written twice).
+        #expect(URITemplate("seg{n}/a{b").expand(7) == "seg7/a{b")
+        #expect(RenditionConfig(name: "720p", bandwidth: 1, uriTemplate: "seg{n}/a{b").segmentURI(7) == "seg7/a{b")
+        #expect(URITemplate("x{n").expand(1) == "x{n")
     }
 }

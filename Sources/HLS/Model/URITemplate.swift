@@ -23,7 +23,11 @@ public struct URITemplate: Hashable, Sendable {
         var rest = Substring(template)
         while let open = rest.firstIndex(of: "{") {
             literal += rest[..<open]
-            guard let close = rest[open...].firstIndex(of: "}") else { break }
+            guard let close = rest[open...].firstIndex(of: "}") else {
+                // An unclosed `{`: the rest is kept as written (once).
+                rest = rest[open...]
+                break
+            }
             let token = rest[rest.index(after: open)..<close]
             if token == "n" {
                 flush()
