@@ -1035,7 +1035,7 @@ class Fuzzer:
         req = Req(method, path, f"{'GET' if method == 'GET' else 'HEAD'} {template}", "read", headers, None, tags, who)
         req.channel = channel
         req.stream = stream
-        needs_token = any(template.endswith(s) for s in ("/schedule", "/events", "/replay", "/as-run")) or template == "/channels"
+        needs_token = any(template.endswith(s) for s in ("/schedule", "/events", "/replay", "/as-run", "/refusals")) or template == "/channels"
         if needs_token and channel in self.channels and method == "GET":
             if who in ("none", "invalid", "revoked"):
                 req.expect_auth = "401"
@@ -1053,6 +1053,9 @@ class Fuzzer:
             "/media/outside-link", "/media/inside.txt", "/media//inside.txt", "*", "http://evil.example/", "/channels?x=" + "%" * 10,
             f"/channels/{channel}/breaks/../../../healthz", f"/channels/{channel}/commands/", f"/hooks/", "/hooks//feed", "/openapi.json/..",
             "/healthz?" + "&".join(f"a{i}=b" for i in range(2000)), f"/channels/{channel}/master.m3u8#frag", "/\u00e9", "/%ff",
+            # The operator console's static files and session (not in openapi.json).
+            "/console", "/console/", "/console/session", "/console/console.js", "/console/../../etc/passwd", "/console/%2e%2e/%2e%2e/x",
+            "/console/" + "c" * 5000 + ".js", "/console/console.js%00", "/console//console.js",
         ]
         if rng.random() < 0.25:
             paths = [p.replace("{channel}", channel).replace("{name}", "feed") for p in self.post_paths]
