@@ -100,8 +100,19 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func respond(context: ChannelHandlerContext, served: ChannelFollower.ServedMedia, origin: Bool, head: Bool) {
         Self.requests.increment()
-        // The headers the router's answer carries (`Responses.playlist`, CORS for a request with an Origin, and the
-        // Date and Server headers Hummingbird adds), in the same order.
+        let fields = headers(for: served, origin: origin)
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: fields))), promise: nil)
+        if !head { context.write(wrapOutboundOut(.body(served.body)), promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    /// The headers the router's answer carries (`Responses.playlist`, CORS for a request with an Origin, and the
+    /// Date and Server headers Hummingbird adds), in the same order. A player polls the same playlist on its
+    /// connection: the last answer's headers are kept and reused while the window and the second are the same.
+    private func headers(for served: ChannelFollower.ServedMedia, origin: Bool) -> HTTPFields {
+        let date = date.now()
+        let key = KeptHeaders.Key(tick: served.tickText, length: served.body.readableBytes, targetDuration: served.targetDuration, origin: origin)
+        if let kept, kept.key == key, kept.date == date { return kept.fields }
         var fields = HTTPFields()
         fields.reserveCapacity(7)
         fields[.contentType] = Responses.playlistContentType
@@ -109,12 +120,25 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         fields[.cuelineTick] = served.tickText
         fields[.contentLength] = String(served.body.readableBytes)
         if origin { fields[.accessControlAllowOrigin] = "*" }
-        fields[.date] = date.now()
+        fields[.date] = date
         fields[.server] = "cueline"
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: fields))), promise: nil)
-        if !head { context.write(wrapOutboundOut(.body(served.body)), promise: nil) }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        kept = KeptHeaders(key: key, date: date, fields: fields)
+        return fields
     }
+
+    private struct KeptHeaders {
+        struct Key: Equatable {
+            var tick: String
+            var length: Int
+            var targetDuration: Int
+            var origin: Bool
+        }
+        var key: Key
+        var date: String
+        var fields: HTTPFields
+    }
+
+    private var kept: KeptHeaders?
 }
 
 /// The `Date` header's text (RFC 9110 IMF-fixdate), formatted once per second per connection.
