@@ -114,6 +114,15 @@ public actor AssetPlaylists {
         return MeasuredAsset(durationMilliseconds: media.durationMilliseconds, chunkMilliseconds: chunkable ? media.chunkMilliseconds() : nil)
     }
 
+    /// `measure(_:)` as a value, for task groups.
+    public func measureResult(_ url: String) async -> Result<MeasuredAsset, Failure> {
+        do {
+            return .success(try await measure(url))
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// A network error in words an operator can act on.
     static func reason(_ error: any Error) -> String {
         guard let error = error as? URLError else { return "\(error)" }

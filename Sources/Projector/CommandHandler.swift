@@ -89,13 +89,9 @@ public struct CommandHandler: Sendable {
         // All assets at once (each within its 3 s), each distinct URL once.
         let results = await withTaskGroup(of: (String, Result<MeasuredAsset, AssetPlaylists.Failure>).self) { group in
             for uri in Set(uris) {
-                group.addTask {
-                    do throws(AssetPlaylists.Failure) {
-                        return (uri, .success(try await assets.measure(uri)))
-                    } catch {
-                        return (uri, .failure(error))
-                    }
-                }
+                // Not a `do throws(Failure)` in the child task: Swift 6.3's release build returned a corrupt tuple from
+                // that form here (the server crashed on the first asset that could be read; the debug build did not).
+                group.addTask { (uri, await assets.measureResult(uri)) }
             }
             var results: [String: Result<MeasuredAsset, AssetPlaylists.Failure>] = [:]
             for await (uri, result) in group { results[uri] = result }
