@@ -216,51 +216,8 @@ public final class ChannelFollower: Service, Sendable {
         while position < watermark.head {
             let batch = try await store.read(after: position, limit: 1000)
             guard !batch.isEmpty else { break }
-            var decoded: [(String, RecordedScheduleEvent)] = []
-            var unreadable: [RecordedEvent] = []
-            for event in batch {
-                do {
-                    decoded.append((event.channel, try ChannelLoader.decode(event)))
-                } catch {
-                    // A future event type or a payload this build cannot read: skip it rather than stop serving the
-                    // channel (replay skips it too); it is logged, counted, and reported by `cueline verify`.
-                    unreadable.append(event)
-                    Counter(label: "cueline_unreadable_events_total").increment()
-                    logger.error("cannot decode event; skipped", metadata: ["position": "\(event.position)", "channel": "\(event.channel)", "error": "\(error)"])
-                }
-            }
             position = batch.last!.position
-            let (applied, diverged) = shared.withLock { shared -> ([(String, RecordedScheduleEvent)], [(String, RecordedScheduleEvent, Timestamp)]) in
-                // Catch-ups may run concurrently (the wake loop, and a command route showing its own write):
-                // whoever applies an event first wins; the other skips what is already folded in.
-                let fresh = decoded.filter { $0.1.position > shared.position }
-                var diverged: [(String, RecordedScheduleEvent, Timestamp)] = []
-                for (channel, recorded) in fresh {
-                    if shared.channels[channel] == nil {
-                        // The hot form: aired and cancelled breaks leave once no window can hold them (as-run reads the log).
-                        shared.channels[channel] = Entry(state: ChannelState(channel: channel, retention: .window), settled: ChannelState(channel: channel, retention: .window))
-                    }
-                    // In place: a copy of the entry would copy its schedule on every event.
-                    if let servedTick = shared.channels[channel]!.fold(recorded) {
-                        diverged.append((channel, recorded, servedTick))
-                    }
-                }
-                // Skipped events still move the channel's version, so commands and If-Match see the stream as it is.
-                for event in unreadable where event.position > shared.position {
-                    shared.channels[event.channel]?.state.version = event.version
-                }
-                shared.position = max(shared.position, position)
-                return (fresh, diverged)
-            }
-            guard !applied.isEmpty else { continue }
-            changes.yield(position)
-            for (channel, recorded, served) in diverged {
-                Counter(label: "cueline_late_events_total").increment()
-                logger.warning("event reached this instance after it had served its effect instant (the log was unreachable); replay differs from what was served meanwhile", metadata: [
-                    "channel": "\(channel)", "position": "\(recorded.position)", "decided_at": "\(recorded.attribution.at)", "served_tick": "\(served)",
-                ])
-            }
-            logger.debug("applied events", metadata: ["position": "\(position)", "count": "\(batch.count)"])
+            fold(batch, contiguousOnly: false)
         }
         // Any successful read, whoever triggered it, means the log is reachable again. The watermark holds once
         // everything up to its head is folded in (by this call or a concurrent one).
@@ -272,6 +229,68 @@ public final class ChannelFollower: Service, Sendable {
         }
         if recovered { logger.notice("reading the event log again", metadata: ["position": "\(position)"]) }
         Gauge(label: "cueline_log_position_lag").record(max(0, watermark.head - position))
+    }
+
+    /// Folds events the caller appended itself (a command's answer), without reading the log: only when they are
+    /// exactly the next positions this follower has not read, so no position is ever skipped. Returns false when
+    /// events of other writers come first (then the log must be read: `catchUp`).
+    @discardableResult
+    public func ingest(appended events: [RecordedEvent]) -> Bool {
+        guard !events.isEmpty else { return true }
+        return fold(events, contiguousOnly: true)
+    }
+
+    /// Decodes and folds a batch read from the log (or appended by this instance), in position order. Events already
+    /// folded are skipped (catch-ups and ingests may run concurrently: whoever applies an event first wins).
+    /// `contiguousOnly`: fold nothing unless the batch starts right after the last position folded.
+    @discardableResult
+    private func fold(_ batch: [RecordedEvent], contiguousOnly: Bool) -> Bool {
+        guard let last = batch.last?.position else { return true }
+        var decoded: [(String, RecordedScheduleEvent)] = []
+        var unreadable: [RecordedEvent] = []
+        for event in batch {
+            do {
+                decoded.append((event.channel, try ChannelLoader.decode(event)))
+            } catch {
+                // A future event type or a payload this build cannot read: skip it rather than stop serving the
+                // channel (replay skips it too); it is logged, counted, and reported by `cueline verify`.
+                unreadable.append(event)
+                Counter(label: "cueline_unreadable_events_total").increment()
+                logger.error("cannot decode event; skipped", metadata: ["position": "\(event.position)", "channel": "\(event.channel)", "error": "\(error)"])
+            }
+        }
+        let outcome = shared.withLock { shared -> (applied: Bool, diverged: [(String, RecordedScheduleEvent, Timestamp)])? in
+            if contiguousOnly, batch[0].position > shared.position + 1 { return nil }
+            let fresh = decoded.filter { $0.1.position > shared.position }
+            var diverged: [(String, RecordedScheduleEvent, Timestamp)] = []
+            for (channel, recorded) in fresh {
+                if shared.channels[channel] == nil {
+                    // The hot form: aired and cancelled breaks leave once no window can hold them (as-run reads the log).
+                    shared.channels[channel] = Entry(state: ChannelState(channel: channel, retention: .window), settled: ChannelState(channel: channel, retention: .window))
+                }
+                // In place: a copy of the entry would copy its schedule on every event.
+                if let servedTick = shared.channels[channel]!.fold(recorded) {
+                    diverged.append((channel, recorded, servedTick))
+                }
+            }
+            // Skipped events still move the channel's version, so commands and If-Match see the stream as it is.
+            for event in unreadable where event.position > shared.position {
+                shared.channels[event.channel]?.state.version = event.version
+            }
+            shared.position = max(shared.position, last)
+            return (!fresh.isEmpty, diverged)
+        }
+        guard let outcome else { return false }
+        guard outcome.applied else { return true }
+        changes.yield(last)
+        for (channel, recorded, served) in outcome.diverged {
+            Counter(label: "cueline_late_events_total").increment()
+            logger.warning("event reached this instance after it had served its effect instant (the log was unreachable); replay differs from what was served meanwhile", metadata: [
+                "channel": "\(channel)", "position": "\(recorded.position)", "decided_at": "\(recorded.attribution.at)", "served_tick": "\(served)",
+            ])
+        }
+        logger.debug("applied events", metadata: ["position": "\(last)", "count": "\(batch.count)"])
+        return true
     }
 
     /// The instant playlists are served for: now, but never past what the log is known up to, so that no event

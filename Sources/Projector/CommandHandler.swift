@@ -143,7 +143,18 @@ public struct CommandHandler: Sendable {
                     let events = try previous.events.map { try EventCodec.decode(type: $0.type, schemaVersion: $0.schemaVersion, payload: $0.payload) }
                     return CommandOutcome(result: previous, events: events, state: state)
                 }
-                let state = try await ChannelLoader.load(channel, from: store, startingFrom: knownState(channel))
+                // The first try decides on this instance's state without reading the stream (the append's version
+                // check refuses it if the log has moved on: then the stream is read and the command decided again).
+                // Only an answer the append confirms, or one decided on the stream as read, is final: a refusal or
+                // an If-Match mismatch on the unread state is decided again on the stream first.
+                let unverified = attempts == 1 ? knownState(channel) : nil
+                let state: ChannelState
+                if let unverified {
+                    state = unverified
+                } else {
+                    state = try await ChannelLoader.load(channel, from: store, startingFrom: knownState(channel))
+                }
+                if unverified != nil, let expectedVersion, expectedVersion != state.version { continue }
                 if let expectedVersion, expectedVersion != state.version {
                     if let outcome = try await replayed() { return outcome }
                     throw StoreError.versionConflict(channel: channel, expected: .exactly(expectedVersion), actual: state.version)
@@ -153,6 +164,7 @@ public struct CommandHandler: Sendable {
                 do {
                     events = try decide(command, state: state, now: now)
                 } catch {
+                    if unverified != nil { continue }
                     if let outcome = try await replayed() { return outcome }
                     logger.info("command refused", metadata: ["channel": "\(channel)", "command": "\(command.name)", "reason": "\(error)"])
                     // The audit trail keeps who tried what and why it was refused; failing to record it must not

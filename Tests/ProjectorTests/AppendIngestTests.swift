@@ -1,0 +1,108 @@
+import EventStore
+import Foundation
+import HLS
+import Projector
+import Schedule
+import Testing
+
+/// Issue 12: a command costs one round trip. The handler decides on the follower's state without reading the stream
+/// first, and the follower folds the appended events as the append returned them, without reading the log.
+@Suite("Commands in one round trip: decided on the known state, appended events folded as returned")
+struct AppendIngestTests {
+    /// Counts the store's reads, to show which path a command took.
+    final class CountingStore: EventStore, @unchecked Sendable {
+        let inner = InMemoryEventStore()
+        private let lock = NSLock()
+        private var reads = 0
+        var readCount: Int { lock.withLock { reads } }
+        private func counted() { lock.withLock { reads += 1 } }
+
+        func append(_ request: AppendRequest) async throws -> AppendResult { try await inner.append(request) }
+        func previousResult(of request: AppendRequest) async throws -> AppendResult? { try await inner.previousResult(of: request) }
+        func readStream(_ channel: String, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
+            counted()
+            return try await inner.readStream(channel, after: version, limit: limit)
+        }
+        func read(after position: Int64, limit: Int) async throws -> [RecordedEvent] {
+            counted()
+            return try await inner.read(after: position, limit: limit)
+        }
+        func version(of channel: String) async throws -> Int64 { try await inner.version(of: channel) }
+        func headPosition() async throws -> Int64 { try await inner.headPosition() }
+        func watermark() async throws -> Watermark { try await inner.watermark() }
+    }
+
+    @Test("appended events are folded without a read, and the follower equals one that read the log")
+    func ingestEqualsCatchUp() async throws {
+        let store = CountingStore()
+        let clock = TestClock()
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        let handler = CommandHandler(store: store, clock: clock.read, knownState: { follower.followedState(of: $0) })
+        let created = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
+        #expect(follower.ingest(appended: created.result.events))
+        clock.set(60)
+        let readsBefore = store.readCount
+        for index in 0..<5 {
+            let outcome = try await handler.handle(
+                .placeBreak(PlaceBreak(id: "brk-\(index)", start: .inMilliseconds(60_000 + Int64(index) * 40_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+                channel: "demo", context: context())
+            #expect(follower.ingest(appended: outcome.result.events))
+        }
+        // Decided on the follower's state and folded as returned: the stream and the log were not read.
+        #expect(store.readCount == readsBefore)
+        let reader = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        try await reader.catchUp()
+        #expect(follower.position == reader.position)
+        #expect(follower.followedState(of: "demo") == reader.followedState(of: "demo"))
+        clock.set(75)
+        #expect(try follower.mediaPlaylist("demo", rendition: "720p").text == reader.mediaPlaylist("demo", rendition: "720p").text)
+    }
+
+    @Test("events of another writer first: nothing is folded out of order, and reading the log folds them all")
+    func gapFallsBackToReading() async throws {
+        let store = InMemoryEventStore()
+        let clock = TestClock()
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        let other = CommandHandler(store: store, clock: clock.read)
+        let mine = CommandHandler(store: store, clock: clock.read, knownState: { follower.followedState(of: $0) })
+        _ = try await other.handle(.createChannel(config("a")), channel: "a", context: context())
+        let outcome = try await mine.handle(.createChannel(config("b")), channel: "b", context: context())
+        // Position 2 follows 1, which this follower has not read: refused, nothing folded.
+        #expect(!follower.ingest(appended: outcome.result.events))
+        #expect(follower.position == 0 && follower.followedState(of: "b") == nil)
+        try await follower.catchUp()
+        #expect(follower.position == 2 && follower.state(of: "a") != nil && follower.state(of: "b") != nil)
+        // Already folded: accepted and nothing changes.
+        #expect(follower.ingest(appended: outcome.result.events))
+        #expect(follower.position == 2)
+    }
+
+    @Test("a command refused on a stale known state is decided again on the stream, not refused")
+    func staleStateIsNotFinal() async throws {
+        let store = InMemoryEventStore()
+        let clock = TestClock()
+        // Instance B's follower never reads the placement instance A makes.
+        let followerB = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        let handlerA = CommandHandler(store: store, clock: clock.read)
+        let handlerB = CommandHandler(store: store, clock: clock.read, knownState: { followerB.followedState(of: $0) })
+        _ = try await handlerA.handle(.createChannel(config()), channel: "demo", context: context())
+        try await followerB.catchUp()
+        clock.set(60)
+        _ = try await handlerA.handle(
+            .placeBreak(PlaceBreak(id: "late-news", start: .inMilliseconds(0), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+            channel: "demo", context: context())
+        clock.set(80)
+        // B does not know late-news; the limit must still apply (decided again on the stream as read).
+        let limited = try await handlerB.handle(.setPlayoutLimit(id: "late-news", limitMilliseconds: 20_000), channel: "demo", context: context())
+        #expect(limited.result.version == 3 && !limited.result.replayed)
+        // If-Match with the real version is honoured although B's state is older.
+        let placed = try await handlerB.handle(
+            .placeBreak(PlaceBreak(id: "second", start: .inMilliseconds(100_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+            channel: "demo", context: context(), expectedVersion: 3)
+        #expect(placed.result.version == 4)
+        // A real refusal is still a refusal (decided on the stream).
+        await #expect(throws: CommandError.self) {
+            _ = try await handlerB.handle(.setPlayoutLimit(id: "no-such-break", limitMilliseconds: 10_000), channel: "demo", context: context())
+        }
+    }
+}
