@@ -21,7 +21,9 @@ chmod 755 "$pgdir"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; stop_cluster; rm -rf "$pgdir"; }
 trap cleanup EXIT
-start_cluster "$pgdir"
+# Durable (fsync on, PostgreSQL's defaults): an acknowledged command is committed, so the appends are compared with
+# durable inserts on the same cluster.
+CUELINE_PG_DURABLE=1 start_cluster "$pgdir"
 log "building (release)"
 swift build -c release >/dev/null
 bin=$(swift build -c release --show-bin-path)
@@ -92,26 +94,54 @@ cueline_rps=$(rps "$base/channels/bench/720p.m3u8")
 # The same playlist through the router (a query string takes it past the event loop's fast path): what the fast path saves.
 router_rps=$(rps "$base/channels/bench/720p.m3u8?via=router")
 
-# append: the full command path (HTTP, load, decide, append with version check, idempotency record) vs pgbench.
+# append: the full command path (HTTP, decide, append with version check, hash chain, idempotency record, notify;
+# the follower fed the appended events) vs pgbench inserting a row of the same size, both on the durable cluster,
+# with 1 client and with 16 clients (16 channels, one per client: their schedules do not conflict).
+# The asset is on the nginx above: placements read it once, then from the cache, as in production.
+mkdir -p "$pgdir/www/ads"
+printf '#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n#EXT-X-PLAYLIST-TYPE:VOD\n#EXTINF:1.0,\na0.ts\n#EXT-X-ENDLIST\n' >"$pgdir/www/ads/a.m3u8"
+chmod -R a+rX "$pgdir/www"
+asset="http://127.0.0.1:$nport/ads/a.m3u8"
 payload_size=$(psql "$DATABASE_URL" -Atc "SELECT avg(length(payload::text))::int FROM cueline_events WHERE type = 'BreakPlaced'")
 psql "$DATABASE_URL" -qc "CREATE TABLE bench_rows (id bigserial PRIMARY KEY, payload text NOT NULL)"
 printf "INSERT INTO bench_rows (payload) VALUES (repeat('x', %s));\n" "$payload_size" >"$pgdir/insert.sql"
-pgbench_tps=$("$CUELINE_PGBIN/pgbench" -n -c1 -T10 -f "$pgdir/insert.sql" "$DATABASE_URL" 2>/dev/null | awk '/tps = / {print $3; exit}')
-# Twenty channels in turn, so no channel's schedule grows past a few hundred breaks (an operator's day has dozens).
-for n in $(seq 0 19); do
+pgbench_tps() { "$CUELINE_PGBIN/pgbench" -n -c"$1" -j"$1" -T10 -f "$pgdir/insert.sql" "$DATABASE_URL" 2>/dev/null | awk '/tps = / {print $3; exit}'; }
+pgbench_1=$(pgbench_tps 1)
+pgbench_16=$(pgbench_tps 16)
+for n in $(seq 0 33); do
     "$bin/cueline" channel create "append$n" --segment-duration 6 --window 10 --rendition 720p,2800000,720p/seg{n}.ts >/dev/null
 done
 sleep 0.2
+# Each wrk connection has its own channel and its own break ids (a thread's connections share the script's state).
 cat >"$pgdir/place.lua" <<'LUA'
-counter = 0
+local connections = 0
+setup = function(thread)
+    thread:set("first", connections)
+    connections = connections + 1
+end
+init = function(args)
+    counter = 0
+    asset = args[1]
+    channel = first + tonumber(args[2])
+end
 request = function()
     counter = counter + 1
-    local body = string.format('{"command":"place_break","id":"w%d","in":%d,"duration":1,"asset_uri":"https://ads.example.com/a.m3u8"}', counter, 120 + counter * 2)
-    return wrk.format("POST", string.format("/channels/append%d/commands", counter % 20), {["Content-Type"] = "application/json"}, body)
+    local body = string.format('{"command":"place_break","id":"w%d","in":%d,"duration":1,"%s":"%s"}', counter, 120 + counter * 6, kind, asset)
+    return wrk.format("POST", string.format("/channels/append%d/commands", channel), {["Content-Type"] = "application/json"}, body)
 end
 LUA
-append_rps=$(wrk -t1 -c1 -d10s -s "$pgdir/place.lua" "$base" | awk '/Requests\/sec/ {print $2}')
+# $1 clients on channels from $2 on; $3: asset_uri (read and measured at each placement, fresh) or asset_list (the
+# append path alone: an asset list is the ad server's, nothing is read).
+append_rps() {
+    sed "s/, kind, asset)/, \"$3\", asset)/" "$pgdir/place.lua" >"$pgdir/place-$3.lua"
+    wrk -t"$1" -c"$1" -d10s -s "$pgdir/place-$3.lua" "$base" -- "$asset" "$2" | awk '/Requests\/sec/ {print $2}'
+}
+append_1=$(append_rps 1 0 asset_list)
+append_16=$(append_rps 16 1 asset_list)
+measured_1=$(append_rps 1 17 asset_uri)
+measured_16=$(append_rps 16 18 asset_uri)
 non201=$(psql "$DATABASE_URL" -Atc "SELECT count(*) FROM cueline_refusals WHERE channel LIKE 'append%'")
+append_load=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # latency on a channel of its own, with an ordinary schedule.
 "$bin/cueline" channel create latency --segment-duration 6 --window 10 \
@@ -136,10 +166,10 @@ print(f"{samples[len(samples)//2]:.1f} {samples[int(len(samples)*0.99)-1]:.1f} {
 PY
 )
 read -r p50 p99 worst <<<"$latency"
-python3 - "$out" "$cueline_rps" "$nginx_rps" "$router_rps" "$append_rps" "$pgbench_tps" "$payload_size" "$non201" "$p50" "$p99" "$worst" <<'PY'
+python3 - "$out" "$cueline_rps" "$nginx_rps" "$router_rps" "$append_1" "$append_16" "$measured_1" "$measured_16" "$pgbench_1" "$pgbench_16" "$payload_size" "$non201" "$p50" "$p99" "$worst" "$append_load" <<'PY'
 import sys
-out, c, n, r, a, p, size, refused, p50, p99, worst = sys.argv[1:]
-c, n, r, a, p = float(c), float(n), float(r), float(a), float(p)
+out, c, n, r, a1, a16, m1, m16, p1, p16, size, refused, p50, p99, worst, load = sys.argv[1:]
+c, n, r, a1, a16, m1, m16, p1, p16 = float(c), float(n), float(r), float(a1), float(a16), float(m1), float(m16), float(p1), float(p16)
 with open(out, "a") as f:
     f.write(f"""
 ## serve
@@ -152,14 +182,16 @@ wrk -t2 -c50 -d10s on one media playlist (3-rendition channel, one break), same 
 | cueline serve, the same playlist through the router (`?via=router`) | {r:,.0f} | {r/n:.2f} |
 
 ## append
-One client, 10 s each. Full command path: HTTP, load the channel, decide, append with the version check, the
-idempotency record and the hash chain, in one transaction. Baseline: pgbench inserting one row of the same payload
-size ({size} bytes) into the same database.
+10 s each, on the same durable cluster (fsync on: an acknowledged command is committed). Full command path: HTTP,
+decide on the instance's state, one `cueline_append` call (version check, log head, hash chain, idempotency record,
+notify), the follower fed the appended events. Baseline: pgbench inserting one row of the same payload size ({size}
+bytes). 16 clients: 16 channels, one per client. Load average at the end: {load}.
 
-| path | per second | ratio |
-|---|---|---|
-| pgbench INSERT | {p:,.0f} | 1.00 |
-| POST /channels/appendN/commands (place_break, 20 channels in turn) | {a:,.0f} | {a/p:.3f} |
+| path | 1 client | ratio | 16 clients | ratio | 16 vs 1 client |
+|---|---|---|---|---|---|
+| pgbench INSERT | {p1:,.0f}/s | 1.00 | {p16:,.0f}/s | 1.00 | {p16/p1:.2f}x |
+| POST /channels/appendN/commands (place_break with an asset list: the append path) | {a1:,.0f}/s | {a1/p1:.2f} | {a16:,.0f}/s | {a16/p16:.2f} | {a16/a1:.2f}x |
+| the same with an asset URI, read and measured at each placement (an HTTP GET of the asset) | {m1:,.0f}/s | {m1/p1:.2f} | {m16:,.0f}/s | {m16/p16:.2f} | {m16/m1:.2f}x |
 
 Refused during the run: {refused}.
 

@@ -59,11 +59,15 @@ start_cluster() {
     fi
     as_pg_owner "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
         || { cat "$dir/initdb.log" >&2; die "initdb failed"; }
+    # Throwaway clusters skip fsync (tests only); CUELINE_PG_DURABLE=1 keeps PostgreSQL's durable defaults (the
+    # benchmarks: an acknowledged command must survive a crash, so appends are compared with durable inserts).
+    local durability="-c fsync=off"
+    [ "${CUELINE_PG_DURABLE:-0}" = 1 ] && durability=""
     # Another cluster may take the port between the check and the start (scripts run side by side): try the next.
     local attempt
     for attempt in 1 2 3 4 5; do
         if as_pg_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-            -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null; then
+            -o "-p $port -k $dir -c listen_addresses=127.0.0.1 $durability -c max_connections=200" start >/dev/null; then
             break
         fi
         [ "$attempt" -eq 5 ] && { cat "$dir/server.log" >&2; die "PostgreSQL did not start"; }
