@@ -33,6 +33,10 @@ public final class ChannelFollower: Service, Sendable {
         public var tickText: String
         /// Which events the schedule was folded from (see ``Effect``); set by the follower when it keeps the window.
         public var effect = Effect(settled: -1, pending: -1)
+        /// When these bytes existed (the follower's clock after rendering them): with the instant the serving time
+        /// reached the window's boundary, when the window became servable (`cueline_tick_lateness_seconds`). Not part
+        /// of the bytes.
+        public var readyAt = Timestamp(milliseconds: .min)
 
         /// The events a window was rendered from: the settled prefix of the log (its last version) and how many of
         /// the events after it, decided by the window's tick, were applied on top. The version alone does not say:
@@ -104,6 +108,8 @@ public final class ChannelFollower: Service, Sendable {
         /// Every event decided at or before this instant has been read (see `Watermark`): ticks up to it can be
         /// served knowing that replay will give back the same bytes.
         var knownUntil = Timestamp(milliseconds: .min)
+        /// When the known instant moved, and to what (the last 256 moves): when the serving time reached an instant.
+        var passages: [(knownUntil: Timestamp, at: Timestamp)] = []
         /// The last watermark waited too long for the log head (see `StoreError.logHeadBusy`).
         var logHeadBusy = false
         var caughtUpOnce = false
@@ -222,7 +228,11 @@ public final class ChannelFollower: Service, Sendable {
         // Any successful read, whoever triggered it, means the log is reachable again. The watermark holds once
         // everything up to its head is folded in (by this call or a concurrent one).
         let recovered = shared.withLock { shared -> Bool in
-            if shared.position >= watermark.head { shared.knownUntil = max(shared.knownUntil, watermark.knownUntil) }
+            if shared.position >= watermark.head, watermark.knownUntil > shared.knownUntil {
+                shared.knownUntil = watermark.knownUntil
+                if shared.passages.count >= 256 { shared.passages.removeFirst(128) }
+                shared.passages.append((watermark.knownUntil, clock()))
+            }
             shared.logHeadBusy = false
             defer { shared.caughtUpOnce = true; shared.lastError = nil }
             return shared.lastError != nil
@@ -307,6 +317,25 @@ public final class ChannelFollower: Service, Sendable {
         return min(now, shared.knownUntil)
     }
 
+    /// When a window for the boundary `boundary` became servable: once its bytes existed and the serving time had
+    /// reached the boundary (now, if it has not yet).
+    package func servableInstant(_ window: Rendered, boundary: Timestamp) -> Timestamp {
+        max(boundary, window.readyAt, servingTimeReached(boundary) ?? clock())
+    }
+
+    /// When the serving time first reached `instant` (on the follower's clock): the instant itself when serving is not
+    /// held back by the watermark, else when the known instant first passed it; nil when it has not yet.
+    private func servingTimeReached(_ instant: Timestamp) -> Timestamp? {
+        shared.withLock { shared -> Timestamp? in
+            guard shared.caughtUpOnce, shared.lastError == nil, !shared.logHeadBusy else { return instant }
+            guard shared.knownUntil >= instant else { return nil }
+            // Known before the moves still kept (or the store's watermark is not a clock): reached at the instant.
+            guard let first = shared.passages.first, first.knownUntil < instant else { return instant }
+            let passage = shared.passages.first { $0.knownUntil >= instant }
+            return max(instant, passage?.at ?? instant)
+        }
+    }
+
     /// Renders every clock channel as soon as a segment boundary passes, so requests find the new window
     /// ready, and records how late after the boundary that happened. Channels wait in a queue ordered by their
     /// next boundary, so a wake touches only the channels that are due, however many there are.
@@ -359,8 +388,11 @@ public final class ChannelFollower: Service, Sendable {
                         }
                     }
                     if lastRendered[id] != nil {
-                        // When the window became servable: the wall clock after rendering it, not the loop's start.
-                        lateness.recordNanoseconds(max(0, clock().milliseconds(since: timeline.segmentStart(completed))) * 1_000_000)
+                        // When the window became servable, not when this loop reached the channel: once its bytes
+                        // existed (rendered ahead, or by whichever request or tick rendered it) and the serving time had
+                        // reached its boundary (the watermark). Any request from then on is answered with it.
+                        let boundary = timeline.segmentStart(completed)
+                        lateness.recordNanoseconds(max(0, servableInstant(current, boundary: boundary).milliseconds(since: boundary)) * 1_000_000)
                         rendered.increment()
                     }
                     lastRendered[id] = completed
@@ -425,6 +457,7 @@ public final class ChannelFollower: Service, Sendable {
         guard var rendered = try? Self.render(config: config, state: inEffect, tick: boundary) else { return false }
         rendered.completedSegments = completed
         rendered.effect = effect
+        rendered.readyAt = clock()
         return shared.withLock { shared in
             // Served past the boundary meanwhile (a request rendered it): nothing to keep.
             guard let entry = shared.channels[channel], entry.lastTick < boundary else { return false }
@@ -474,6 +507,7 @@ public final class ChannelFollower: Service, Sendable {
             }
             rendered.completedSegments = completed
             rendered.effect = effect
+            rendered.readyAt = clock()
             shared.withLock { shared in
                 // Another request may have rendered a later tick meanwhile: keep the newest.
                 if let current = shared.channels[channel]?.rendered, current.tick > rendered.tick { return }

@@ -1,0 +1,79 @@
+import EventStore
+import Foundation
+import HLS
+@testable import Projector
+import Schedule
+import Synchronization
+import Testing
+
+/// Issue 12: `cueline_tick_lateness_seconds` measures when each window became servable (its bytes existed and the
+/// serving time had reached its boundary), not when the ticker's loop reached the channel.
+@Suite("Tick lateness is measured when a window became servable")
+struct LatenessTests {
+    /// The in-memory store with a watermark the test moves (the database's known instant).
+    final class HeldWatermarkStore: EventStore, @unchecked Sendable {
+        let inner = InMemoryEventStore()
+        let knownUntil = Mutex(Timestamp(milliseconds: .min))
+        func append(_ request: AppendRequest) async throws -> AppendResult { try await inner.append(request) }
+        func previousResult(of request: AppendRequest) async throws -> AppendResult? { try await inner.previousResult(of: request) }
+        func read(after position: Int64, limit: Int) async throws -> [RecordedEvent] { try await inner.read(after: position, limit: limit) }
+        func readStream(_ channel: String, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
+            try await inner.readStream(channel, after: version, limit: limit)
+        }
+        func version(of channel: String) async throws -> Int64 { try await inner.version(of: channel) }
+        func headPosition() async throws -> Int64 { try await inner.headPosition() }
+        func watermark() async throws -> Watermark {
+            Watermark(head: try await inner.headPosition(), knownUntil: knownUntil.withLock { $0 })
+        }
+    }
+
+    @Test("a window rendered ahead is servable at its boundary, however late the ticker looks at it")
+    func aheadIsServableAtTheBoundary() async throws {
+        let store = InMemoryEventStore()
+        let clock = TestClock()
+        let handler = CommandHandler(store: store, clock: clock.read)
+        _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        try await follower.catchUp()
+        clock.set(61)
+        _ = try follower.rendered("demo")
+        clock.set(63)
+        let boundary = epoch.adding(milliseconds: 66_000)
+        #expect(follower.renderAhead("demo", boundary: boundary))
+        // The ticker reaches the channel 80 ms after the boundary: the window was servable at the boundary.
+        clock.set(66.080)
+        let served = try follower.rendered("demo")
+        #expect(served.tick == boundary && served.readyAt == epoch.adding(milliseconds: 63_000))
+        #expect(follower.servableInstant(served, boundary: boundary) == boundary)
+    }
+
+    @Test("a window rendered late counts from its render; a late watermark counts from when it passed the boundary")
+    func lateRenderAndLateWatermark() async throws {
+        let store = HeldWatermarkStore()
+        let clock = TestClock()
+        let handler = CommandHandler(store: store, clock: clock.read)
+        _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        let boundary = epoch.adding(milliseconds: 60_000)
+        // The log is known up to 59.990 s: the boundary is not reached yet, whatever the wall clock says.
+        store.knownUntil.withLock { $0 = epoch.adding(milliseconds: 59_990) }
+        clock.set(59.995)
+        try await follower.catchUp()
+        // The watermark passes the boundary when the follower reads it at 60.015 s.
+        store.knownUntil.withLock { $0 = epoch.adding(milliseconds: 60_010) }
+        clock.set(60.015)
+        try await follower.catchUp()
+        // Nothing was rendered ahead: the first request renders the window at 60.030 s.
+        clock.set(60.030)
+        let served = try follower.rendered("demo")
+        #expect(served.tick == epoch.adding(milliseconds: 60_010) && served.readyAt == epoch.adding(milliseconds: 60_030))
+        #expect(follower.servableInstant(served, boundary: boundary) == epoch.adding(milliseconds: 60_030))
+        // The same window as if it had been rendered before the boundary: servable when the watermark passed it.
+        var early = served
+        early.readyAt = epoch.adding(milliseconds: 57_000)
+        #expect(follower.servableInstant(early, boundary: boundary) == epoch.adding(milliseconds: 60_015))
+        // A boundary the watermark has not reached is not servable yet: counted up to now.
+        clock.set(66.5)
+        #expect(follower.servableInstant(early, boundary: epoch.adding(milliseconds: 66_000)) == epoch.adding(milliseconds: 66_500))
+    }
+}
