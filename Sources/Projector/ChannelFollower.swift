@@ -23,12 +23,13 @@ public final class ChannelFollower: Service, Sendable {
         public var version: Int64
         public var tick: Timestamp
         public var targetDuration: Int
-        /// Media playlists by rendition name; nil before the channel's first segment has ended.
-        public var playlists: [String: String]
-        public var multivariant: String
-        /// The same playlists as response bodies, encoded once per render (a request copies a reference, not bytes).
+        /// Media playlists by rendition name, as response bodies encoded once per render (a request copies a reference,
+        /// not bytes); no entry before the channel's first segment has ended. Only the bytes are kept (not a String too).
         public var bodies: [String: ByteBuffer]
         public var multivariantBody: ByteBuffer
+        /// The media playlists as text (made from the bytes when asked).
+        public var playlists: [String: String] { bodies.mapValues { String(buffer: $0) } }
+        public var multivariant: String { String(buffer: multivariantBody) }
         /// `tick` as the `Cueline-Tick` header spells it (ISO 8601), formatted once per render.
         public var tickText: String
         /// Which events the schedule was folded from (see ``Effect``); set by the follower when it keeps the window.
@@ -56,8 +57,6 @@ public final class ChannelFollower: Service, Sendable {
             self.version = version
             self.tick = tick
             self.targetDuration = targetDuration
-            self.playlists = playlists
-            self.multivariant = multivariant
             self.bodies = playlists.mapValues { ByteBuffer(string: $0) }
             self.multivariantBody = ByteBuffer(string: multivariant)
             self.tickText = tick.iso8601
@@ -523,7 +522,7 @@ public final class ChannelFollower: Service, Sendable {
         guard let config = state(of: channel)?.config, config.renditions.contains(where: { $0.name == rendition }) else {
             throw .unknownRendition(channel: channel, rendition: rendition)
         }
-        guard let text = rendered.playlists[rendition] else {
+        guard let text = rendered.bodies[rendition].map({ String(buffer: $0) }) else {
             if case .relay = config.source { throw .upstreamMissing(channel: channel, rendition: rendition) }
             throw .notStarted(channel: channel, firstSegmentEnds: Timeline(config).segmentStart(Int64((3 * config.targetDuration * 1000 + Int(config.segmentDurationMilliseconds) - 1) / Int(config.segmentDurationMilliseconds))))
         }

@@ -51,7 +51,7 @@ public enum Replay {
         guard config.renditions.contains(where: { $0.name == name }) else {
             throw Failure.unknownRendition(channel: channel, rendition: name, at: tick, known: config.renditions.map(\.name))
         }
-        guard let text = rendered.playlists[name] else { throw Failure.windowNotFull(channel: channel, at: tick) }
+        guard let text = rendered.bodies[name].map({ String(buffer: $0) }) else { throw Failure.windowNotFull(channel: channel, at: tick) }
         return text
     }
 
