@@ -14,12 +14,16 @@ if ! command -v systemd-analyze >/dev/null; then apt_install systemd; fi
 binary=${1:-$(swift build --show-bin-path 2>/dev/null)/cueline}
 [ -x "$binary" ] || die "no built cueline at $binary (run swift build, or pass its path)"
 unit_dir=$(mktemp -d)
-sed "s|/usr/local/bin/cueline|$binary|g" deploy/systemd/cueline.service >"$unit_dir/cueline.service"
-if out=$(systemd-analyze verify "$unit_dir/cueline.service" 2>&1) && [ -z "$out" ]; then
-    pass "systemd-analyze verify deploy/systemd/cueline.service"
-else
-    fail "systemd-analyze verify: $out"
-fi
+for unit in cueline.service cueline-checkpoint.service cueline-checkpoint.timer; do
+    sed "s|/usr/local/bin/cueline|$binary|g" "deploy/systemd/$unit" >"$unit_dir/$unit"
+done
+for unit in cueline.service cueline-checkpoint.service cueline-checkpoint.timer; do
+    if out=$(cd "$unit_dir" && systemd-analyze verify "$unit_dir/$unit" 2>&1) && [ -z "$out" ]; then
+        pass "systemd-analyze verify deploy/systemd/$unit"
+    else
+        fail "systemd-analyze verify $unit: $out"
+    fi
+done
 rm -rf "$unit_dir"
 
 # 2. YAML: compose file and Kubernetes manifests parse, with the expected kinds.

@@ -21,7 +21,7 @@ struct Cueline: AsyncParsableCommand {
             """,
         subcommands: [
             Migrate.self, Serve.self, ChannelCommand.self, BreakCommand.self, EventCommand.self, ScheduleCommandLine.self,
-            ReplayCommand.self, AsRunCommand.self, LogCommand.self, VerifyCommand.self, LintCommand.self, ConfigCommand.self,
+            ReplayCommand.self, CheckpointCommand.self, AsRunCommand.self, LogCommand.self, VerifyCommand.self, LintCommand.self, ConfigCommand.self,
             TokenCommand.self, OpenAPICommand.self,
         ]
     )

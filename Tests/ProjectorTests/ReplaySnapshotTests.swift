@@ -233,5 +233,15 @@ struct ReplaySnapshotStoreTests {
         let tick = end.adding(milliseconds: 1)
         let state = try await Replay.state("snapdb", store: store, asOf: tick)
         #expect(state == fold("snapdb", events, asOf: tick, retention: .window))
+
+        // Checkpoints written by a build that folded differently (another fold version) are not used, and a
+        // checkpointing run of this build writes its own over them.
+        let (ours, theirs) = (#""fold":\#(ChannelSnapshot.foldVersion)"#, #""fold":999"#)
+        try await connection.query("UPDATE cueline_snapshots SET state = replace(state, \(ours), \(theirs)) WHERE channel = 'snapdb'")
+        #expect(try await store.latestSnapshot(of: "snapdb") == nil)
+        let refolded = try await Replay.state("snapdb", store: store, asOf: tick)
+        #expect(refolded == fold("snapdb", events, asOf: tick, retention: .window))
+        #expect(try await Replay.checkpoint("snapdb", store: store, every: 100) == events.count / 100)
+        #expect(try await store.latestSnapshot(of: "snapdb")?.version == latest.version)
     }
 }

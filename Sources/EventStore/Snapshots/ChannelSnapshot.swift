@@ -13,8 +13,14 @@ import Schedule
 /// and the playlists rendered from them byte-identical, at many instants).
 public struct ChannelSnapshot: Hashable, Sendable, Codable {
     public static let formatVersion = 1
+    /// The fold's semantics (`ChannelState.apply`): a checkpoint is used only by a build that folds as the build
+    /// that wrote it did. Bump it whenever applying an event changes what state it leaves; `SnapshotFoldVersionTests`
+    /// fails on such a change until it is bumped (it fingerprints the fold of a fixed history).
+    public static let foldVersion = 1
 
     public var format: Int
+    /// The `foldVersion` of the build that wrote it (nil: written before it was recorded, never used).
+    public var fold: Int?
     public var channel: String
     /// The stream version of the last event folded in.
     public var version: Int64
@@ -31,6 +37,7 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
     public init?(_ state: ChannelState, chainHash: String?) {
         guard let config = state.config, state.latestDecided.milliseconds != .min else { return nil }
         format = Self.formatVersion
+        fold = Self.foldVersion
         channel = state.channel
         version = state.version
         position = state.position

@@ -21,6 +21,7 @@ extension PostgresEventStore {
         for row in rows {
             guard let hash = row.optionalString(1), hash == row.optionalString(4),
                 let snapshot = try? ChannelSnapshot.decode(try row.string(3, "state")),
+                snapshot.fold == ChannelSnapshot.foldVersion,
                 snapshot.channel == channel, snapshot.version == (try row.int64(0, "version")),
                 snapshot.chainHash == hash, snapshot.latestDecided.milliseconds == (try row.int64(2, "latest_decided_ms")),
                 snapshot.restoresExactly()
@@ -46,14 +47,18 @@ extension PostgresEventStore {
         try await snapshot(of: channel, forInstant: Timestamp(milliseconds: .max))
     }
 
-    /// Stores a checkpoint (one already stored at that version is kept).
+    /// Stores a checkpoint (one already stored at that version is kept, unless another fold version wrote it: a build
+    /// that folds differently could not use it, and would otherwise never get its own there).
     public func saveSnapshot(_ snapshot: ChannelSnapshot) async throws {
         try await pool.withConnection { connection in
             try await connection.query(
                 """
                 INSERT INTO cueline_snapshots (channel, version, chain_hash, latest_decided_ms, format, state) \
                 VALUES (\(snapshot.channel), \(snapshot.version), \(snapshot.chainHash), \(snapshot.latestDecided.milliseconds), \
-                \(snapshot.format), \(snapshot.encoded())) ON CONFLICT (channel, version) DO NOTHING
+                \(snapshot.format), \(snapshot.encoded())) ON CONFLICT (channel, version) DO UPDATE SET \
+                chain_hash = EXCLUDED.chain_hash, latest_decided_ms = EXCLUDED.latest_decided_ms, format = EXCLUDED.format, \
+                state = EXCLUDED.state, recorded_at = clock_timestamp() \
+                WHERE (cueline_snapshots.state::json ->> 'fold') IS DISTINCT FROM (EXCLUDED.state::json ->> 'fold')
                 """)
         }
     }
