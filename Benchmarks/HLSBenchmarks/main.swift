@@ -181,7 +181,7 @@ measureRenderAgainstCopy("100 segments, 4 date ranges", playlist(rendition: "720
 
 /// A 6 s-segment channel at a tick with two breaks in its window (one ended early by a playout limit) and two ahead
 /// within the horizon: `PlaylistBuilder.mediaPlaylist` + `renderBytes`, against copying the bytes it produces. The
-/// breaks' tags are kept between ticks (`PlaylistBuilder.keptTags`), as they are for a follower rendering tick after tick.
+/// breaks' tags are kept between ticks (`PlaylistBuilder.keptTagsShards`), as they are for a follower rendering tick after tick.
 func builderChannel() throws -> (ChannelConfig, ChannelState) {
     let config = ChannelConfig(
         id: "bench", segmentDurationMilliseconds: 6000, windowSegments: 10, epoch: epoch,

@@ -110,18 +110,25 @@ public enum PlaylistBuilder {
         var breakID: String
     }
 
-    /// Bounded: emptied when it reaches `keptTagsLimit` entries (~1 KB each), then refilled by the next ticks.
-    static let keptTags = Mutex<[KeptTagsKey: KeptTags]>([:])
+    /// One part of the cache: 16 of them, by the key's hash, so renders on both cores (ticks rendered ahead in
+    /// parallel) rarely wait for each other's lookups. Each is bounded: emptied when it reaches `keptTagsLimit / 16`
+    /// entries (~1 KB each), then refilled by the next ticks.
+    final class KeptTagsShard: Sendable {
+        let entries = Mutex<[KeptTagsKey: KeptTags]>([:])
+    }
+
+    static let keptTagsShards = (0..<16).map { _ in KeptTagsShard() }
     static let keptTagsLimit = 50_000
 
     static func keptPlacingTag(_ spec: BreakSpec, config: ChannelConfig) -> DateRange {
         let key = KeptTagsKey(channel: config.id, breakID: spec.id)
-        if let kept = keptTags.withLock({ $0[key] }), kept.spec == spec, kept.publicBaseURL == config.publicBaseURL {
+        let shard = keptTagsShards[Int(UInt(bitPattern: key.hashValue) % 16)]
+        if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec, kept.publicBaseURL == config.publicBaseURL {
             return kept.placing
         }
         let tag = placingTag(spec, config: config)
-        keptTags.withLock { kept in
-            if kept.count >= keptTagsLimit { kept.removeAll(keepingCapacity: true) }
+        shard.entries.withLock { kept in
+            if kept.count >= keptTagsLimit / 16 { kept.removeAll(keepingCapacity: true) }
             kept[key] = KeptTags(spec: spec, publicBaseURL: config.publicBaseURL, placing: tag)
         }
         return tag
@@ -131,13 +138,14 @@ public enum PlaylistBuilder {
         _ spec: BreakSpec, config: ChannelConfig, duration: Int64, playoutLimit: Bool, scte35In: String?
     ) -> DateRange {
         let key = KeptTagsKey(channel: config.id, breakID: spec.id)
-        if let kept = keptTags.withLock({ $0[key] }), kept.spec == spec, let closing = kept.closing,
+        let shard = keptTagsShards[Int(UInt(bitPattern: key.hashValue) % 16)]
+        if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec, let closing = kept.closing,
             closing.duration == duration, closing.playoutLimit == playoutLimit, closing.scte35In == scte35In
         {
             return closing.tag
         }
         let tag = closingTag(spec, duration: duration, playoutLimit: playoutLimit, scte35In: scte35In)
-        keptTags.withLock { kept in
+        shard.entries.withLock { kept in
             guard var entry = kept[key], entry.spec == spec else { return }
             entry.closing = (duration, playoutLimit, scte35In, tag)
             kept[key] = entry
