@@ -30,7 +30,8 @@ bin=$(swift build -c release --show-bin-path)
 export CUELINE_MIGRATIONS=$PWD/Migrations
 "$bin/cueline" migrate >/dev/null
 
-{
+# BENCH_ONLY=http: only serve, append and change latency, appended to the results already there.
+[ "${BENCH_ONLY:-}" = http ] || {
     echo "# Benchmark results"
     echo
     echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -m); $(date -u +%Y-%m-%d); \`scripts/bench.sh\`."
@@ -58,6 +59,7 @@ export CUELINE_MIGRATIONS=$PWD/Migrations
     echo
     "$bin/cueline-scale-bench" 10000 30 6 2>/dev/null
 } >"$out"
+[ "${BENCH_ONLY:-}" = http ] && printf '\n(serve, append and change latency below: a later run, %s)\n' "$(date -u +%Y-%m-%dT%H:%MZ)" >>"$out"
 
 port=$(free_port 18700)
 base="http://127.0.0.1:$port"
@@ -152,15 +154,24 @@ sleep 0.2
 latency=$(python3 - "$base" <<'PY'
 import json, sys, time, urllib.request
 base = sys.argv[1]
+def post(body):
+    req = urllib.request.Request(base + "/channels/latency/commands", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    urllib.request.urlopen(req).read()
+def served():
+    return urllib.request.urlopen(base + "/channels/latency/720p.m3u8").read().decode()
 samples = []
 for i in range(40):
-    body = json.dumps({"command": "place_break", "id": f"lat{i}", "in": 40000 + i * 10, "duration": 1, "asset_uri": "https://ads.example.com/a.m3u8"}).encode()
-    req = urllib.request.Request(base + "/channels/latency/commands", data=body, headers={"Content-Type": "application/json"})
-    urllib.request.urlopen(req).read()
+    # A minute ahead: within the channel's look-ahead horizon (2 minutes), so the placement is published at once.
+    post({"command": "place_break", "id": f"lat{i}", "in": 60, "duration": 1, "asset_uri": "https://ads.example.com/a.m3u8"})
     acked = time.perf_counter()
-    while f'ID="lat{i}"' not in urllib.request.urlopen(base + "/channels/latency/720p.m3u8").read().decode():
+    while f'ID="lat{i}"' not in served():
+        if time.perf_counter() - acked > 5:
+            sys.exit(f"lat{i} was not served within 5 s")
         time.sleep(0.001)
     samples.append((time.perf_counter() - acked) * 1000)
+    # Cancelled before the next, so the next placement takes the same slot.
+    post({"command": "cancel_break", "id": f"lat{i}"})
+    time.sleep(0.1)
 samples.sort()
 print(f"{samples[len(samples)//2]:.1f} {samples[int(len(samples)*0.99)-1]:.1f} {samples[-1]:.1f}")
 PY
