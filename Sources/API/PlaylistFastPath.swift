@@ -29,7 +29,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         /// This request went up to the router: its parts follow it.
         case forwarding
         /// Answered here once the request has been read to its end (a GET's body, if any, is dropped).
-        case answering(ChannelFollower.ServedMedia, origin: Bool, head: Bool)
+        case answering(ChannelFollower.ServedMedia, origin: Bool, head: Bool, started: UInt64)
     }
 
     let follower: ChannelFollower
@@ -39,6 +39,31 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private var date = HTTPDateText()
 
     static let requests = Counter(label: "cueline_playlist_fast_requests_total")
+
+    /// The series Hummingbird's MetricsMiddleware keeps for the same route, method and status, so that a dashboard's
+    /// request rate and duration by route count the playlists answered here with those the router answered.
+    struct RouteMetrics {
+        let counter: Counter
+        let timer: Timer
+
+        init(method: String) {
+            let dimensions = [
+                ("http.route", "/channels/{channel}/{playlist}"), ("http.request.method", method),
+                ("http.response.status_code", "200"),
+            ]
+            counter = Counter(label: "hb.requests", dimensions: dimensions)
+            timer = Timer(label: "http.server.request.duration", dimensions: dimensions, preferredDisplayUnit: .seconds)
+        }
+
+        func record(since started: UInt64) {
+            counter.increment()
+            timer.recordNanoseconds(Int64(clamping: DispatchTime.now().uptimeNanoseconds &- started))
+        }
+    }
+
+    static let servedGET = RouteMetrics(method: "GET")
+    static let servedHEAD = RouteMetrics(method: "HEAD")
+    static func served(head: Bool) -> RouteMetrics { head ? servedHEAD : servedGET }
 
     init(follower: ChannelFollower) { self.follower = follower }
 
@@ -53,9 +78,10 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
                 upstream += 1
                 context.fireChannelRead(data)
             }
-        case (.answering(let served, let origin, let head), .end):
+        case (.answering(let served, let origin, let head, let started), .end):
             state = .idle
             respond(context: context, served: served, origin: origin, head: head)
+            Self.served(head: head).record(since: started)
         case (.answering, _):
             break
         case (.forwarding, .end):
@@ -78,7 +104,9 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         guard let (channel, rendition) = Self.mediaPlaylistPath(path) else { return nil }
         if let connection = request.headerFields[.connection], connection.lowercased().contains("close") { return nil }
         guard let served = try? follower.servedMedia(channel, rendition: rendition) else { return nil }
-        return .answering(served, origin: request.headerFields[.origin] != nil, head: request.method == .head)
+        return .answering(
+            served, origin: request.headerFields[.origin] != nil, head: request.method == .head,
+            started: DispatchTime.now().uptimeNanoseconds)
     }
 
     /// `/channels/{channel}/{rendition}.m3u8` split, when the path is exactly that plain form (no query, no `%`,
