@@ -11,7 +11,7 @@ public struct PostgresEventStore: EventStore {
     /// The NOTIFY channel; its payload is `<channel> <last position>`.
     public static let notifyChannel = "cueline_events"
     /// The highest migration this build needs.
-    public static let requiredMigration = 8
+    public static let requiredMigration = 9
 
     public let pool: PostgresPool
     let logger: Logger

@@ -119,6 +119,33 @@ struct PostgresOnlyTests {
         #expect(try await PostgresRenderSampleStore(pool: store.pool).renderSamples(of: channel, limit: 10).isEmpty)
     }
 
+    @Test("the watermark writes nothing (no transaction id, no WAL, no fsync) and still waits for an append holding the log head")
+    func watermarkWithoutWrites() async throws {
+        let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { connection.close() }
+        try await connection.query("SET ROLE cueline_app")
+        // A row lock (the former SELECT … FOR SHARE) takes a transaction id: every poll was a durable commit.
+        let xid = try await connection.withTransaction { connection in
+            _ = try await connection.query("SELECT head FROM cueline_watermark()")
+            return try await connection.query("SELECT coalesce(txid_current_if_assigned()::text, 'none')").scalar()
+        }
+        #expect(xid == "none")
+
+        // An append in flight (it has moved the head, not committed): the watermark waits for it and sees its head.
+        let appender = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { appender.close() }
+        let before = try #require(Int64(try await connection.query("SELECT head FROM cueline_watermark()").scalar() ?? ""))
+        try await appender.query("BEGIN")
+        let moved = try #require(Int64(try await appender.query("UPDATE cueline_log_head SET position = position RETURNING position").scalar() ?? ""))
+        let started = ContinuousClock.now
+        async let watermark = connection.query("SELECT head FROM cueline_watermark()").scalar()
+        try await Task.sleep(for: .milliseconds(300))
+        try await appender.query("COMMIT")
+        let head = try #require(Int64(try await watermark ?? ""))
+        #expect(ContinuousClock.now - started >= .milliseconds(300), "the watermark did not wait for the open append")
+        #expect(head == moved && head >= before)
+    }
+
     @Test("events of the schedule's types that contradict their decision time or shape are refused by the database")
     func checkedEvents() async throws {
         // Red team: a BreakPlaced that "aired" 5 minutes before it was decided was reported by as-run; a payload {}
