@@ -23,8 +23,6 @@ public struct CommandContext: Sendable, Hashable {
 public struct CommandOutcome: Sendable {
     public var result: AppendResult
     public var events: [ScheduleEvent]
-    /// The channel's state after the command (or, for a replayed retry, now).
-    public var state: ChannelState
     /// What the operator should know although the command was applied (an asset that could not be read…).
     public var warnings: [String] = []
 
@@ -139,9 +137,8 @@ public struct CommandHandler: Sendable {
                 func replayed() async throws -> CommandOutcome? {
                     guard let previous = try await store.previousResult(of: probe) else { return nil }
                     Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", "replayed")]).increment()
-                    let state = try await ChannelLoader.load(channel, from: store, startingFrom: knownState(channel))
                     let events = try previous.events.map { try EventCodec.decode(type: $0.type, schemaVersion: $0.schemaVersion, payload: $0.payload) }
-                    return CommandOutcome(result: previous, events: events, state: state)
+                    return CommandOutcome(result: previous, events: events)
                 }
                 // The first try decides on this instance's state without reading the stream (the append's version
                 // check refuses it if the log has moved on: then the stream is read and the command decided again).
@@ -190,13 +187,9 @@ public struct CommandHandler: Sendable {
                         commandID: context.commandID, request: request, actor: context.actor, source: context.source,
                         reason: context.reason, decidedAt: now))
                 let result = try await store.append(append)
-                var after = state
-                for recorded in result.events {
-                    after = evolve(after, try ChannelLoader.decode(recorded))
-                }
                 Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", result.replayed ? "replayed" : "applied")]).increment()
                 logger.info("command applied", metadata: ["channel": "\(channel)", "command": "\(command.name)", "version": "\(result.version)"])
-                return CommandOutcome(result: result, events: events, state: after, warnings: warnings)
+                return CommandOutcome(result: result, events: events, warnings: warnings)
             } catch let error as CommandError {
                 throw error
             } catch let StoreError.versionConflict(c, e, a) where expectedVersion == nil && attempts < 20 {
