@@ -16,6 +16,15 @@ extension EventView {
     }
 }
 
+extension RefusalView {
+    /// A refused command as the API shows it.
+    public init(_ refusal: Refusal) {
+        self.init(
+            command: refusal.command, commandId: refusal.commandID, breakId: refusal.breakID, request: refusal.request,
+            actor: refusal.actor, source: refusal.source, reason: refusal.reason, decidedAt: refusal.decidedAt)
+    }
+}
+
 extension CommandResponse {
     /// The answer to `command` from what the command handler returned.
     public init(_ outcome: CommandOutcome, channel: String, command: ScheduleCommand) {

@@ -71,6 +71,12 @@ struct LogCommand: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
+    @Option(help: "Read it from this server's HTTP API instead of the database (or CUELINE_SERVER).")
+    var server: String?
+
+    @Option(help: "API token for --server (or CUELINE_TOKEN).")
+    var token: String?
+
     struct Line: Encodable {
         var decidedAt: Timestamp
         var outcome: String
@@ -85,22 +91,23 @@ struct LogCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store = try await openStore(database)
+        // The same pages from the database or the API; each round reads only what is new (cursors kept).
+        let reader = try await ChannelLogReader.open(channel, database: database, server: server, token: token)
         var seenVersion: Int64 = 0
-        var seenRefusals = 0
+        var refusalCursor: Int64 = 0
         repeat {
-            let events = try await store.readStream(channel, after: seenVersion, limit: 10_000)
-            let refusals = try await PostgresRefusalStore(pool: store.pool).refusals(of: channel)
+            let events = try await reader.events(after: seenVersion)
+            let (refusals, next) = try await reader.refusals(after: refusalCursor)
             var lines: [Line] = events.map {
                 Line(decidedAt: $0.decidedAt, outcome: "applied", what: $0.type, actor: $0.actor, source: $0.source, commandID: $0.commandID,
                      reason: $0.reason, version: $0.version, position: $0.position, payload: $0.payload)
             }
-            lines += refusals.dropFirst(seenRefusals).map {
-                Line(decidedAt: $0.decidedAt, outcome: "refused", what: $0.command, actor: $0.actor, source: $0.source, commandID: $0.commandID,
+            lines += refusals.map {
+                Line(decidedAt: $0.decidedAt, outcome: "refused", what: $0.command, actor: $0.actor, source: $0.source, commandID: $0.commandId,
                      reason: $0.reason, version: nil, position: nil, payload: $0.request)
             }
             seenVersion = events.last?.version ?? seenVersion
-            seenRefusals = refusals.count
+            refusalCursor = next
             lines = lines.filter { line in at.map { line.decidedAt <= $0.timestamp } ?? true }.sorted { $0.decidedAt < $1.decidedAt }
             for line in lines {
                 if json {

@@ -29,6 +29,12 @@ struct ReplayCommand: AsyncParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
 
+    @Option(help: "Replay through this server's HTTP API instead of the database (or CUELINE_SERVER).")
+    var server: String?
+
+    @Option(help: "API token for --server (or CUELINE_TOKEN).")
+    var token: String?
+
     func validate() throws {
         guard (at == nil) != between.isEmpty else { throw ValidationError("give --at T or --between A B") }
         guard between.isEmpty || (between.count == 2 && between[0].timestamp <= between[1].timestamp) else {
@@ -41,6 +47,16 @@ struct ReplayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let remote = RemoteAPI.configured(server: server, token: token) {
+            if let at {
+                print(try await remote.replay(channel, at: at.timestamp, rendition: rendition, multivariant: multivariant), terminator: "")
+            } else {
+                // The server replays one instant per request: the log is read through the API and folded here.
+                let reader = try await ChannelLogReader.open(channel, database: database, server: server, token: token)
+                printVersions(ChannelLoader.decodeReadable(try await reader.events(after: 0)).readable)
+            }
+            return
+        }
         let store = try await openStore(database)
         if let at {
             // Checkpoints (migration 0007) first, so this and later replays read only what follows the last one.
@@ -52,7 +68,11 @@ struct ReplayCommand: AsyncParsableCommand {
             print(try await Projector.Replay.playlist(channel, store: store, at: at.timestamp, rendition: rendition, multivariant: multivariant), terminator: "")
             return
         }
-        let events = try await Projector.Replay.events(channel, from: store)
+        printVersions(try await Projector.Replay.events(channel, from: store))
+    }
+
+    /// `--between`: every distinct playlist served between the two instants, with the tick it first appeared at.
+    private func printVersions(_ events: [RecordedScheduleEvent]) {
         // Every instant the bytes can change: segment boundaries and the instants events took effect.
         let (from, to) = (between[0].timestamp, between[1].timestamp)
         var candidates: Set<Int64> = [from.milliseconds]

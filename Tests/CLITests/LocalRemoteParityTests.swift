@@ -67,13 +67,19 @@ struct LocalRemoteParityTests {
             stderr = Self.mask(output.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }.joined(separator: "\n"), channel: channel)
         }
 
+        /// JSON pretty-printed (`"key" : value`) or compact (`log --json`'s lines).
         static let masks: [(pattern: String, replacement: String)] = [
-            (#""(decided_at|placed_at|ended_early_at|cancelled_at|live_edge)" : "[^"]*""#, #""$1" : "…""#),
-            (#""hash" : "[0-9a-f]*""#, #""hash" : "…""#),
-            (#""position" : [0-9]+"#, #""position" : …"#),
-            (#""(source|placed_via|ended_early_via|cancelled_via)" : "(cli|http)""#, #""$1" : "…""#),
-            (#""command_id" : "[^"]*""#, #""command_id" : "…""#),
+            (#""(decided_at|placed_at|ended_early_at|cancelled_at|live_edge)" ?: ?"[^"]*""#, #""$1" : "…""#),
+            (#""hash" ?: ?"[0-9a-f]*""#, #""hash" : "…""#),
+            (#""position" ?: ?[0-9]+"#, #""position" : …"#),
+            (#""(source|placed_via|ended_early_via|cancelled_via)" ?: ?"(cli|http)""#, #""$1" : "…""#),
+            (#""command_id" ?: ?"[^"]*""#, #""command_id" : "…""#),
             (#"live edge [0-9T:.Z-]+"#, "live edge …"),
+            // `log`'s text lines: when, and through which door.
+            (#"(?m)^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z  "#, "…  "),
+            (#" via (cli|http)(  |$)"#, " via …$2"),
+            // `replay --between`: a version first served at a command's effect instant (its decision time).
+            (#"(?m)^=== [0-9T:.Z-]+$"#, "=== …"),
         ]
 
         static func mask(_ text: String, channel: String) -> String {
@@ -193,6 +199,22 @@ struct LocalRemoteParityTests {
         #expect(report.stdout.contains(#""break_id" : "a""#) && !report.stdout.contains(#""break_id" : "b""#), "\(report.stdout)")
         try both(setup, json: false, ["as-run", "CHANNEL", "--format", "json"], expectStatus: 0)
         try both(setup, json: false, ["as-run", "no-such-channel"], expectStatus: 1)
+        // The audit trail, applied and refused commands in order, and replays of one instant and of a span.
+        for json in [false, true] {
+            let log = try both(setup, json: json, ["log", "CHANNEL"], expectStatus: 0)
+            #expect(log.stdout.contains("BreakPlaced") && log.stdout.contains("PlayoutLimitSet"), "\(log.stdout)")
+            #expect(log.stdout.contains(json ? #""outcome":"refused""# : "REFUSED "), "\(log.stdout)")
+            try both(setup, json: json, ["log", "CHANNEL", "--at", onAir.text], expectStatus: 0)
+            try both(setup, json: json, ["log", "no-such-channel"], expectStatus: 1)
+        }
+        let during = Timestamp(milliseconds: onAir.milliseconds + 8000).iso8601
+        let replayed = try both(setup, json: false, ["replay", "CHANNEL", "--at", during], expectStatus: 0)
+        #expect(replayed.stdout.contains("com.apple.hls.interstitial"), "\(replayed.stdout)")
+        try both(setup, json: false, ["replay", "CHANNEL", "--at", during, "--multivariant"], expectStatus: 0)
+        let span = try both(setup, json: false, ["replay", "CHANNEL", "--between", Timestamp(milliseconds: onAir.milliseconds - 4000).iso8601, Timestamp(milliseconds: onAir.milliseconds + 24_000).iso8601], expectStatus: 0)
+        #expect(span.stdout.components(separatedBy: "=== ").count > 3, "\(span.stdout)")
+        try both(setup, json: false, ["replay", "CHANNEL", "--at", during, "--rendition", "nope"], expectStatus: 1)
+        try both(setup, json: false, ["replay", "no-such-channel", "--at", during], expectStatus: 1)
     }
 
     @Test("channel create and update-renditions have no --server: a clear usage error, text and --json, and nothing is written")

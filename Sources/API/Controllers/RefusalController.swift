@@ -49,12 +49,7 @@ struct RefusalController {
                 Self.logger.error("refusals read failed", metadata: ["channel": "\(channel)", "error": "\(error)"])
                 throw APIError(.unavailable, "the audit trail is unreachable; retry shortly (the details are in the server's log)")
             }
-            let views = batch.refusals.map {
-                RefusalView(
-                    command: $0.command, commandId: $0.commandID, breakId: $0.breakID, request: $0.request, actor: $0.actor,
-                    source: $0.source, reason: $0.reason, decidedAt: $0.decidedAt)
-            }
-            return jsonResponse(RefusalPage(channel: channel, breakId: filter, refusals: views, next: batch.next))
+            return jsonResponse(RefusalPage(channel: channel, breakId: filter, refusals: batch.refusals.map(RefusalView.init), next: batch.next))
         }
     }
 
