@@ -1,6 +1,7 @@
 import ArgumentParser
 import EventStore
 import Foundation
+import Schedule
 
 /// `cueline token create|list|revoke`: bearer tokens for the HTTP API, managed directly in the database.
 struct TokenCommand: AsyncParsableCommand {
@@ -37,14 +38,16 @@ struct TokenCommand: AsyncParsableCommand {
             guard let role = APIToken.Role(rawValue: role) else {
                 throw ValidationError("--role must be operator, automation or viewer, not \(role.debugDescription)")
             }
+            let scope: (channels: [ChannelID], commands: [ScheduleCommand.Kind])
             do {
-                try APIToken.validate(name: name, role: role, channels: channels, commands: commands)
+                scope = try APIToken.scope(channels: channels, commands: commands)
+                try APIToken.validate(name: name, role: role, channels: scope.channels, commands: scope.commands)
             } catch {
                 throw ValidationError(error.description)
             }
             let directory = PostgresTokenStore(pool: try await openStore(database).pool)
             let secret = try await directory.create(
-                name: name, role: role, channels: channels, commands: commands,
+                name: name, role: role, channels: scope.channels, commands: scope.commands,
                 createdBy: ProcessInfo.processInfo.environment["USER"] ?? "cli")
             if json {
                 struct Created: Encodable { var name: String; var role: String; var token: String }
@@ -73,8 +76,8 @@ struct TokenCommand: AsyncParsableCommand {
             print(table(
                 ["NAME", "ROLE", "CHANNELS", "COMMANDS", "CREATED", "BY", "REVOKED"],
                 tokens.map { token in
-                    [token.name, token.role.rawValue, token.channels.isEmpty ? "all" : token.channels.joined(separator: ","),
-                     token.role != .automation ? "-" : token.commands.isEmpty ? "all" : token.commands.joined(separator: ","),
+                    [token.name, token.role.rawValue, token.channels.isEmpty ? "all" : token.channels.map(\.rawValue).joined(separator: ","),
+                     token.role != .automation ? "-" : token.commands.isEmpty ? "all" : token.commands.map(\.rawValue).joined(separator: ","),
                      token.createdAt, token.createdBy, token.revokedAt ?? "-"]
                 }))
         }

@@ -47,7 +47,7 @@ struct UnreachableTokens: TokenDirectory {
     struct Down: Error {}
     func token(digest: String) async throws -> APIToken? { throw Down() }
     func activeTokens() async throws -> [String: APIToken] { throw Down() }
-    func create(name: String, role: APIToken.Role, channels: [String], commands: [String], createdBy: String) async throws -> String { throw Down() }
+    func create(name: String, role: APIToken.Role, channels: [ChannelID], commands: [ScheduleCommand.Kind], createdBy: String) async throws -> String { throw Down() }
     func list() async throws -> [APIToken] { throw Down() }
     func revoke(name: String) async throws { throw Down() }
 }
@@ -107,8 +107,8 @@ struct APIFixture {
         secrets["desk"] = try await tokens.create(name: "desk", role: .operator, channels: [], commands: [], createdBy: "test")
         secrets["wall"] = try await tokens.create(name: "wall", role: .viewer, channels: [], commands: [], createdBy: "test")
         secrets["auto"] = try await tokens.create(
-            name: "auto", role: .automation, channels: ["demo"], commands: ["cancel_current_event"], createdBy: "test")
-        secrets["news"] = try await tokens.create(name: "news", role: .operator, channels: ["news"], commands: [], createdBy: "test")
+            name: "auto", role: .automation, channels: [ChannelID("demo")!], commands: [.cancelCurrentEvent], createdBy: "test")
+        secrets["news"] = try await tokens.create(name: "news", role: .operator, channels: [ChannelID("news")!], commands: [], createdBy: "test")
         hooks = try HookSet(json: Data("""
             {"hooks": [{"name": "scores", "secret": "\(hookSecret)", "rules": [
               {"when": {"event": "goal"}, "channel": "demo", "command": {"command": "cancel_current_event"}},

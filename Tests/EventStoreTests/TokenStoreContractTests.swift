@@ -1,5 +1,6 @@
 import EventStore
 import Foundation
+import Schedule
 import TestSupport
 import Testing
 
@@ -31,15 +32,15 @@ struct TokenStoreContractTests {
         let store = kind.make()
         let name = uniqueTokenName()
         let secret = try await store.create(
-            name: name, role: .automation, channels: ["news", "sport"], commands: ["place_break", "cancel_break"],
+            name: name, role: .automation, channels: [ChannelID("news")!, ChannelID("sport")!], commands: [.placeBreak, .cancelBreak],
             createdBy: "alice")
         #expect(TokenSecret.isWellFormed(secret))
 
         let found = try #require(try await store.token(digest: TokenSecret.digest(secret)))
         #expect(found.name == name)
         #expect(found.role == .automation)
-        #expect(found.channels == ["news", "sport"])
-        #expect(found.commands == ["place_break", "cancel_break"])
+        #expect(found.channels.map(\.rawValue) == ["news", "sport"])
+        #expect(found.commands == [.placeBreak, .cancelBreak])
         #expect(found.createdBy == "alice")
         #expect(found.revokedAt == nil)
         #expect(found.createdAt.count == 20 && found.createdAt.hasSuffix("Z"), "\(found.createdAt)")
@@ -86,13 +87,28 @@ struct TokenStoreContractTests {
         }
         do {
             _ = try await store.create(
-                name: uniqueTokenName(), role: .operator, channels: [], commands: ["place_break"], createdBy: "x")
+                name: uniqueTokenName(), role: .operator, channels: [], commands: [.placeBreak], createdBy: "x")
             Issue.record("an operator token scoped to commands was created")
         } catch let error as TokenError {
             guard case .invalid(let field, _) = error else { Issue.record("\(error)"); return }
             #expect(field == "command")
         }
         #expect(try await store.list().count == before)
+    }
+
+    @Test("a scope from text names the field it refuses: a channel that is not an id, a command the API does not take")
+    func scopeFromText() throws {
+        let scope = try APIToken.scope(channels: ["news"], commands: ["cancel_break"])
+        #expect(scope.channels.map(\.rawValue) == ["news"] && scope.commands == [.cancelBreak])
+        for (channels, commands, field) in [(["_news"], [String](), "channel"), (["News"], [], "channel"), ([], ["create_channel"], "command"), ([], ["nope"], "command")] {
+            #expect(throws: TokenError.self) { try APIToken.scope(channels: channels, commands: commands) }
+            do {
+                _ = try APIToken.scope(channels: channels, commands: commands)
+            } catch {
+                guard case .invalid(let named, _) = error else { Issue.record("\(error)"); continue }
+                #expect(named == field, "\(channels) \(commands)")
+            }
+        }
     }
 
     @Test("the in-memory store starts from given secrets")

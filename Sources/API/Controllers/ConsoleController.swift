@@ -49,7 +49,7 @@ struct ConsoleController {
     @Sendable func session(_ request: Request, context: APIRequestContext) throws -> Response {
         let caller = try context.caller(for: .anyToken)
         guard let token = caller.token else { return jsonResponse(Session(name: nil, role: "operator", channels: [], open: true)) }
-        return jsonResponse(Session(name: token.name, role: token.role.rawValue, channels: token.channels, open: false))
+        return jsonResponse(Session(name: token.name, role: token.role.rawValue, channels: token.channels.map(\.rawValue), open: false))
     }
 
     struct Session: Encodable {

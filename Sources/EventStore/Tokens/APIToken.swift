@@ -21,15 +21,15 @@ public struct APIToken: Hashable, Sendable, Codable {
     public var name: String
     public var role: Role
     /// Empty: every channel (not allowed for automation).
-    public var channels: [String]
+    public var channels: [ChannelID]
     /// Automation only; empty: every command type.
-    public var commands: [String]
+    public var commands: [ScheduleCommand.Kind]
     public var createdAt: String
     public var createdBy: String
     public var revokedAt: String?
 
     public init(
-        name: String, role: Role, channels: [String] = [], commands: [String] = [], createdAt: String = "",
+        name: String, role: Role, channels: [ChannelID] = [], commands: [ScheduleCommand.Kind] = [], createdAt: String = "",
         createdBy: String = "", revokedAt: String? = nil
     ) {
         self.name = name
@@ -42,7 +42,7 @@ public struct APIToken: Hashable, Sendable, Codable {
     }
 
     public func mayRead(channel: String) -> Bool {
-        channels.isEmpty || channels.contains(channel)
+        channels.isEmpty || channels.contains { $0.rawValue == channel }
     }
 
     /// Why this token may not send `command` to `channel`, or nil when it may.
@@ -52,23 +52,35 @@ public struct APIToken: Hashable, Sendable, Codable {
             return "token \(name) is a viewer token: it can read, not send commands"
         case .operator, .automation:
             guard mayRead(channel: channel) else { return "token \(name) is not allowed on channel \(channel)" }
-            guard commands.isEmpty || commands.contains(command) else {
-                return "token \(name) may send only \(commands.joined(separator: ", ")), not \(command)"
+            guard commands.isEmpty || commands.contains(where: { $0.rawValue == command }) else {
+                return "token \(name) may send only \(commands.map(\.rawValue).joined(separator: ", ")), not \(command)"
             }
             return nil
         }
     }
 
-    /// Checks what `cueline token create` is given; the database enforces the same rules.
-    public static func validate(name: String, role: Role, channels: [String], commands: [String]) throws(TokenError) {
+    /// A token's scope from text (`cueline token create --channel … --command …`, a stored row): each channel an
+    /// identifier, each command one the API takes; the field is named when one is not.
+    public static func scope(channels: [String], commands: [String]) throws(TokenError) -> (channels: [ChannelID], commands: [ScheduleCommand.Kind]) {
+        var channelIDs: [ChannelID] = []
+        for channel in channels {
+            guard let id = ChannelID(channel) else { throw .invalid(field: "channel", reason: "\(channel.debugDescription) is not a channel id") }
+            channelIDs.append(id)
+        }
+        var kinds: [ScheduleCommand.Kind] = []
+        for command in commands {
+            guard let kind = ScheduleCommand.Kind(rawValue: command), ScheduleCommand.Kind.api.contains(kind) else {
+                throw .invalid(field: "command", reason: "\(command.debugDescription) is not one of \(commandTypes.joined(separator: ", "))")
+            }
+            kinds.append(kind)
+        }
+        return (channelIDs, kinds)
+    }
+
+    /// Checks a token's name and that its scope fits its role; the database enforces the same rules.
+    public static func validate(name: String, role: Role, channels: [ChannelID], commands: [ScheduleCommand.Kind]) throws(TokenError) {
         guard Identifier.isValidTokenName(name) else {
             throw .invalid(field: "name", reason: "\(name.debugDescription) must be 1–64 characters of a-z, 0-9, '.', '_' or '-'")
-        }
-        for channel in channels where !Identifier.isValid(channel) {
-            throw .invalid(field: "channel", reason: "\(channel.debugDescription) is not a channel id")
-        }
-        for command in commands where !commandTypes.contains(command) {
-            throw .invalid(field: "command", reason: "\(command.debugDescription) is not one of \(commandTypes.joined(separator: ", "))")
         }
         if role == .automation && channels.isEmpty {
             throw .invalid(field: "channel", reason: "an automation token needs at least one --channel")

@@ -1,4 +1,5 @@
 import Foundation
+import Schedule
 import Synchronization
 
 /// Tokens held in memory: for tests and in-process servers over the in-memory event store.
@@ -35,7 +36,7 @@ public final class InMemoryTokenStore: TokenStore {
     }
 
     public func create(
-        name: String, role: APIToken.Role, channels: [String], commands: [String], createdBy: String
+        name: String, role: APIToken.Role, channels: [ChannelID], commands: [ScheduleCommand.Kind], createdBy: String
     ) async throws -> String {
         try APIToken.validate(name: name, role: role, channels: channels, commands: commands)
         let secret = TokenSecret.generate()

@@ -1,5 +1,6 @@
 import Logging
 import Postgres
+import Schedule
 
 /// Tokens in `cueline_tokens` (Migrations/0004_tokens.sql).
 public struct PostgresTokenStore: TokenStore {
@@ -34,14 +35,21 @@ public struct PostgresTokenStore: TokenStore {
                     "SELECT token_sha256, \(unescaped: Self.columns) FROM cueline_tokens WHERE revoked_at IS NULL"
                 ).rows
                 var tokens: [String: APIToken] = [:]
-                for row in rows { tokens[try row.string(0, "token_sha256")] = try Self.decode(Array(row.dropFirst())) }
+                for row in rows {
+                    do {
+                        tokens[try row.string(0, "token_sha256")] = try Self.decode(Array(row.dropFirst()))
+                    } catch {
+                        // That token is refused (401); every other token keeps working.
+                        logger.error("token not accepted", metadata: ["error": "\(error)"])
+                    }
+                }
                 return tokens
             }
         }
     }
 
     public func create(
-        name: String, role: APIToken.Role, channels: [String], commands: [String], createdBy: String
+        name: String, role: APIToken.Role, channels: [ChannelID], commands: [ScheduleCommand.Kind], createdBy: String
     ) async throws -> String {
         try APIToken.validate(name: name, role: role, channels: channels, commands: commands)
         let secret = TokenSecret.generate()
@@ -51,8 +59,8 @@ public struct PostgresTokenStore: TokenStore {
                     try await connection.query(
                         """
                         INSERT INTO cueline_tokens (name, role, channels, commands, token_sha256, created_by) VALUES \
-                        (\(name), \(role.rawValue), string_to_array(\(channels.joined(separator: ",")), ','), \
-                        string_to_array(\(commands.joined(separator: ",")), ','), \(TokenSecret.digest(secret)), \(createdBy))
+                        (\(name), \(role.rawValue), string_to_array(\(channels.map(\.rawValue).joined(separator: ",")), ','), \
+                        string_to_array(\(commands.map(\.rawValue).joined(separator: ",")), ','), \(TokenSecret.digest(secret)), \(createdBy))
                         """)
                 }
             } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "cueline_tokens_pkey" {
@@ -85,9 +93,18 @@ public struct PostgresTokenStore: TokenStore {
         func list(_ index: Int) -> [String] {
             (row.optionalString(index) ?? "").split(separator: ",").map(String.init)
         }
+        let name = try row.string(0, "name")
+        // A scope this build cannot read (a command type of a newer build) makes the token unusable here, never
+        // wider: an automation token whose commands were dropped would be allowed every command.
+        let scope: (channels: [ChannelID], commands: [ScheduleCommand.Kind])
+        do {
+            scope = try APIToken.scope(channels: list(2), commands: list(3))
+        } catch {
+            throw StoreError.database("token \(name) has a scope this build cannot read (\(error)); it is not accepted")
+        }
         return APIToken(
-            name: try row.string(0, "name"), role: APIToken.Role(rawValue: try row.string(1, "role")) ?? .viewer,
-            channels: list(2), commands: list(3), createdAt: try row.string(4, "created_at"),
+            name: name, role: APIToken.Role(rawValue: try row.string(1, "role")) ?? .viewer,
+            channels: scope.channels, commands: scope.commands, createdAt: try row.string(4, "created_at"),
             createdBy: try row.string(5, "created_by"), revokedAt: row.optionalString(6))
     }
 

@@ -1,3 +1,5 @@
+import Schedule
+
 /// The API tokens: what `cueline token …` writes and what the server's token cache reads.
 ///
 /// Its own small store, apart from the event log: tokens are mutable rows (revocation), not events.
@@ -15,7 +17,7 @@ public protocol TokenStore: Sendable {
     ///
     /// - Throws: `TokenError.invalid` naming the field, `TokenError.nameTaken` when the name was ever used
     ///   (revoked names stay taken, so the actor names in the log stay explained).
-    func create(name: String, role: APIToken.Role, channels: [String], commands: [String], createdBy: String)
+    func create(name: String, role: APIToken.Role, channels: [ChannelID], commands: [ScheduleCommand.Kind], createdBy: String)
         async throws -> String
 
     /// Every token, revoked ones included, by name.
