@@ -4,6 +4,7 @@ import Foundation
 import HLS
 import Projector
 import Schedule
+import Wire
 
 struct ChannelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -135,28 +136,40 @@ struct ChannelCommand: AsyncParsableCommand {
 
         @OptionGroup var database: DatabaseOptions
 
-        @Flag(help: "Print JSON.")
+        @Flag(help: "Print JSON (what GET /channels answers).")
         var json = false
 
+        @Option(help: "Read it from this server's HTTP API instead of the database (or CUELINE_SERVER).")
+        var server: String?
+
+        @Option(help: "API token for --server (or CUELINE_TOKEN); lists the channels it may read.")
+        var token: String?
+
         func run() async throws {
-            let store = try await openStore(database)
-            var configs: [ChannelConfig] = []
-            for id in try await store.channelIDs() {
-                do {
-                    if let config = try await ChannelLoader.load(id, from: store).config { configs.append(config) }
-                } catch {
-                    FileHandle.standardError.write(Data("warning: stream \(id) is not readable as a channel: \(error)\n".utf8))
+            var views: [ChannelView] = []
+            if let remote = RemoteAPI.configured(server: server, token: token) {
+                views = try await remote.channels()
+            } else {
+                let store = try await openStore(database)
+                for id in try await store.channelIDs() {
+                    do {
+                        if let config = try await ChannelLoader.load(id, from: store).config { views.append(ChannelView(config)) }
+                    } catch {
+                        FileHandle.standardError.write(Data("warning: stream \(id) is not readable as a channel: \(error)\n".utf8))
+                    }
                 }
             }
+            // One order on both paths (the database's collation may not be Swift's).
+            views.sort { $0.id < $1.id }
             if json {
-                try printJSON(configs)
+                try printJSON(views)
                 return
             }
             print(table(
                 ["CHANNEL", "SEGMENT", "TD", "WINDOW", "RENDITIONS", "EPOCH"],
-                configs.map { config in
-                    [config.id, "\(DecimalNumber(milliseconds: config.segmentDurationMilliseconds))s", "\(config.targetDuration)",
-                     "\(config.windowSegments)", config.renditions.map(\.name).joined(separator: ","), config.epoch.iso8601]
+                views.map { view in
+                    [view.id.escapingControlCharacters, "\(view.segmentDuration)s", "\(view.targetDuration)", "\(view.windowSegments)",
+                     view.renditions.joined(separator: ",").escapingControlCharacters, view.epoch.iso8601]
                 }))
         }
     }

@@ -121,6 +121,13 @@ struct RemoteAPI {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_"))) ?? text
     }
 
+    /// `GET /channels`: the channels the token may read.
+    func channels() async throws -> [ChannelView] {
+        let answer = try await send("GET", "/channels")
+        guard answer.status == 200 else { throw Self.failure(answer) }
+        return try Self.decode([ChannelView].self, answer)
+    }
+
     /// `GET /channels/{channel}/events`: a page of the channel's log after `after` (a version).
     func events(_ channel: String, after: Int64, limit: Int) async throws -> EventPage {
         let answer = try await send("GET", "/channels/\(Self.segment(channel))/events?after=\(after)&limit=\(limit)")

@@ -215,6 +215,14 @@ struct LocalRemoteParityTests {
         #expect(span.stdout.components(separatedBy: "=== ").count > 3, "\(span.stdout)")
         try both(setup, json: false, ["replay", "CHANNEL", "--at", during, "--rendition", "nope"], expectStatus: 1)
         try both(setup, json: false, ["replay", "no-such-channel", "--at", during], expectStatus: 1)
+        // The channel list names every channel (the token reads them all): compared whole, nothing masked.
+        for json in [false, true] {
+            let extra = json ? ["--json"] : []
+            let local = try setup.local.run(["channel", "list"] + extra)
+            let remote = try setup.remote.run(["channel", "list"] + extra)
+            #expect(local.status == 0 && remote.status == 0 && local.stdout == remote.stdout, "database\n\(local.stdout)\(local.stderr)\nAPI\n\(remote.stdout)\(remote.stderr)")
+            #expect(["text-db", "text-ap", "json-db", "json-ap"].allSatisfy { local.stdout.contains($0) }, "\(local.stdout)")
+        }
     }
 
     @Test("channel create and update-renditions have no --server: a clear usage error, text and --json, and nothing is written")
