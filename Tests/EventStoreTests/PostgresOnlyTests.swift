@@ -260,3 +260,27 @@ struct PostgresOnlyTests {
         }
     }
 }
+
+@Suite("PostgreSQL tokens", .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
+struct PostgresTokenScopeTests {
+    @Test("a stored token whose scope this build cannot read is refused and left out of lists, not widened; the other tokens keep working")
+    func unreadableScope() async throws {
+        let store = PostgresTokenStore(pool: TestDatabase.makeStore().pool)
+        let good = try await store.create(name: "scope-ok-\(UUID().uuidString.prefix(8).lowercased())", role: .operator, channels: [], commands: [], createdBy: "test")
+        // An automation token scoped to a command type of a newer build: read with it dropped, it would be allowed
+        // every command (an empty list means all).
+        let name = "scope-new-\(UUID().uuidString.prefix(8).lowercased())"
+        let secret = TokenSecret.generate()
+        let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { connection.close() }
+        try await connection.query(
+            "INSERT INTO cueline_tokens (name, role, channels, commands, token_sha256, created_by) VALUES (\(name), 'automation', '{news}', '{skip_break}', \(TokenSecret.digest(secret)), 'test')")
+        let active = try await store.activeTokens()
+        #expect(active[TokenSecret.digest(secret)] == nil)
+        #expect(active[TokenSecret.digest(good)] != nil)
+        #expect(try await store.token(digest: TokenSecret.digest(secret)) == nil)
+        let listed = try await store.list()
+        #expect(!listed.contains { $0.name == name } && listed.contains { $0.role == .operator })
+        try await connection.query("UPDATE cueline_tokens SET revoked_at = now() WHERE name = \(name)")
+    }
+}

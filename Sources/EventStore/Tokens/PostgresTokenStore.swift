@@ -23,7 +23,7 @@ public struct PostgresTokenStore: TokenStore {
             try await pool.withConnection { connection in
                 try await connection.query(
                     "SELECT \(unescaped: Self.columns) FROM cueline_tokens WHERE token_sha256 = \(digest) AND revoked_at IS NULL"
-                ).rows.first.map(Self.decode)
+                ).rows.first.flatMap(Self.readable)
             }
         }
     }
@@ -36,12 +36,7 @@ public struct PostgresTokenStore: TokenStore {
                 ).rows
                 var tokens: [String: APIToken] = [:]
                 for row in rows {
-                    do {
-                        tokens[try row.string(0, "token_sha256")] = try Self.decode(Array(row.dropFirst()))
-                    } catch {
-                        // That token is refused (401); every other token keeps working.
-                        logger.error("token not accepted", metadata: ["error": "\(error)"])
-                    }
+                    if let token = Self.readable(Array(row.dropFirst())) { tokens[try row.string(0, "token_sha256")] = token }
                 }
                 return tokens
             }
@@ -73,7 +68,7 @@ public struct PostgresTokenStore: TokenStore {
     public func list() async throws -> [APIToken] {
         try await storeErrors {
             try await pool.withConnection { connection in
-                try await connection.query("SELECT \(unescaped: Self.columns) FROM cueline_tokens ORDER BY name").rows.map(Self.decode)
+                try await connection.query("SELECT \(unescaped: Self.columns) FROM cueline_tokens ORDER BY name").rows.compactMap(Self.readable)
             }
         }
     }
@@ -87,6 +82,17 @@ public struct PostgresTokenStore: TokenStore {
             }
         }
         guard revoked == 1 else { throw TokenError.unknown(name) }
+    }
+
+    /// A row as a token, or nil (logged) when this build cannot read it: that token is refused (401) and left out of
+    /// lists, and every other token keeps working; `cueline token revoke NAME` still revokes it by name.
+    static func readable(_ row: [String?]) -> APIToken? {
+        do {
+            return try decode(row)
+        } catch {
+            Logger(label: "cueline.tokens").error("token not accepted; revoke it or use a newer build", metadata: ["error": "\(error)"])
+            return nil
+        }
     }
 
     static func decode(_ row: [String?]) throws -> APIToken {
