@@ -18,7 +18,18 @@ const app = {
   player: null,
   refreshTimer: null,
   sources: {}, // channel id → 'clock' | 'relay'
+  generation: 0, // bumped by every switch of view: work begun for an earlier view is dropped when it resumes
+  overviewBusy: false,
 };
+/// At most this many channels' schedules are read per overview round (one request each, every 2 s).
+const OVERVIEW_LIVE_ROWS = 50;
+
+// What the browser tests read (scripts/console_tests.py), in the page's high-resolution wall clock: when this
+// console's last command was acknowledged (and the version it made), when the event stream first delivered each
+// version, when each break was first shown in each state, and how many event streams the console holds open.
+const probe = { acked: null, streamed: {}, shown: {}, openStreams: 0 };
+window.__cueline = probe;
+const wallNow = () => performance.timeOrigin + performance.now();
 const commandsSection = $('commands');
 const commandsHome = commandsSection.parentNode;
 const commandsNext = commandsSection.nextSibling;
@@ -118,14 +129,32 @@ function stopOverview() {
 
 async function openOverview() {
   stopChannel();
+  const generation = ++app.generation;
   app.view = 'overview';
   show('overview');
   document.title = 'Cueline console';
   await refreshOverview();
-  if (app.view === 'overview' && !app.poll) app.poll = setInterval(refreshOverview, 2000);
+  if (generation === app.generation && !app.poll) app.poll = setInterval(refreshOverview, 2000);
 }
 
+/// One round: the channel list, then the schedules of the first OVERVIEW_LIVE_ROWS channels (the others are listed
+/// without them). A round never starts while the last one is still out, nor while the tab is hidden.
 async function refreshOverview() {
+  if (app.overviewBusy || document.visibilityState === 'hidden') return;
+  app.overviewBusy = true;
+  try {
+    await overviewRound();
+  } finally {
+    app.overviewBusy = false;
+  }
+}
+
+document.addEventListener('visibilitychange', () => {
+  if (app.view === 'overview' && document.visibilityState === 'visible') refreshOverview();
+});
+
+async function overviewRound() {
+  const generation = app.generation;
   let channels;
   try {
     channels = await getJSON('/channels');
@@ -135,7 +164,8 @@ async function refreshOverview() {
     return;
   }
   app.channels = channels;
-  const rows = await Promise.all(channels.map(async (c) => {
+  const rows = await Promise.all(channels.map(async (c, index) => {
+    if (index >= OVERVIEW_LIVE_ROWS) return { c, error: new Error(`not followed here (the first ${OVERVIEW_LIVE_ROWS} channels are); open the channel`) };
     try {
       if (!app.sources[c.id]) {
         // Clock or relay: from the channel's first event, read once.
@@ -149,7 +179,7 @@ async function refreshOverview() {
       return { c, error };
     }
   }));
-  if (app.view !== 'overview') return;
+  if (generation !== app.generation) return;
   const body = $('channel-rows');
   body.replaceChildren(...rows.map(({ c, schedule, serverDate, error }) => overviewRow(c, schedule, serverDate, error)));
   if (!rows.length) {
@@ -177,7 +207,7 @@ function overviewRow(c, schedule, serverDate, error) {
   tr.append(cell(link));
   tr.append(cell(`${app.sources[c.id] || '?'} · ${c.segment_duration} s segments, ${c.renditions.length} renditions`));
   if (error) {
-    tr.append(cell(`unreadable: ${error.message}`), cell('—'), cell('—'));
+    tr.append(cell(error.message.startsWith('not followed') ? error.message : `unreadable: ${error.message}`), cell('—'), cell('—'));
     return tr;
   }
   const edge = Date.parse(schedule.live_edge);
@@ -210,8 +240,12 @@ function overviewRow(c, schedule, serverDate, error) {
 // ---- channel view ----------------------------------------------------------------------------------------------
 
 function stopChannel() {
-  if (app.stream) app.stream.close();
+  if (app.stream) {
+    app.stream.close();
+    probe.openStreams -= 1;
+  }
   app.stream = null;
+  clearTimeout(app.refreshTimer);
   if (app.poll) clearInterval(app.poll);
   app.poll = null;
   stopPlayer();
@@ -219,6 +253,9 @@ function stopChannel() {
 
 async function openChannel(id) {
   stopChannel();
+  // A switch while this one waits for the server (another channel, the overview) makes it stop there: it opens
+  // no stream and no timer for a view that is gone.
+  const generation = ++app.generation;
   app.view = 'channel';
   app.channel = id;
   app.schedule = null;
@@ -230,17 +267,23 @@ async function openChannel(id) {
   if (commandsSection.isConnected) $('command-result').textContent = '';
   try {
     const channels = await getJSON('/channels');
+    if (generation !== app.generation) return;
     app.config = channels.find((c) => c.id === id);
     if (!app.config) throw new Error(`no channel ${id} for this token`);
     await refreshChannel();
   } catch (error) {
-    $('channel-facts').textContent = `Cannot read channel ${id}: ${error.message}`;
+    if (generation === app.generation) $('channel-facts').textContent = `Cannot read channel ${id}: ${error.message}`;
     return;
   }
+  if (generation !== app.generation || !app.schedule) return;
   // Live: the log's events after the version on screen; each one refreshes the schedule. The schedule is also
   // read once a segment, which is when the live edge moves.
+  probe.openStreams += 1;
   app.stream = new EventStream(id, app.schedule.version, {
-    onEvent: () => scheduleRefresh(),
+    onEvent: (event) => {
+      if (event.id !== null && !(event.id in probe.streamed)) probe.streamed[event.id] = wallNow();
+      scheduleRefresh();
+    },
     onState: (state) => {
       const text = { live: 'live', stale: 'stale: no news from the server', reconnecting: 'reconnecting…', refused: 'refused: sign in again' }[state];
       setLink(state, text || state);
@@ -270,6 +313,11 @@ async function refreshChannel() {
 
 function renderChannel() {
   const s = app.schedule;
+  const at = wallNow();
+  for (const b of s.breaks) {
+    const key = `${b.id}:${b.state}`;
+    if (!(key in probe.shown)) probe.shown[key] = at;
+  }
   const edge = Date.parse(s.live_edge);
   const air = s.breaks.find((b) => b.state === 'on-air');
   $('channel-facts').textContent = [
@@ -303,10 +351,22 @@ function renderAsRun() {
 
 function renderCommandChoices() {
   if (!commandsSection.isConnected) return;
+  // The operator's choice stays chosen: a break that left the list (it aired, ended or was cancelled meanwhile)
+  // stays, marked, instead of the choice moving silently to another break; sending it gets the schedule's answer.
+  // Options that did not change are left alone, so an open list and the focus survive the re-render.
   const fill = (select, breaks) => {
     const current = select.value;
-    select.replaceChildren(...breaks.map((b) => new Option(`${b.id} (${b.state}, ${clock(Date.parse(b.start_date))})`, b.id)));
-    if (breaks.some((b) => b.id === current)) select.value = current;
+    const options = breaks.map((b) => [b.id, `${b.id} (${b.state}, ${clock(Date.parse(b.start_date))})`]);
+    if (current && !breaks.some((b) => b.id === current)) {
+      const gone = app.schedule.breaks.find((b) => b.id === current);
+      options.unshift([current, `${current} (${gone ? gone.state : 'no longer in the schedule'}: the schedule will refuse it)`]);
+    }
+    const signature = JSON.stringify(options);
+    if (select.dataset.signature !== signature) {
+      select.replaceChildren(...options.map(([value, text]) => new Option(text, value)));
+      select.dataset.signature = signature;
+    }
+    if (current) select.value = current;
   };
   fill($('limit-break'), app.schedule.breaks.filter((b) => b.state === 'on-air' || b.state === 'scheduled'));
   fill($('cancel-break'), app.schedule.breaks.filter((b) => b.state === 'scheduled'));
@@ -408,6 +468,7 @@ async function submit(form, command, describeSuccess) {
   result.textContent = `Sending ${command.command} (If-Match ${seen})${retry ? ' again, with the same Idempotency-Key' : ''}…`;
   try {
     const answer = await sendCommand(app.channel, command, { version: seen, key: pending.key });
+    probe.acked = { version: String(answer.version), at: wallNow() };
     form.pendingCommand = null;
     result.dataset.kind = 'ok';
     const said = `${describeSuccess(answer)}${answer.note ? ` (${answer.note})` : ''}; version ${answer.version}.`;
