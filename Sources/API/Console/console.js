@@ -18,6 +18,11 @@ const app = {
   player: null,
   refreshTimer: null,
   sources: {}, // channel id → 'clock' | 'relay'
+  detailTicket: 0, // the latest break detail asked for: older answers are dropped
+  log: null, // the channel's log as read so far (readLog)
+  refusals: null, // the refused attempts of the break in the detail, and when they were read
+  asrunStates: null, // what the as-run was last read for
+  asrunAt: 0,
   generation: 0, // bumped by every switch of view: work begun for an earlier view is dropped when it resumes
   overviewBusy: false,
 };
@@ -259,6 +264,8 @@ async function openChannel(id) {
   app.view = 'channel';
   app.channel = id;
   app.schedule = null;
+  app.asrun = [];
+  app.asrunStates = null;
   app.selected = null;
   show('channel');
   $('channel-title').textContent = `Channel ${id}`;
@@ -301,14 +308,23 @@ function scheduleRefresh() {
 
 async function refreshChannel() {
   const id = app.channel;
-  const [schedule, asrun] = await Promise.all([
-    getJSON(`/channels/${id}/schedule`), getJSON(`/channels/${id}/as-run`).catch(() => null),
-  ]);
+  const schedule = await getJSON(`/channels/${id}/schedule`);
   if (app.view !== 'channel' || app.channel !== id) return;
   if (app.schedule && schedule.version < app.schedule.version) return; // an older answer overtaken by a newer one
   app.schedule = schedule;
-  if (asrun) app.asrun = asrun.entries;
   renderChannel();
+  // The as-run folds the channel's whole log on the server: read again only when what it reports can have
+  // changed (a new version, a break changing state) or, while a break is on air, every 10 s for its progress.
+  const states = `${schedule.version} ${schedule.breaks.map((b) => `${b.id}:${b.state}`).join(',')}`;
+  const onAir = schedule.breaks.some((b) => b.state === 'on-air');
+  if (states === app.asrunStates && !(onAir && performance.now() - app.asrunAt > 10_000)) return;
+  app.asrunStates = states;
+  app.asrunAt = performance.now();
+  const asrun = await getJSON(`/channels/${id}/as-run`).catch(() => null);
+  if (!asrun || app.view !== 'channel' || app.channel !== id) return;
+  app.asrun = asrun.entries;
+  renderAsRun();
+  if (app.selected) renderDetail(false);
 }
 
 function renderChannel() {
@@ -378,6 +394,35 @@ window.addEventListener('resize', () => { if (app.view === 'channel' && app.sche
 
 // ---- break detail: fields, as-run, the log's trail, refused attempts ------------------------------------------
 
+/// How much of the log one read takes at most (pages of 1,000 events): the next read goes on from there.
+const LOG_PAGES_PER_READ = 20;
+
+/// The channel's log read so far, kept as each break's trail (a small line per event that names a break), and read
+/// on from where it stopped: each event is fetched once, not the whole log at every render.
+async function readLog(channel) {
+  if (!app.log || app.log.channel !== channel) app.log = { channel, byBreak: new Map(), after: 0, more: false, reading: null };
+  const log = app.log;
+  if (!log.reading) {
+    log.reading = (async () => {
+      for (let pages = 0; pages < LOG_PAGES_PER_READ; pages++) {
+        const page = await getJSON(`/channels/${encodeURIComponent(channel)}/events?after=${log.after}&limit=1000`);
+        for (const e of page.events) {
+          let id;
+          try { id = JSON.parse(e.payload).id; } catch { id = undefined; }
+          if (typeof id !== 'string') continue;
+          if (!log.byBreak.has(id)) log.byBreak.set(id, []);
+          log.byBreak.get(id).push({ decided_at: e.decided_at, type: e.type, actor: e.actor, source: e.source });
+        }
+        if (page.next === undefined || page.next === null || page.events.length === 0) { log.more = false; return log; }
+        log.after = page.next;
+      }
+      log.more = true;
+      return log;
+    })().finally(() => { log.reading = null; });
+  }
+  return log.reading;
+}
+
 function selectBreak(id) {
   app.selected = id;
   renderChannel();
@@ -409,21 +454,33 @@ async function renderDetail(focus) {
   close.addEventListener('click', () => { app.selected = null; box.hidden = true; renderChannel(); });
   box.replaceChildren(title, fields, asrun, trail, refusedTitle, refused, close);
   if (focus) box.focus();
+  const ticket = ++app.detailTicket;
   try {
-    const page = await getJSON(`/channels/${app.channel}/events?after=0&limit=1000`);
-    const items = page.events.filter((e) => { try { return JSON.parse(e.payload).id === id; } catch { return false; } });
+    const log = await readLog(app.channel);
+    if (ticket !== app.detailTicket) return;
+    const items = log.byBreak.get(id) || [];
     trail.replaceChildren(...items.map((e) => {
       const li = document.createElement('li');
       li.textContent = `${e.decided_at} ${e.type} by ${e.actor} via ${e.source}`;
       return li;
     }));
+    if (log.more) {
+      const li = document.createElement('li');
+      li.textContent = `trail as far as event ${log.after} of the log (read on: reopen the break; all of it: cueline log)`;
+      trail.append(li);
+    }
   } catch (error) {
     trail.textContent = `The log cannot be read: ${error.message}`;
   }
   try {
-    // One page: the first 100 are enough at a glance (`cueline audit` reads them all).
-    const page = await getJSON(`/channels/${app.channel}/refusals?break=${encodeURIComponent(id)}&limit=100`);
-    const items = page.refusals;
+    // One page: the first 100 are enough at a glance (`cueline log` reads them all).
+    // Read when the detail opens, then at most every 5 s while it stays open (it re-renders with the timeline).
+    const kept = app.refusals;
+    const fresh = !focus && kept && kept.channel === app.channel && kept.id === id && performance.now() - kept.at < 5000;
+    const items = fresh ? kept.items
+      : (await getJSON(`/channels/${app.channel}/refusals?break=${encodeURIComponent(id)}&limit=100`)).refusals;
+    if (!fresh) app.refusals = { channel: app.channel, id, at: performance.now(), items };
+    if (ticket !== app.detailTicket) return;
     if (items.length === 0) {
       const li = document.createElement('li');
       li.textContent = 'none';
@@ -436,7 +493,7 @@ async function renderDetail(focus) {
       }));
       if (items.length === 100) {
         const li = document.createElement('li');
-        li.textContent = 'more: see cueline audit';
+        li.textContent = 'more: see cueline log';
         refused.append(li);
       }
     }
