@@ -432,6 +432,42 @@ def main():
               f"the channel's refusals hold the cancel and not the stale If-Match's place (a 409 decides nothing) ({commands})")
         first.shot(os.path.join(a.out, "09-detail.png"), top=False)
 
+        # 8b. A lost answer: the place reaches the server but its answer is failed in the browser (after the server
+        # applied it). The console says the outcome is unknown; the same click again sends the same Idempotency-Key and
+        # If-Match, and the server answers with the original result: one break, one new version.
+        b5 = f"brk-{run}-5"
+        schedule = f"import('/console/api.js').then((api) => api.getJSON('/channels/{channel}/schedule'))"
+        before = first.js(schedule)["version"]
+        first.send("Fetch.enable", {"patterns": [{"urlPattern": f"*/channels/{channel}/commands*", "requestStage": "Response"}]})
+        first.js("document.getElementById('place-in').value = '200'")
+        first.js("document.getElementById('place-id').value = ''")
+        first.type("#place-id", b5)
+        first.js("document.getElementById('command-result').dataset.kind = ''")
+        first.click("#place-submit")
+        deadline = time.monotonic() + 10
+        paused = None
+        while paused is None and time.monotonic() < deadline:
+            paused = next((e for e in list(browser.events) if e.get("sessionId") == first.session
+                           and e.get("method") == "Fetch.requestPaused" and "/commands" in e["params"]["request"]["url"]), None)
+            time.sleep(0.02)
+        check(paused is not None and paused["params"].get("responseStatusCode") == 201,
+              "the place reached the server, which applied it (201), before its answer is lost")
+        first.send("Fetch.failRequest", {"requestId": paused["params"]["requestId"], "errorReason": "ConnectionReset"})
+        first.send("Fetch.disable")
+        lost = first.wait("(r => r.dataset.outcome === 'unknown' && r.textContent)(document.getElementById('command-result'))",
+                          10, "the unknown outcome")
+        check("applied at most once" in lost, f"the console says the outcome is unknown and a resend is safe ({lost[:120]!r})")
+        first.wait(f"!!window.__cueline.shown[{json.dumps(b5 + ':scheduled')}]", 10, "the placed break in the schedule, from the event stream")
+        first.click("#place-submit")
+        again = first.wait("(r => r.dataset.kind === 'ok' && r.dataset.outcome && r.textContent)(document.getElementById('command-result'))",
+                           10, "the resend's answer")
+        check(first.js("document.getElementById('command-result').dataset.outcome") == "replayed" and "Already done by the earlier attempt" in again,
+              f"the resend gets the original result, not a second break or a refusal ({again[:160]!r})")
+        now = first.js(schedule)
+        check(now["version"] == before + 1 and sum(1 for b in now["breaks"] if b["id"] == b5) == 1,
+              f"one break and one new version (v{before} → v{now['version']})")
+        shot(first, "09b-resend.png")
+
         # 9. A network loss: the second console says so, reconnects with Last-Event-ID and catches up.
         first.click("#zoom-out")  # −3 … +7 min: the next break is 150 s ahead
         second.click("#zoom-out")

@@ -509,7 +509,7 @@ async function renderDetail(focus) {
 const RETRY_WINDOW_MS = 60_000;
 
 /// Sends `command` for `form`. The Idempotency-Key is kept only while the outcome is unknown (no answer, or a 503
-/// saying "retry with the same key"), and reused only for the same command, against the same schedule version, within
+/// saying "retry with the same key"), and reused, with the If-Match of that attempt, only for the same command within
 /// RETRY_WINDOW_MS: "End break now" always sends the same body, so a key kept for ever would make a later click
 /// replay an old answer instead of ending the break on air. An answer the server replayed says so.
 async function submit(form, command, describeSuccess) {
@@ -518,15 +518,20 @@ async function submit(form, command, describeSuccess) {
   const seen = app.schedule.version;
   const body = JSON.stringify(command);
   const kept = form.pendingCommand;
-  const retry = kept && kept.body === body && kept.version === seen && performance.now() - kept.since < RETRY_WINDOW_MS;
+  // A retry is the first attempt again: same key, same If-Match. If that attempt was applied (the stream may have
+  // shown its version meanwhile) the server answers with its result; if not and the channel moved on, a 409 says what
+  // changed.
+  const retry = kept && kept.body === body && performance.now() - kept.since < RETRY_WINDOW_MS;
   const pending = retry ? kept : { key: crypto.randomUUID(), body, version: seen, since: performance.now() };
   form.pendingCommand = pending;
   result.dataset.kind = 'pending';
-  result.textContent = `Sending ${command.command} (If-Match ${seen})${retry ? ' again, with the same Idempotency-Key' : ''}…`;
+  delete result.dataset.outcome;
+  result.textContent = `Sending ${command.command} (If-Match ${pending.version})${retry ? ' again, with the same Idempotency-Key' : ''}…`;
   try {
-    const answer = await sendCommand(app.channel, command, { version: seen, key: pending.key });
+    const answer = await sendCommand(app.channel, command, { version: pending.version, key: pending.key });
     probe.acked = { version: String(answer.version), at: wallNow() };
     form.pendingCommand = null;
+    result.dataset.outcome = answer.replayed ? 'replayed' : 'applied';
     result.dataset.kind = 'ok';
     const said = `${describeSuccess(answer)}${answer.note ? ` (${answer.note})` : ''}; version ${answer.version}.`;
     result.textContent = answer.replayed ? `Already done by the earlier attempt (the server answered it before): ${said}` : said;
@@ -535,11 +540,11 @@ async function submit(form, command, describeSuccess) {
   } catch (error) {
     const unknown = !(error instanceof APIError) || error.status === 503;
     if (unknown) {
-      // It may have been written: the same click again reuses the key (within a minute, while the version is the same).
+      // It may have been written: the same click again within a minute is the same attempt (key and If-Match).
       result.dataset.kind = 'error';
-      result.textContent = error instanceof APIError
-        ? `Outcome unknown (503: ${error.message}); sending the same command again within a minute reuses its Idempotency-Key.`
-        : `Not sent (network: ${error.message}); sending the same command again within a minute reuses its Idempotency-Key.`;
+      result.dataset.outcome = 'unknown';
+      result.textContent = `Outcome unknown (${error instanceof APIError ? `503: ${error.message}` : `no answer: ${error.message}`}): `
+        + 'it may have been applied. Send the same command again within a minute: it reuses its Idempotency-Key, so it is applied at most once.';
       return false;
     }
     form.pendingCommand = null;
