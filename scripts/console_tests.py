@@ -316,6 +316,13 @@ def main():
         time.sleep(1.5)
         streams = first.js("window.__cueline.openStreams")
         check(streams == 1, f"quick switches away and back leave one event stream open ({streams})")
+        # The player runs in a sandboxed frame: another origin to the console, so it cannot read the token.
+        check(first.js("(() => { try { return document.getElementById('player-frame').contentWindow.sessionStorage ? 'readable' : 'none'; }"
+                       " catch (e) { return 'blocked'; } })()") == "blocked", "the player's frame cannot reach the console's session storage")
+        if env.get("CUELINE_HLSJS"):
+            played = first.wait("(t => /^(Program|Interstitial)/.test(t) && t)(document.getElementById('player-state').textContent)",
+                                20, "the player playing the channel")
+            check(True, f"hls.js plays the channel in the sandboxed frame ({played!r})")
         first.click("#zoom-in")
         first.click("#zoom-in")
         check(first.js("document.getElementById('zoom-label').textContent.includes('40 s')"), "the timeline zooms in")

@@ -32,6 +32,13 @@ struct ConsoleRouteTests {
                 #expect(answer.headers[Self.csp] == ConsoleController.contentSecurityPolicy)
                 #expect(!answer.text.isEmpty)
             }
+            // The console's pages reach their server alone; only the sandboxed player frame may fetch elsewhere.
+            #expect(ConsoleController.contentSecurityPolicy.contains("connect-src 'self';") && !ConsoleController.contentSecurityPolicy.contains("https:"))
+            let player = try await client.get("/console/player.html")
+            #expect(player.status == .ok && player.headers[Self.csp] == ConsoleController.playerContentSecurityPolicy)
+            #expect(player.headers[HTTPField.Name("X-Frame-Options")!] == "SAMEORIGIN" && player.headers[Self.csp]?.contains("frame-ancestors 'self'") == true)
+            let index = try await client.get("/console/")
+            #expect(index.text.contains(#"<iframe id="player-frame" sandbox="allow-scripts""#) && !index.text.contains("allow-same-origin"))
             // The token goes in a header, never in a URL.
             let api = try await client.get("/console/api.js")
             #expect(api.text.contains("Authorization = `Bearer ${session.token}`") && !api.text.contains("?token="))

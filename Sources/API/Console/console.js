@@ -627,34 +627,31 @@ $('cancel-form').addEventListener('submit', async (event) => {
 
 // ---- player pane -------------------------------------------------------------------------------------------------
 
-async function startPlayer(id) {
-  const state = $('player-state');
-  const video = $('video');
-  let Hls;
-  try {
-    ({ Hls } = await import('/console/vendor/hls.mjs'));
-  } catch {
-    state.textContent = 'No player: this server has no hls.js (CUELINE_HLSJS). The console works without it.';
-    $('player-toggle').hidden = true;
-    return;
-  }
-  if (app.channel !== id || app.view !== 'channel' || !Hls.isSupported()) return;
-  const hls = new Hls({ liveSyncDurationCount: 3 });
-  app.player = hls;
-  hls.on(Hls.Events.INTERSTITIAL_STARTED, (_, d) => { state.textContent = `Interstitial ${d.event.identifier} on air`; });
-  hls.on(Hls.Events.INTERSTITIAL_ENDED, (_, d) => { state.textContent = `Interstitial ${d.event.identifier} ended; program`; });
-  hls.on(Hls.Events.MANIFEST_PARSED, () => { state.textContent = 'Program'; video.play().catch(() => {}); });
-  hls.loadSource(`/channels/${encodeURIComponent(id)}/master.m3u8`);
-  hls.attachMedia(video);
+/// The player runs in a sandboxed frame (player.html: no access to the token); it reports what is on air by message.
+function startPlayer(id) {
+  $('player-frame').src = `/console/player.html#${encodeURIComponent(id)}`;
+  app.player = id;
   $('player-toggle').hidden = false;
   $('player-toggle').textContent = 'Stop';
 }
 
 function stopPlayer() {
-  if (app.player) app.player.destroy();
+  $('player-frame').src = 'about:blank';
   app.player = null;
   $('player-toggle').textContent = 'Play';
 }
+
+window.addEventListener('message', (event) => {
+  if (event.source !== $('player-frame').contentWindow || !app.player) return;
+  const text = event.data && event.data.cuelinePlayer;
+  if (typeof text !== 'string') return;
+  if (text === 'none') {
+    $('player-state').textContent = 'No player: this server has no hls.js (CUELINE_HLSJS). The console works without it.';
+    $('player-toggle').hidden = true;
+    return;
+  }
+  $('player-state').textContent = text.slice(0, 200);
+});
 
 $('player-toggle').addEventListener('click', () => {
   if (app.player) stopPlayer(); else if (app.channel) startPlayer(app.channel);

@@ -20,10 +20,19 @@ struct ConsoleController {
     let directory: String?
     let hlsjs: String?
 
+    /// The console's pages hold the token: they reach this server alone (an injected or compromised script cannot
+    /// send the token elsewhere) and frame only the player.
     static let contentSecurityPolicy = [
-        "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self' https:",
+        "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data:", "connect-src 'self'",
+        "frame-src 'self'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
+    ].joined(separator: "; ")
+
+    /// The player's frame (`player.html`, sandboxed by the console without `allow-same-origin`: an opaque origin that
+    /// cannot read the token): hls.js there fetches playlists, segments and interstitial assets from any https origin.
+    static let playerContentSecurityPolicy = [
+        "default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self' https:",
         "media-src 'self' blob: https:", "worker-src 'self' blob:", "base-uri 'none'", "form-action 'none'",
-        "frame-ancestors 'none'",
+        "frame-ancestors 'self'",
     ].joined(separator: "; ")
 
     static let contentTypes = [
@@ -68,7 +77,7 @@ struct ConsoleController {
         guard let data = Self.regularFile(directory + "/" + name, followingLinks: false) else {
             throw APIError(.notFound, "no such console file")
         }
-        return Self.response(data, contentType: type)
+        return Self.response(data, contentType: type, player: name == "player.html")
     }
 
     func vendorHlsjs() throws -> Response {
@@ -94,14 +103,14 @@ struct ConsoleController {
         return FileManager.default.contents(atPath: path)
     }
 
-    static func response(_ data: Data, contentType: String) -> Response {
+    static func response(_ data: Data, contentType: String, player: Bool = false) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = contentType
         headers[.cacheControl] = "no-cache"
-        headers[.contentSecurityPolicy] = contentSecurityPolicy
+        headers[.contentSecurityPolicy] = player ? playerContentSecurityPolicy : contentSecurityPolicy
         headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
-        headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        headers[HTTPField.Name("X-Frame-Options")!] = player ? "SAMEORIGIN" : "DENY"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
