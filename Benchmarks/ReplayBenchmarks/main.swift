@@ -31,7 +31,7 @@ func log(breaks: Int, channel: String = "bench", days: Int64 = 1, tentative: Boo
         }
     }
     let config = ChannelConfig(
-        id: channel, segmentDurationMilliseconds: 2000, windowSegments: 10, epoch: epoch,
+        id: ChannelID(channel)!, segmentDurationMilliseconds: 2000, windowSegments: 10, epoch: epoch,
         renditions: ["1080p", "720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "\($0)/seg{n}.ts") },
         publicBaseURL: "http://127.0.0.1:8080")
     try apply(.createChannel(config), at: epoch)

@@ -79,7 +79,7 @@ func run(channels count: Int, seconds: Int, phases: Int, capture: LatenessCaptur
     for index in 0..<count {
         let id = "ch\(index)"
         let config = ChannelConfig(
-            id: id, segmentDurationMilliseconds: segment, windowSegments: 10,
+            id: ChannelID(id)!, segmentDurationMilliseconds: segment, windowSegments: 10,
             epoch: start.adding(milliseconds: phases > 0 ? Int64(index % phases) * segment / Int64(phases) : Int64(index) * segment / Int64(count)),
             renditions: ["1080p", "720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "https://cdn.example/\(id)/\($0)/seg{n}.ts") },
             source: .clock, publicBaseURL: "https://cueline.example")

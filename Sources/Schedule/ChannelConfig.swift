@@ -2,7 +2,9 @@ import HLS
 
 /// A channel's configuration, carried by `ChannelCreated` / `ChannelUpdated` events.
 public struct ChannelConfig: Hashable, Sendable, Codable {
-    public var id: String
+    /// Today's rule for a channel created now; a `ChannelCreated` read back from the log may hold an id of the
+    /// earlier rule (`Identifier(stored:)`): that channel serves and replays, and `validate()` refuses it.
+    public var id: ChannelID
     /// Segment duration in milliseconds (e.g. 6000, or 1000–2000 for low latency).
     public var segmentDurationMilliseconds: Int64
     /// Segments in the window.
@@ -22,7 +24,7 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
     public var publicBaseURL: String
 
     public init(
-        id: String, segmentDurationMilliseconds: Int64, windowSegments: Int, epoch: Timestamp,
+        id: ChannelID, segmentDurationMilliseconds: Int64, windowSegments: Int, epoch: Timestamp,
         renditions: [RenditionConfig], source: Source = .clock, loopSegments: Int? = nil, publicBaseURL: String,
         horizonMilliseconds: Int64? = nil
     ) {
@@ -35,6 +37,28 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         self.loopSegments = loopSegments
         self.horizonMilliseconds = horizonMilliseconds
         self.publicBaseURL = publicBaseURL
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, segmentDurationMilliseconds, windowSegments, epoch, renditions, source, loopSegments, horizonMilliseconds, publicBaseURL
+    }
+
+    /// As the synthesized decoding, but the id as stored (today's rule or the earlier one).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let text = try container.decode(String.self, forKey: .id)
+        guard let id = ChannelID(stored: text) else {
+            throw DecodingError.dataCorruptedError(forKey: .id, in: container, debugDescription: "must be \(Identifier.rule)")
+        }
+        self.id = id
+        segmentDurationMilliseconds = try container.decode(Int64.self, forKey: .segmentDurationMilliseconds)
+        windowSegments = try container.decode(Int.self, forKey: .windowSegments)
+        epoch = try container.decode(Timestamp.self, forKey: .epoch)
+        renditions = try container.decode([RenditionConfig].self, forKey: .renditions)
+        source = try container.decode(Source.self, forKey: .source)
+        loopSegments = try container.decodeIfPresent(Int.self, forKey: .loopSegments)
+        horizonMilliseconds = try container.decodeIfPresent(Int64.self, forKey: .horizonMilliseconds)
+        publicBaseURL = try container.decode(String.self, forKey: .publicBaseURL)
     }
 
     /// The integer target duration: the segment duration rounded up to whole seconds. Never changes.
@@ -52,7 +76,7 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
 
     /// Checks every field; the first problem names the field and the reason.
     public func validate() throws(ScheduleError) {
-        _ = try Identifier(id, field: "channel")
+        _ = try Identifier(id.rawValue, field: "channel")  // today's rule, also for an id read back under the earlier one
         guard (100...60_000).contains(segmentDurationMilliseconds) else {
             throw .invalidField("segment-duration", "must be between 0.1 and 60 seconds (got \(DecimalNumber(milliseconds: segmentDurationMilliseconds)) s)")
         }

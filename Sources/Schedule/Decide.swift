@@ -13,7 +13,7 @@ import HLS
 public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timestamp) throws(ScheduleError) -> [ScheduleEvent] {
     if case .createChannel(let config) = command {
         guard state.config == nil else { throw .channelExists(state.channel) }
-        guard config.id == state.channel else {
+        guard config.id.rawValue == state.channel else {
             throw .invalidField("channel", "the configuration is for \(config.id), not \(state.channel)")
         }
         try config.validate()

@@ -121,7 +121,7 @@ public enum PlaylistBuilder {
     static let keptTagsLimit = 50_000
 
     static func keptPlacingTag(_ spec: BreakSpec, config: ChannelConfig) -> DateRange {
-        let key = KeptTagsKey(channel: config.id, breakID: spec.id)
+        let key = KeptTagsKey(channel: config.id.rawValue, breakID: spec.id)
         let shard = keptTagsShards[Int(UInt(bitPattern: key.hashValue) % 16)]
         if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec, kept.publicBaseURL == config.publicBaseURL {
             return kept.placing
@@ -137,7 +137,7 @@ public enum PlaylistBuilder {
     static func keptClosingTag(
         _ spec: BreakSpec, config: ChannelConfig, duration: Int64, playoutLimit: Bool, scte35In: String?
     ) -> DateRange {
-        let key = KeptTagsKey(channel: config.id, breakID: spec.id)
+        let key = KeptTagsKey(channel: config.id.rawValue, breakID: spec.id)
         let shard = keptTagsShards[Int(UInt(bitPattern: key.hashValue) % 16)]
         if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec, let closing = kept.closing,
             closing.duration == duration, closing.playoutLimit == playoutLimit, closing.scte35In == scte35In

@@ -11,7 +11,7 @@ public struct ChannelView: Codable, Sendable, Hashable {
     public var renditions: [String]
 
     public init(_ config: ChannelConfig) {
-        id = config.id
+        id = config.id.rawValue  // as stored: a channel of the earlier rule is listed too
         segmentDuration = DecimalNumber(milliseconds: config.segmentDurationMilliseconds)
         targetDuration = config.targetDuration
         windowSegments = config.windowSegments

@@ -118,7 +118,7 @@ struct ChannelCommand: AsyncParsableCommand {
             let now = wallClock()
             let defaultEpoch = now.adding(milliseconds: -Int64(window) * segmentDuration.milliseconds)
             let config = ChannelConfig(
-                id: id.rawValue, segmentDurationMilliseconds: segmentDuration.milliseconds, windowSegments: window,
+                id: id, segmentDurationMilliseconds: segmentDuration.milliseconds, windowSegments: window,
                 epoch: epoch?.timestamp ?? Timestamp(milliseconds: defaultEpoch.milliseconds - defaultEpoch.milliseconds % 1000), renditions: renditions,
                 source: relay.map { .relay(upstream: $0) } ?? .clock, loopSegments: loop, publicBaseURL: publicURL,
                 horizonMilliseconds: horizon?.milliseconds ?? max(120_000, 3 * ((segmentDuration.milliseconds + 999) / 1000) * 1000))

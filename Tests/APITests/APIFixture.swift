@@ -107,8 +107,8 @@ struct APIFixture {
         secrets["desk"] = try await tokens.create(name: "desk", role: .operator, channels: [], commands: [], createdBy: "test")
         secrets["wall"] = try await tokens.create(name: "wall", role: .viewer, channels: [], commands: [], createdBy: "test")
         secrets["auto"] = try await tokens.create(
-            name: "auto", role: .automation, channels: [ChannelID("demo")!], commands: [.cancelCurrentEvent], createdBy: "test")
-        secrets["news"] = try await tokens.create(name: "news", role: .operator, channels: [ChannelID("news")!], commands: [], createdBy: "test")
+            name: "auto", role: .automation, channels: ["demo"], commands: [.cancelCurrentEvent], createdBy: "test")
+        secrets["news"] = try await tokens.create(name: "news", role: .operator, channels: ["news"], commands: [], createdBy: "test")
         hooks = try HookSet(json: Data("""
             {"hooks": [{"name": "scores", "secret": "\(hookSecret)", "rules": [
               {"when": {"event": "goal"}, "channel": "demo", "command": {"command": "cancel_current_event"}},
@@ -119,7 +119,7 @@ struct APIFixture {
 
     static func config(_ id: String, epoch: Timestamp = TestClock.epoch) -> ChannelConfig {
         ChannelConfig(
-            id: id, segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch,
+            id: ChannelID(id)!, segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch,
             renditions: ["720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "https://cdn.example/\($0)/seg{n}.ts") },
             source: .clock, publicBaseURL: "http://127.0.0.1:8080")
     }

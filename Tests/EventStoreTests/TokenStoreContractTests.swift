@@ -32,7 +32,7 @@ struct TokenStoreContractTests {
         let store = kind.make()
         let name = uniqueTokenName()
         let secret = try await store.create(
-            name: name, role: .automation, channels: [ChannelID("news")!, ChannelID("sport")!], commands: [.placeBreak, .cancelBreak],
+            name: name, role: .automation, channels: ["news", "sport"], commands: [.placeBreak, .cancelBreak],
             createdBy: "alice")
         #expect(TokenSecret.isWellFormed(secret))
 

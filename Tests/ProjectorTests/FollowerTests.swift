@@ -19,7 +19,7 @@ let epoch = Timestamp(iso8601: "2026-03-01T12:00:00Z")!
 
 func config(_ id: String = "demo", source: ChannelConfig.Source = .clock) -> ChannelConfig {
     ChannelConfig(
-        id: id, segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch,
+        id: ChannelID(id)!, segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch,
         renditions: ["720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: source == .clock ? "\($0)/seg{n}.ts" : "") },
         source: source, publicBaseURL: "http://127.0.0.1:8080")
 }

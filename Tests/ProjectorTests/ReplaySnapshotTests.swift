@@ -26,7 +26,7 @@ enum SnapshotLog {
 
     static func config(_ channel: String) -> ChannelConfig {
         ChannelConfig(
-            id: channel, segmentDurationMilliseconds: 2000, windowSegments: 10, epoch: epoch,
+            id: ChannelID(channel)!, segmentDurationMilliseconds: 2000, windowSegments: 10, epoch: epoch,
             renditions: ["1080p", "720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "\($0)/seg{n}.ts") },
             publicBaseURL: "http://127.0.0.1:8080")
     }

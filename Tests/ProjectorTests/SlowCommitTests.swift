@@ -23,7 +23,7 @@ struct SlowCommitTests {
         _ = try await Migrator.load(directory: TestDatabase.migrationsDirectory).migrate(url: url)
         let store = PostgresEventStore(pool: PostgresPool(url: url, maximumConnections: 4))
         let config = ChannelConfig(
-            id: channel, segmentDurationMilliseconds: 1000, windowSegments: 6, epoch: wallClock().adding(milliseconds: -20_000),
+            id: ChannelID(channel)!, segmentDurationMilliseconds: 1000, windowSegments: 6, epoch: wallClock().adding(milliseconds: -20_000),
             renditions: [RenditionConfig(name: "main", bandwidth: 1_000_000, uriTemplate: "seg{n}.ts")],
             publicBaseURL: "http://127.0.0.1:8080")
         _ = try await CommandHandler(store: store, clock: wallClock)
@@ -140,7 +140,7 @@ struct SlowCommitTests {
         let behind: @Sendable () -> Timestamp = { Self.wallClock().adding(milliseconds: -2000) }
         let handler = CommandHandler(store: store, clock: behind)
         let config = ChannelConfig(
-            id: channel, segmentDurationMilliseconds: 2000, windowSegments: 5, epoch: Self.wallClock().adding(milliseconds: -60_000),
+            id: ChannelID(channel)!, segmentDurationMilliseconds: 2000, windowSegments: 5, epoch: Self.wallClock().adding(milliseconds: -60_000),
             renditions: [RenditionConfig(name: "main", bandwidth: 1_000_000, uriTemplate: "seg{n}.ts")],
             publicBaseURL: "http://127.0.0.1:8080")
         let before = Self.wallClock()

@@ -56,7 +56,7 @@ struct BoundsTests {
         #expect(field(refusal(placeAt(at(90), id: "_brk"), on: channel)) == "id")
         #expect(field(refusal(placeAt(at(90), id: "-brk"), on: channel)) == "id")
         var config = demoConfig()
-        config.id = "-demo"
+        config.id = ChannelID(stored: "-demo")!
         #expect(throws: ScheduleError.self) { try config.validate() }
         config = demoConfig(renditions: ["_720p"])
         #expect(throws: ScheduleError.self) { try config.validate() }

@@ -99,7 +99,7 @@ struct DecideTests {
     @Test(
         "channel configuration is validated field by field",
         arguments: [
-            (ChannelConfig(id: "Demo", segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch, renditions: demoConfig().renditions, publicBaseURL: "http://x"), "channel"),
+            (ChannelConfig(id: ChannelID(stored: "_demo")!, segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch, renditions: demoConfig().renditions, publicBaseURL: "http://x"), "channel"),
             (ChannelConfig(id: "demo", segmentDurationMilliseconds: 6000, windowSegments: 2, epoch: epoch, renditions: demoConfig().renditions, publicBaseURL: "http://x"), "window"),
             (ChannelConfig(id: "demo", segmentDurationMilliseconds: 50, windowSegments: 50, epoch: epoch, renditions: demoConfig().renditions, publicBaseURL: "http://x"), "segment-duration"),
             (ChannelConfig(id: "demo", segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch, renditions: [], publicBaseURL: "http://x"), "rendition"),

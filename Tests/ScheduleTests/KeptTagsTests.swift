@@ -8,7 +8,7 @@ struct KeptTagsTests {
 
     static func playlist(base: String, asset: BreakAsset, limit: Int64? = nil, channel: String = "kept") throws -> String {
         let config = ChannelConfig(
-            id: channel, segmentDurationMilliseconds: 6000, windowSegments: 10, epoch: epoch,
+            id: ChannelID(channel)!, segmentDurationMilliseconds: 6000, windowSegments: 10, epoch: epoch,
             renditions: [RenditionConfig(name: "main", bandwidth: 1_000_000, uriTemplate: "seg{n}.ts")], publicBaseURL: base)
         var state = ChannelState(channel: channel, retention: .window)
         var version: Int64 = 0

@@ -10,8 +10,8 @@ private struct Twins {
     var position: Int64 = 0
 
     init(_ config: ChannelConfig = demoConfig()) throws {
-        full = ChannelState(channel: config.id, retention: .all)
-        hot = ChannelState(channel: config.id, retention: .window)
+        full = ChannelState(channel: config.id.rawValue, retention: .all)
+        hot = ChannelState(channel: config.id.rawValue, retention: .window)
         try apply(.createChannel(config), at: epoch)
     }
 

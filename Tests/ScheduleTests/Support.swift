@@ -23,7 +23,7 @@ struct Channel {
     var position: Int64 = 0
 
     init(_ config: ChannelConfig = demoConfig()) throws {
-        state = ChannelState(channel: config.id)
+        state = ChannelState(channel: config.id.rawValue)
         try apply(.createChannel(config), at: epoch)
     }
 

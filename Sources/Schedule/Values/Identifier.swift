@@ -33,6 +33,20 @@ public struct Identifier: Hashable, Sendable, Comparable, Codable, CustomStringC
         self = valid
     }
 
+    /// An id read back from the log: today's rule, or the rule ids were created with before it (`[a-z0-9_-]`,
+    /// 1–64: `_news`, `-x`). Such a channel still loads, serves and replays, byte for byte, but takes no new command:
+    /// ``isCurrent`` is false, and the API, the CLI and `cueline_append` check ids by today's rule.
+    public init?(stored text: some StringProtocol) {
+        let bytes = text.utf8
+        guard (1...64).contains(bytes.count),
+            bytes.allSatisfy({ Self.isLowerAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
+        else { return nil }
+        rawValue = String(text)
+    }
+
+    /// Whether the id follows today's rule (false only for one read back from the log under the earlier rule).
+    public var isCurrent: Bool { Self.isValid(rawValue) }
+
     public static func isValid(_ text: some StringProtocol) -> Bool {
         matches(text, allowingDot: false)
     }
@@ -70,6 +84,14 @@ public struct Identifier: Hashable, Sendable, Comparable, Codable, CustomStringC
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
+    }
+}
+
+extension Identifier: ExpressibleByStringLiteral {
+    /// An id written in code (a default, a test): a literal that does not follow the rule is a programming error.
+    public init(stringLiteral value: String) {
+        guard let valid = Identifier(value) else { preconditionFailure("\(value.debugDescription) must be \(Self.rule)") }
+        self = valid
     }
 }
 
