@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 
 /// Lets through to the file server only the `/media/…` paths that name a regular file inside the media directory:
@@ -19,7 +20,13 @@ struct MediaPathGuard<Context: RequestContext>: RouterMiddleware {
         guard path == basePath || path.hasPrefix(basePath + "/") else { return try await next(request, context) }
         // Answered here, not thrown: a router-wide middleware sits outside the router's own error rendering.
         guard file(at: path) != nil else { return APIError(.notFound, "no such file").response }
-        return try await next(request, context)
+        // Media is served from the console's origin: an HTML or SVG file among it (ad packages carry them) opened in
+        // a signed-in tab would run as the console and read its token. `sandbox` gives such a document an opaque
+        // origin and no scripts; players fetching segments and playlists are not affected.
+        var response = try await next(request, context)
+        response.headers[.contentSecurityPolicy] = "sandbox"
+        response.headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        return response
     }
 
     /// The real path of the regular file the request path names, or nil when it is not one inside the directory.

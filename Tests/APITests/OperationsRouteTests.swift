@@ -116,6 +116,10 @@ struct OperationsRouteTests {
         try await fixture.test { [fixture] client in
             let file = try await client.get("/media/seg0.ts")
             #expect(file.status == .ok && file.text == "segment")
+            // Served from the console's origin: a document among the media gets an opaque origin and no scripts.
+            try Data("<script>sessionStorage</script>".utf8).write(to: directory.appendingPathComponent("page.html"))
+            let page = try await client.get("/media/page.html")
+            #expect(page.status == .ok && page.headers[.contentSecurityPolicy] == "sandbox" && file.headers[.contentSecurityPolicy] == "sandbox")
             for bad in ["/media/../etc/passwd", "/media//seg0.ts", "/media/", "/media/missing.ts"] {
                 let answer = try await client.get(bad)
                 #expect(answer.status == .notFound, "\(bad)")
