@@ -15,7 +15,7 @@ focus across re-renders and Enter opens its trail; a network loss (the second co
 cuts) shows, and the console resumes with Last-Event-ID; a viewer token sees no command controls; the viewer's page
 at tablet size does not overflow. Exit status 0 passed, 1 failed.
 """
-import argparse, base64, json, os, subprocess, sys, tempfile, threading, time
+import argparse, base64, json, os, re, subprocess, sys, tempfile, threading, time
 
 FAILURES = []
 STARTED = time.monotonic()
@@ -450,6 +450,8 @@ def main():
         first.js("document.getElementById('place-id').value = ''")
         first.type("#place-id", b5)
         first.js("document.getElementById('command-result').dataset.kind = ''")
+        # As over plain http from another machine (not a secure context): no crypto.randomUUID.
+        first.js("Object.defineProperty(crypto, 'randomUUID', { value: undefined, configurable: true })")
         first.click("#place-submit")
         deadline = time.monotonic() + 10
         paused = None
@@ -459,6 +461,9 @@ def main():
             time.sleep(0.02)
         check(paused is not None and paused["params"].get("responseStatusCode") == 201,
               "the place reached the server, which applied it (201), before its answer is lost")
+        key = {k.lower(): v for k, v in paused["params"]["request"]["headers"].items()}.get("idempotency-key", "")
+        check(re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", key) is not None,
+              f"without crypto.randomUUID (plain http) the console still sends a random UUID as Idempotency-Key ({key!r})")
         first.send("Fetch.failRequest", {"requestId": paused["params"]["requestId"], "errorReason": "ConnectionReset"})
         first.send("Fetch.disable")
         lost = first.wait("(r => r.dataset.outcome === 'unknown' && r.textContent)(document.getElementById('command-result'))",

@@ -113,7 +113,7 @@ public enum OpenAPIDocument {
         "properties": {
           "id": { "type": "string" }, "segment_duration": { "$ref": "#/components/schemas/Seconds" }, "target_duration": { "type": "integer" },
           "window_segments": { "type": "integer" }, "epoch": { "$ref": "#/components/schemas/Instant" },
-          "renditions": { "type": "array", "items": { "type": "string" } }
+          "renditions": { "type": "array", "items": { "type": "string" } }, "source": { "type": "string", "enum": ["clock", "relay"] }
         }
       }
     },

@@ -9,6 +9,8 @@ public struct ChannelView: Codable, Sendable, Hashable {
     public var windowSegments: Int
     public var epoch: Timestamp
     public var renditions: [String]
+    /// `clock` (segments from the channel's clock) or `relay` (an upstream encoder's playlists decorated).
+    public var source: String
 
     public init(_ config: ChannelConfig) {
         id = config.id.rawValue  // as stored: a channel of the earlier rule is listed too
@@ -17,5 +19,6 @@ public struct ChannelView: Codable, Sendable, Hashable {
         windowSegments = config.windowSegments
         epoch = config.epoch
         renditions = config.renditions.map(\.name)
+        if case .relay = config.source { source = "relay" } else { source = "clock" }
     }
 }

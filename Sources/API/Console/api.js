@@ -98,6 +98,12 @@ export class EventStream {
           this.setState('refused');
           return;
         }
+        if (error instanceof APIError && error.status === 429) {
+          // Too many streams for this token (other tabs): try again, but slowly, and say why.
+          this.setState('limited');
+          await new Promise((resolve) => setTimeout(resolve, 10_000));
+          continue;
+        }
       }
       if (this.closed) return;
       if (this.state !== 'stale') this.setState('reconnecting');

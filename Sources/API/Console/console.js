@@ -17,7 +17,6 @@ const app = {
   selected: null,
   player: null,
   refreshTimer: null,
-  sources: {}, // channel id → 'clock' | 'relay'
   detailTicket: 0, // the latest break detail asked for: older answers are dropped
   log: null, // the channel's log as read so far (readLog)
   refusals: null, // the refused attempts of the break in the detail, and when they were read
@@ -172,12 +171,6 @@ async function overviewRound() {
   const rows = await Promise.all(channels.map(async (c, index) => {
     if (index >= OVERVIEW_LIVE_ROWS) return { c, error: new Error(`not followed here (the first ${OVERVIEW_LIVE_ROWS} channels are); open the channel`) };
     try {
-      if (!app.sources[c.id]) {
-        // Clock or relay: from the channel's first event, read once.
-        const first = await getJSON(`/channels/${c.id}/events?after=0&limit=1`);
-        const payload = JSON.parse(first.events[0].payload);
-        app.sources[c.id] = payload.source && payload.source.relay ? 'relay' : 'clock';
-      }
       const { body, date } = await getJSONWithDate(`/channels/${c.id}/schedule`);
       return { c, schedule: body, serverDate: date };
     } catch (error) {
@@ -186,6 +179,9 @@ async function overviewRound() {
   }));
   if (generation !== app.generation) return;
   const body = $('channel-rows');
+  // The rows are rebuilt: a keyboard user's focus goes back to the same channel's link.
+  const focused = document.activeElement && body.contains(document.activeElement)
+    ? document.activeElement.closest('tr')?.dataset.channel : undefined;
   body.replaceChildren(...rows.map(({ c, schedule, serverDate, error }) => overviewRow(c, schedule, serverDate, error)));
   if (!rows.length) {
     const tr = document.createElement('tr');
@@ -195,6 +191,7 @@ async function overviewRound() {
     tr.append(td);
     body.append(tr);
   }
+  if (focused) body.querySelector(`tr[data-channel="${CSS.escape(focused)}"] a`)?.focus();
 }
 
 function cell(text) {
@@ -210,7 +207,7 @@ function overviewRow(c, schedule, serverDate, error) {
   link.href = `#/channel/${c.id}`;
   link.textContent = c.id;
   tr.append(cell(link));
-  tr.append(cell(`${app.sources[c.id] || '?'} · ${c.segment_duration} s segments, ${c.renditions.length} renditions`));
+  tr.append(cell(`${c.source || '?'} · ${c.segment_duration} s segments, ${c.renditions.length} renditions`));
   if (error) {
     tr.append(cell(error.message.startsWith('not followed') ? error.message : `unreadable: ${error.message}`), cell('—'), cell('—'));
     return tr;
@@ -292,7 +289,10 @@ async function openChannel(id) {
       scheduleRefresh();
     },
     onState: (state) => {
-      const text = { live: 'live', stale: 'stale: no news from the server', reconnecting: 'reconnecting…', refused: 'refused: sign in again' }[state];
+      const text = {
+        live: 'live', stale: 'stale: no news from the server', reconnecting: 'reconnecting…', refused: 'refused: sign in again',
+        limited: 'too many event streams for this token (close other tabs); retrying every 10 s',
+      }[state];
       setLink(state, text || state);
       if (state === 'live') scheduleRefresh();
     },
@@ -310,7 +310,9 @@ async function refreshChannel() {
   const id = app.channel;
   const schedule = await getJSON(`/channels/${id}/schedule`);
   if (app.view !== 'channel' || app.channel !== id) return;
-  if (app.schedule && schedule.version < app.schedule.version) return; // an older answer overtaken by a newer one
+  // An older answer overtaken by a newer one (a poll and a stream refresh in flight together): never go back.
+  if (app.schedule && (schedule.version < app.schedule.version
+    || (schedule.version === app.schedule.version && Date.parse(schedule.live_edge) < Date.parse(app.schedule.live_edge)))) return;
   app.schedule = schedule;
   renderChannel();
   // The as-run folds the channel's whole log on the server: read again only when what it reports can have
@@ -318,10 +320,10 @@ async function refreshChannel() {
   const states = `${schedule.version} ${schedule.breaks.map((b) => `${b.id}:${b.state}`).join(',')}`;
   const onAir = schedule.breaks.some((b) => b.state === 'on-air');
   if (states === app.asrunStates && !(onAir && performance.now() - app.asrunAt > 10_000)) return;
+  const asrun = await getJSON(`/channels/${id}/as-run`).catch(() => null);
+  if (!asrun || app.view !== 'channel' || app.channel !== id) return; // a failed read is tried again next refresh
   app.asrunStates = states;
   app.asrunAt = performance.now();
-  const asrun = await getJSON(`/channels/${id}/as-run`).catch(() => null);
-  if (!asrun || app.view !== 'channel' || app.channel !== id) return;
   app.asrun = asrun.entries;
   renderAsRun();
   if (app.selected) renderDetail(false);
@@ -399,9 +401,10 @@ const LOG_PAGES_PER_READ = 20;
 
 /// The channel's log read so far, kept as each break's trail (a small line per event that names a break), and read
 /// on from where it stopped: each event is fetched once, not the whole log at every render.
-async function readLog(channel) {
-  if (!app.log || app.log.channel !== channel) app.log = { channel, byBreak: new Map(), after: 0, more: false, reading: null };
+async function readLog(channel, version) {
+  if (!app.log || app.log.channel !== channel) app.log = { channel, byBreak: new Map(), after: 0, more: false, reading: null, readVersion: 0 };
   const log = app.log;
+  log.readVersion = Math.max(log.readVersion, version);
   if (!log.reading) {
     log.reading = (async () => {
       for (let pages = 0; pages < LOG_PAGES_PER_READ; pages++) {
@@ -456,7 +459,9 @@ async function renderDetail(focus) {
   if (focus) box.focus();
   const ticket = ++app.detailTicket;
   try {
-    const log = await readLog(app.channel);
+    // The log is read on when the detail opens or the schedule has moved on since the last read, not at every render.
+    const kept = app.log && app.log.channel === app.channel ? app.log : null;
+    const log = focus || !kept || kept.readVersion < app.schedule.version ? await readLog(app.channel, app.schedule.version) : kept;
     if (ticket !== app.detailTicket) return;
     const items = log.byBreak.get(id) || [];
     trail.replaceChildren(...items.map((e) => {
@@ -512,6 +517,17 @@ const RETRY_WINDOW_MS = 60_000;
 /// saying "retry with the same key"), and reused, with the If-Match of that attempt, only for the same command within
 /// RETRY_WINDOW_MS: "End break now" always sends the same body, so a key kept for ever would make a later click
 /// replay an old answer instead of ending the break on air. An answer the server replayed says so.
+/// An Idempotency-Key. crypto.randomUUID() exists only in secure contexts (https, localhost): a console opened over
+/// plain http from another machine makes the same random UUID from crypto.getRandomValues, which exists everywhere.
+function newKey() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
 async function submit(form, command, describeSuccess) {
   const result = $('command-result');
   if (!app.schedule) return;
@@ -521,8 +537,8 @@ async function submit(form, command, describeSuccess) {
   // A retry is the first attempt again: same key, same If-Match. If that attempt was applied (the stream may have
   // shown its version meanwhile) the server answers with its result; if not and the channel moved on, a 409 says what
   // changed.
-  const retry = kept && kept.body === body && performance.now() - kept.since < RETRY_WINDOW_MS;
-  const pending = retry ? kept : { key: crypto.randomUUID(), body, version: seen, since: performance.now() };
+  const retry = kept && kept.channel === app.channel && kept.body === body && performance.now() - kept.since < RETRY_WINDOW_MS;
+  const pending = retry ? kept : { key: newKey(), channel: app.channel, body, version: seen, since: performance.now() };
   form.pendingCommand = pending;
   result.dataset.kind = 'pending';
   delete result.dataset.outcome;
@@ -534,7 +550,9 @@ async function submit(form, command, describeSuccess) {
     result.dataset.outcome = answer.replayed ? 'replayed' : 'applied';
     result.dataset.kind = 'ok';
     const said = `${describeSuccess(answer)}${answer.note ? ` (${answer.note})` : ''}; version ${answer.version}.`;
-    result.textContent = answer.replayed ? `Already done by the earlier attempt (the server answered it before): ${said}` : said;
+    result.textContent = answer.replayed
+      ? `Already done by the earlier attempt, whose answer was lost; nothing new was applied: ${said} Send again to act on the schedule as it is now.`
+      : said;
     await refreshChannel();
     return true;
   } catch (error) {
