@@ -354,6 +354,9 @@ function renderChannel() {
 }
 
 function renderAsRun() {
+  // Rebuilt only when a new as-run was read (a channel with thousands of past breaks has thousands of rows).
+  if (app.asrunShown === app.asrun) return;
+  app.asrunShown = app.asrun;
   const rows = app.asrun.slice().reverse().map((e) => {
     const tr = document.createElement('tr');
     tr.dataset.breakId = e.break_id;
@@ -386,6 +389,11 @@ function renderCommandChoices() {
     }
     if (current) select.value = current;
   };
+  // Which break "End break now" ends, as the server's schedule has it now (the command names no break: the server
+  // ends what is on air when it decides).
+  const air = app.schedule.breaks.find((b) => b.state === 'on-air');
+  const target = air ? `On air: ${air.id}, ${seconds((Date.parse(app.schedule.live_edge) - Date.parse(air.start_date)) / 1000)} s of ${seconds(air.duration)} s.` : 'Nothing on air.';
+  if ($('end-target').textContent !== target) $('end-target').textContent = target;
   fill($('limit-break'), app.schedule.breaks.filter((b) => b.state === 'on-air' || b.state === 'scheduled'));
   fill($('cancel-break'), app.schedule.breaks.filter((b) => b.state === 'scheduled'));
 }
