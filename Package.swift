@@ -110,7 +110,7 @@ let package = Package(
         .testTarget(name: "HLSTests", dependencies: ["HLS"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS"], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["EventStore", "Postgres", "HLS"], path: "Tests/TestSupport"),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "HLS", "TestSupport"]),
+        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "Schedule", "HLS", "TestSupport"]),
         .testTarget(name: "ProjectorTests", dependencies: ["Projector", "Schedule", "EventStore", "Postgres", "HLS", "TestSupport"]),
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "API", "Schedule", "HLS"]),

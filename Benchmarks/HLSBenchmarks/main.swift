@@ -200,7 +200,7 @@ func builderChannel() throws -> (ChannelConfig, ChannelState) {
     for (index, segment) in starts.enumerated() {
         let start = epoch.adding(milliseconds: segment * 6000)
         let asset: BreakAsset = index == 2 ? .list("https://ads.example.com/pods/\(index).json") : .uri("https://ads.example.com/\(index)/master.m3u8")
-        try apply(.placeBreak(PlaceBreak(id: "brk-\(index)", start: .at(start), plannedDurationMilliseconds: 12_000, asset: asset)), at: start.adding(milliseconds: -60_000))
+        try apply(.placeBreak(PlaceBreak(id: BreakID("brk-\(index)")!, start: .at(start), plannedDurationMilliseconds: 12_000, asset: asset)), at: start.adding(milliseconds: -60_000))
     }
     try apply(.setPlayoutLimit(id: "brk-0", limitMilliseconds: 8_000), at: epoch.adding(milliseconds: 103 * 6000 + 7_000))
     return (config, state)

@@ -18,7 +18,7 @@ import Schedule
 let epoch = Timestamp(iso8601: "2026-03-01T00:00:00Z")!
 let day: Int64 = 86_400_000
 
-func log(breaks: Int, channel: String = "bench", days: Int64 = 1, tentative: Bool = false) throws -> [RecordedScheduleEvent] {
+func log(breaks: Int, channel: ChannelID = "bench", days: Int64 = 1, tentative: Bool = false) throws -> [RecordedScheduleEvent] {
     var state = ChannelState(channel: channel, retention: .window)
     var events: [RecordedScheduleEvent] = []
     var version: Int64 = 0
@@ -31,7 +31,7 @@ func log(breaks: Int, channel: String = "bench", days: Int64 = 1, tentative: Boo
         }
     }
     let config = ChannelConfig(
-        id: ChannelID(channel)!, segmentDurationMilliseconds: 2000, windowSegments: 10, epoch: epoch,
+        id: channel, segmentDurationMilliseconds: 2000, windowSegments: 10, epoch: epoch,
         renditions: ["1080p", "720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "\($0)/seg{n}.ts") },
         publicBaseURL: "http://127.0.0.1:8080")
     try apply(.createChannel(config), at: epoch)
@@ -43,16 +43,16 @@ func log(breaks: Int, channel: String = "bench", days: Int64 = 1, tentative: Boo
             // break placed ahead and cancelled (3 events a break).
             if index % 2 == 0 {
                 let ahead = start.adding(milliseconds: spacing / 2)
-                try apply(.placeBreak(PlaceBreak(id: "t\(index)", start: .at(ahead), plannedDurationMilliseconds: 30_000, asset: .uri("https://ads.example.com/t\(index).m3u8"))), at: start.adding(milliseconds: -50_000))
-                try apply(.cancelBreak(id: "t\(index)"), at: start.adding(milliseconds: -40_000))
+                try apply(.placeBreak(PlaceBreak(id: BreakID("t\(index)")!, start: .at(ahead), plannedDurationMilliseconds: 30_000, asset: .uri("https://ads.example.com/t\(index).m3u8"))), at: start.adding(milliseconds: -50_000))
+                try apply(.cancelBreak(id: BreakID("t\(index)")!), at: start.adding(milliseconds: -40_000))
             }
-            try apply(.placeBreak(PlaceBreak(id: "b\(index)", start: .at(start), plannedDurationMilliseconds: min(90_000, spacing / 2), asset: .uri("https://ads.example.com/\(index).m3u8"))), at: start.adding(milliseconds: -30_000))
-            try apply(.setPlayoutLimit(id: "b\(index)", limitMilliseconds: 25_000), at: start.adding(milliseconds: 20_500))
+            try apply(.placeBreak(PlaceBreak(id: BreakID("b\(index)")!, start: .at(start), plannedDurationMilliseconds: min(90_000, spacing / 2), asset: .uri("https://ads.example.com/\(index).m3u8"))), at: start.adding(milliseconds: -30_000))
+            try apply(.setPlayoutLimit(id: BreakID("b\(index)")!, limitMilliseconds: 25_000), at: start.adding(milliseconds: 20_500))
             continue
         }
-        try apply(.placeBreak(PlaceBreak(id: "b\(index)", start: .at(start), plannedDurationMilliseconds: min(90_000, spacing / 2), asset: .uri("https://ads.example.com/\(index).m3u8"))), at: start.adding(milliseconds: -30_000))
+        try apply(.placeBreak(PlaceBreak(id: BreakID("b\(index)")!, start: .at(start), plannedDurationMilliseconds: min(90_000, spacing / 2), asset: .uri("https://ads.example.com/\(index).m3u8"))), at: start.adding(milliseconds: -30_000))
         if index % 3 == 1 { try apply(.cancelCurrentEvent, at: start.adding(milliseconds: 20_500)) }
-        if index % 7 == 2 { try apply(.cancelBreak(id: "b\(index)"), at: start.adding(milliseconds: -10_000)) }
+        if index % 7 == 2 { try apply(.cancelBreak(id: BreakID("b\(index)")!), at: start.adding(milliseconds: -10_000)) }
     }
     return events
 }
@@ -82,7 +82,7 @@ for breaks in [125, 250, 500, 1000] {
 
 /// Writes `events` as the log of `channel` with their hash chain, 500 rows a statement, straight into the tables (the
 /// events were decided in the past, which `cueline_append` refuses).
-func write(_ events: [RecordedScheduleEvent], channel: String, url: String) async throws {
+func write(_ events: [RecordedScheduleEvent], channel: ChannelID, url: String) async throws {
     let connection = try await PostgresConnection.connect(url: url)
     defer { connection.close() }
     let base = Int64(try await connection.query("SELECT position FROM cueline_log_head").scalar().flatMap { Int64($0) } ?? 0)
@@ -131,7 +131,7 @@ if let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
     print("|---|---|---|---|---|---|")
     var dayMedian: Double?
     for (name, days) in [("a day", Int64(1)), ("a year", Int64(365))] {
-        let channel = "replay-bench-\(days)d-\(suffix)"
+        let channel = ChannelID("replay-bench-\(days)d-\(suffix)")!
         let events = try log(breaks: Int(days) * 100, channel: channel, days: days, tentative: true)
         try await write(events, channel: channel, url: url)
         let span = days * day

@@ -27,7 +27,7 @@ func recorded(_ event: ScheduleEvent, version: Int64, at time: Timestamp) -> Rec
 
 func placed(_ n: Int, start: Timestamp, seconds: Int64 = 30) -> ScheduleEvent {
     .breakPlaced(BreakSpec(
-        id: "brk-\(n)", start: start, plannedDurationMilliseconds: seconds * 1000, asset: .uri("https://ads.example.com/pods/\(n)/master.m3u8"),
+        id: BreakID("brk-\(n)")!, start: start, plannedDurationMilliseconds: seconds * 1000, asset: .uri("https://ads.example.com/pods/\(n)/master.m3u8"),
         options: InterstitialOptions(restrict: [.skip, .jump], snap: [.out, .in], cue: [.once])))
 }
 

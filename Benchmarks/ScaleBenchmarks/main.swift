@@ -77,9 +77,9 @@ func run(channels count: Int, seconds: Int, phases: Int, capture: LatenessCaptur
     let segment: Int64 = 6000
     let start = wallClock().adding(milliseconds: -60_000)
     for index in 0..<count {
-        let id = "ch\(index)"
+        let id = ChannelID("ch\(index)")!
         let config = ChannelConfig(
-            id: ChannelID(id)!, segmentDurationMilliseconds: segment, windowSegments: 10,
+            id: id, segmentDurationMilliseconds: segment, windowSegments: 10,
             epoch: start.adding(milliseconds: phases > 0 ? Int64(index % phases) * segment / Int64(phases) : Int64(index) * segment / Int64(count)),
             renditions: ["1080p", "720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "https://cdn.example/\(id)/\($0)/seg{n}.ts") },
             source: .clock, publicBaseURL: "https://cueline.example")
@@ -100,7 +100,7 @@ func run(channels count: Int, seconds: Int, phases: Int, capture: LatenessCaptur
                     var n = client
                     while !Task.isCancelled {
                         n = (n &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
-                        _ = try? follower.servedMedia("ch\(n % count)", rendition: "720p")
+                        _ = try? follower.servedMedia(ChannelID("ch\(n % count)")!, rendition: "720p")
                         polls.value.withLock { $0 += 1 }
                         try? await Task.sleep(for: .milliseconds(10))
                     }
@@ -120,7 +120,7 @@ func run(channels count: Int, seconds: Int, phases: Int, capture: LatenessCaptur
                         let boundary = epoch.adding(milliseconds: (now.milliseconds(since: epoch) / segment + 1) * segment)
                         try? await Task.sleep(for: .milliseconds(max(0, boundary.milliseconds(since: now) - 3)))
                         while !Task.isCancelled {
-                            if let served = try? follower.servedMedia("ch\(index)", rendition: "720p"), served.tick >= boundary {
+                            if let served = try? follower.servedMedia(ChannelID("ch\(index)")!, rendition: "720p"), served.tick >= boundary {
                                 let seen = Date().timeIntervalSince1970 * 1000 - Double(boundary.milliseconds)
                                 if record.measuring.withLock({ $0 }) { record.samples.withLock { $0.append(max(0, seen)) } }
                                 break

@@ -1,4 +1,5 @@
 import EventStore
+import Schedule
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -152,10 +153,10 @@ public final class TokenCache: Service, Sendable {
 
 /// What a request wants to do.
 enum Access: Sendable {
-    case read(channel: String)
+    case read(channel: ChannelID)
     /// Any valid token: listing channels (filtered by the token), and the first check of a command.
     case anyToken
-    case command(String, channel: String)
+    case command(String, channel: ChannelID)
 }
 
 /// The caller: a token, or nobody in open mode. Set on the request context by ``TokenAuthenticator``; a class, so
@@ -178,7 +179,7 @@ final class Caller: Sendable {
         token?.name ?? claimed ?? "http"
     }
 
-    func mayRead(_ channel: String) -> Bool {
+    func mayRead(_ channel: ChannelID) -> Bool {
         token?.mayRead(channel: channel) ?? true
     }
 

@@ -4,6 +4,7 @@ import Hummingbird
 import Metrics
 import NIOCore
 import Projector
+import Schedule
 import ServiceLifecycle
 import Synchronization
 
@@ -78,7 +79,7 @@ public final class EventStreams: Service, Sendable {
     }
 
     private struct Waiter {
-        var channel: String
+        var channel: ChannelID
         var after: Int64
         var deadline: ContinuousClock.Instant
         var continuation: CheckedContinuation<Bool, Never>
@@ -87,7 +88,7 @@ public final class EventStreams: Service, Sendable {
     }
 
     private struct PageKey: Hashable {
-        var channel: String
+        var channel: ChannelID
         var number: Int64
     }
 
@@ -129,7 +130,7 @@ public final class EventStreams: Service, Sendable {
             let current = follower.position
             let moved = current != position
             position = current
-            var versions: [String: Int64] = [:]
+            var versions: [ChannelID: Int64] = [:]
             let due = state.withLock { state -> [(CheckedContinuation<Bool, Never>, Bool)] in
                 var due: [(CheckedContinuation<Bool, Never>, Bool)] = []
                 for (id, waiter) in state.waiters {
@@ -184,7 +185,7 @@ public final class EventStreams: Service, Sendable {
     /// Streams the events of `channel` after version `after`, then each new one, until the lifetime ends, the
     /// client goes away, the server shuts down or `stillAuthorized` (asked every ``authorizationCheck``) says no.
     func stream(
-        _ channel: String, after: Int64, ticket: Ticket, stillAuthorized: (@Sendable () async -> Bool)? = nil,
+        _ channel: ChannelID, after: Int64, ticket: Ticket, stillAuthorized: (@Sendable () async -> Bool)? = nil,
         to writer: inout any ResponseBodyWriter
     ) async throws {
         defer { ticket.release() }
@@ -238,7 +239,7 @@ public final class EventStreams: Service, Sendable {
 
     /// Resumes with true when `channel` has an event after `after`, false at `deadline`, at shutdown or when the
     /// task is cancelled.
-    private func wait(_ channel: String, after: Int64, until deadline: ContinuousClock.Instant) async -> Bool {
+    private func wait(_ channel: ChannelID, after: Int64, until deadline: ContinuousClock.Instant) async -> Bool {
         let id = state.withLock { state -> UInt64 in
             state.nextWaiter += 1
             return state.nextWaiter
@@ -258,7 +259,7 @@ public final class EventStreams: Service, Sendable {
     }
 
     /// The events after `after` up to the end of its page, as Server-Sent Events text, and the last version in it.
-    private func page(_ channel: String, after: Int64) async throws -> (text: ByteBuffer, last: Int64?) {
+    private func page(_ channel: ChannelID, after: Int64) async throws -> (text: ByteBuffer, last: Int64?) {
         let size = Self.pageSize
         let key = PageKey(channel: channel, number: after / size)
         let aligned = after % size == 0

@@ -38,7 +38,8 @@ public struct HookSet: Sendable {
     /// the payload) is sent to `channel`.
     struct Rule: Sendable, Decodable {
         var when: [String: JSONValue]
-        var channel: String
+        /// Decoded by today's rule: a file naming an id off it is refused at load, naming where.
+        var channel: ChannelID
         var command: [String: JSONValue]
     }
 
@@ -110,7 +111,6 @@ public struct HookSet: Sendable {
             for (number, rule) in entry.rules.enumerated() {
                 let at = "\(origin): hook \(name) rule \(number + 1)"
                 guard !rule.when.isEmpty else { throw Invalid(description: "\(at): when must be a non-empty object") }
-                guard Identifier(rule.channel) != nil else { throw Invalid(description: "\(at): channel must be \(Identifier.rule)") }
                 guard case .string(let type)? = rule.command["command"] else {
                     throw Invalid(description: "\(at): command must be an object with a command field")
                 }
@@ -195,7 +195,7 @@ extension HookSet.Hook {
     /// The first matching rule's channel and command, with `$.path` values filled in from the payload.
     ///
     /// - Throws: when a `$.path` the command needs is not in the payload; the command itself is not decoded here.
-    func match(_ payload: JSONValue) throws(CommandRequest.Invalid) -> (channel: String, command: JSONValue)? {
+    func match(_ payload: JSONValue) throws(CommandRequest.Invalid) -> (channel: ChannelID, command: JSONValue)? {
         for rule in rules where rule.when.allSatisfy({ payload[path: $0.key]?.sameValue(as: $0.value) == true }) {
             var filled: [String: JSONValue] = [:]
             for (key, template) in rule.command {

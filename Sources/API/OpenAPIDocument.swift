@@ -29,6 +29,7 @@ public enum OpenAPIDocument {
         "properties": { "error": { "type": "string" }, "field": { "type": "string" } }
       },
       "Identifier": { "type": "string", "pattern": "\#(Identifier.pattern)", "description": "Channels, breaks, renditions, hooks: \#(Identifier.rule)." },
+      "StoredIdentifier": { "type": "string", "pattern": "\#(Identifier.storedPattern)", "description": "A channel or break id in an answer, as it was created: an Identifier, or for a channel created before that rule an id that also starts with '_' or '-' (it is read and served, and takes no commands)." },
       "Text": { "type": "string", "maxLength": \#(Limits.textBytes), "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$", "description": "No control characters (C0 including TAB and line breaks, DEL, C1); at most \#(Limits.textBytes) UTF-8 bytes." },
       "Label": { "type": "string", "maxLength": \#(Limits.labelBytes), "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$", "description": "No control characters; at most \#(Limits.labelBytes) UTF-8 bytes." },
       "URI": { "type": "string", "format": "uri", "maxLength": \#(Limits.uriBytes), "pattern": "^https?://[!#-~]+$", "description": "Absolute http(s), printable ASCII without spaces or double quotes, at most \#(Limits.uriBytes) bytes." },
@@ -60,7 +61,7 @@ public enum OpenAPIDocument {
       "Event": {
         "type": "object",
         "properties": {
-          "position": { "type": "integer" }, "channel": { "type": "string" }, "version": { "type": "integer" },
+          "position": { "type": "integer" }, "channel": { "$ref": "#/components/schemas/StoredIdentifier" }, "version": { "type": "integer" },
           "type": { "type": "string", "enum": \#(Self.list(ScheduleEvent.typeNames)) },
           "schema_version": { "type": "integer" }, "payload": { "type": "string", "description": "the event's JSON, as stored" },
           "decided_at": { "$ref": "#/components/schemas/Instant" }, "actor": { "type": "string" },
@@ -71,7 +72,7 @@ public enum OpenAPIDocument {
       "CommandResult": {
         "type": "object",
         "properties": {
-          "channel": { "type": "string" }, "version": { "type": "integer" },
+          "channel": { "$ref": "#/components/schemas/StoredIdentifier" }, "version": { "type": "integer" },
           "replayed": { "type": "boolean", "description": "true when this answers a retry of a command already applied" },
           "events": { "type": "array", "items": { "$ref": "#/components/schemas/Event" } },
           "note": { "type": "string", "description": "How the command was applied when the events alone do not say it: a start moved to a segment boundary (and from where), a break removed by cancel_current_event before its first segment was served." }
@@ -79,12 +80,12 @@ public enum OpenAPIDocument {
       },
       "Ignored": {
         "type": "object", "description": "Nothing was written, and why (a repeated SCTE-35 cue, a payload no hook rule matches).",
-        "properties": { "channel": { "type": "string" }, "hook": { "type": "string" }, "ignored": { "type": "string" } }
+        "properties": { "channel": { "$ref": "#/components/schemas/StoredIdentifier" }, "hook": { "type": "string" }, "ignored": { "type": "string" } }
       },
       "Break": {
         "type": "object",
         "properties": {
-          "id": { "type": "string" },
+          "id": { "$ref": "#/components/schemas/StoredIdentifier" },
           "state": { "type": "string", "enum": \#(Self.list(BreakState.Phase.allCases.map(\.rawValue))) },
           "start_date": { "$ref": "#/components/schemas/Instant" }, "planned_duration": { "$ref": "#/components/schemas/Seconds" },
           "duration": { "$ref": "#/components/schemas/Seconds" }, "playout_limit": { "$ref": "#/components/schemas/Seconds" },
@@ -104,14 +105,14 @@ public enum OpenAPIDocument {
       "Schedule": {
         "type": "object",
         "properties": {
-          "channel": { "type": "string" }, "version": { "type": "integer" }, "live_edge": { "$ref": "#/components/schemas/Instant" },
+          "channel": { "$ref": "#/components/schemas/StoredIdentifier" }, "version": { "type": "integer" }, "live_edge": { "$ref": "#/components/schemas/Instant" },
           "breaks": { "type": "array", "items": { "$ref": "#/components/schemas/Break" } }
         }
       },
       "Channel": {
         "type": "object",
         "properties": {
-          "id": { "type": "string" }, "segment_duration": { "$ref": "#/components/schemas/Seconds" }, "target_duration": { "type": "integer" },
+          "id": { "$ref": "#/components/schemas/StoredIdentifier" }, "segment_duration": { "$ref": "#/components/schemas/Seconds" }, "target_duration": { "type": "integer" },
           "window_segments": { "type": "integer" }, "epoch": { "$ref": "#/components/schemas/Instant" },
           "renditions": { "type": "array", "items": { "type": "string" } }, "source": { "type": "string", "enum": ["clock", "relay"] }
         }
@@ -160,7 +161,7 @@ public enum OpenAPIDocument {
         "security": [{ "token": [] }],
         "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "after", "in": "query", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }, { "name": "limit", "in": "query", "description": "0 reads as 1, above 1000 as 1000; not a whole number is 422", "schema": { "type": "integer", "minimum": 0 } }, { "name": "Last-Event-ID", "in": "header", "schema": { "type": "integer", "minimum": 0 } }],
         "responses": { "200": { "description": "A page, or the stream", "content": {
-            "application/json": { "schema": { "type": "object", "properties": { "channel": { "type": "string" }, "events": { "type": "array", "items": { "$ref": "#/components/schemas/Event" } }, "next": { "type": "integer" } } } },
+            "application/json": { "schema": { "type": "object", "properties": { "channel": { "$ref": "#/components/schemas/StoredIdentifier" }, "events": { "type": "array", "items": { "$ref": "#/components/schemas/Event" } }, "next": { "type": "integer" } } } },
             "text/event-stream": { "schema": { "type": "string" } } } },
           "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" },
           "429": { "description": "The token already has its most event streams open; retry after Retry-After seconds", "headers": { "Retry-After": { "schema": { "type": "integer" } } } },
@@ -170,7 +171,7 @@ public enum OpenAPIDocument {
       "get": { "summary": "The channel's refused commands (who, when, which door, why not), a page at a time in the order recorded", "description": "Commands the schedule refused (a break that does not exist or already ended…), kept for the audit trail apart from the log. `next` is the cursor of the last refusal in the page, the `after` of the next page; absent when the page is empty. With `break`, only refusals whose request named that break.",
         "security": [{ "token": [] }],
         "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "after", "in": "query", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }, { "name": "limit", "in": "query", "description": "100 by default", "schema": { "type": "integer", "minimum": 1, "maximum": 1000 } }, { "name": "break", "in": "query", "schema": { "$ref": "#/components/schemas/Identifier" } }],
-        "responses": { "200": { "description": "A page", "content": { "application/json": { "schema": { "type": "object", "required": ["channel", "refusals"], "properties": { "channel": { "type": "string" }, "break_id": { "type": "string" }, "next": { "type": "integer" },
+        "responses": { "200": { "description": "A page", "content": { "application/json": { "schema": { "type": "object", "required": ["channel", "refusals"], "properties": { "channel": { "$ref": "#/components/schemas/StoredIdentifier" }, "break_id": { "$ref": "#/components/schemas/Identifier" }, "next": { "type": "integer" },
             "refusals": { "type": "array", "items": { "type": "object", "required": ["command", "command_id", "request", "actor", "source", "reason", "decided_at"], "properties": { "command": { "type": "string" }, "command_id": { "type": "string" }, "break_id": { "type": "string" }, "request": { "type": "string", "description": "the canonical request, JSON" }, "actor": { "type": "string" }, "source": { "type": "string" }, "reason": { "type": "string" }, "decided_at": { "$ref": "#/components/schemas/Instant" } } } } } } } } },
           "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/Unavailable" } } }
     },

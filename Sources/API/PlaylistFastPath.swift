@@ -4,6 +4,7 @@ import Metrics
 import NIOCore
 import NIOHTTPTypes
 import Projector
+import Schedule
 
 /// The public media playlist GET answered on the connection's event loop, before the router: a lookup of the bytes
 /// the follower already rendered (`ChannelFollower.servedMedia`) and four writes, with no task, no middleware and
@@ -111,7 +112,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// `/channels/{channel}/{rendition}.m3u8` split, when the path is exactly that plain form (no query, no `%`,
     /// nothing empty, not the multivariant playlist).
-    static func mediaPlaylistPath(_ path: String) -> (channel: String, rendition: String)? {
+    static func mediaPlaylistPath(_ path: String) -> (channel: ChannelID, rendition: String)? {
         let prefix = "/channels/"
         guard path.hasPrefix(prefix), path.hasSuffix(".m3u8"), path.utf8.count <= 200 else { return nil }
         let rest = path.utf8.dropFirst(prefix.utf8.count)
@@ -122,8 +123,9 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         let file = Substring(rest[rest.index(after: slash)...])
         guard !channel.isEmpty, !file.contains("/"), file != "master.m3u8" else { return nil }
         let rendition = file.dropLast(5)
-        guard !rendition.isEmpty else { return nil }
-        return (String(channel), String(rendition))
+        // A segment that is no id names no channel: the router answers it (404).
+        guard !rendition.isEmpty, let id = ChannelID(stored: channel) else { return nil }
+        return (id, String(rendition))
     }
 
     private func respond(context: ChannelHandlerContext, served: ChannelFollower.ServedMedia, origin: Bool, head: Bool) {

@@ -30,7 +30,7 @@ enum CueMapping: Equatable {
     /// Breaks placed over SCTE-35 are named `scte35-<event id>`; an event id used again later gets `-2`, `-3`…
     static func breakIDs(_ eventID: UInt32, in state: ChannelState) -> (latest: BreakState?, next: String) {
         let base = "scte35-\(eventID)"
-        let matching = state.breaks.filter { $0.id == base || $0.id.hasPrefix(base + "-") }
+        let matching = state.breaks.filter { $0.id.rawValue == base || $0.id.rawValue.hasPrefix(base + "-") }
         let latest = matching.max { $0.placed.at < $1.placed.at }
         return (latest, matching.isEmpty ? base : "\(base)-\(matching.count + 1)")
     }
@@ -67,8 +67,11 @@ enum CueMapping: Equatable {
             // The splice point is taken as the moment the cue arrives (plus the usual effect delay): channels here
             // are timed by the wall clock, not by the PTS of an upstream encoder. Like any placement it moves to the
             // next segment boundary unless the request asks for `align: exact`.
+            // `scte35-<digits>[-<digits>]`: always an id (checked all the same, so a mistake here is a refusal).
+            let id: BreakID
+            do { id = try BreakID(next, field: "id") } catch { throw CommandRequest.Invalid(refusal: error) }
             return .command(.placeBreak(PlaceBreak(
-                id: next, start: .inMilliseconds(0), plannedDurationMilliseconds: duration, asset: asset,
+                id: id, start: .inMilliseconds(0), plannedDurationMilliseconds: duration, asset: asset,
                 options: InterstitialOptions(cue: InterstitialOptions.defaultCue, scte35Out: hex), alignment: try CommandRequest.alignment(request.align))))
         case .in(let eventID), .cancel(let eventID):
             let isCancel = if case .cancel = cue { true } else { false }
@@ -95,13 +98,13 @@ extension Cue {
 }
 
 struct SCTE35Ignored: Encodable {
-    var channel: String
+    var channel: ChannelID
     var ignored: String
 }
 
 extension ScheduleCommand {
     /// The break a break command is about.
-    var targetBreakID: String? {
+    var targetBreakID: BreakID? {
         switch self {
         case .placeBreak(let place): place.id
         case .setPlayoutLimit(let id, _), .returnFromBreak(let id, _), .cancelBreak(let id): id

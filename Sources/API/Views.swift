@@ -27,13 +27,13 @@ extension RefusalView {
 
 extension CommandResponse {
     /// The answer to `command` from what the command handler returned.
-    public init(_ outcome: CommandOutcome, channel: String, command: ScheduleCommand) {
+    public init(_ outcome: CommandOutcome, channel: ChannelID, command: ScheduleCommand) {
         self.init(
             channel: channel, version: outcome.result.version, replayed: outcome.result.replayed,
             events: outcome.result.events.map(EventView.init), note: outcome.note(for: command))
     }
 
-    public init(channel: String, version: Int64, replayed: Bool, events: [RecordedEvent], note: String?) {
+    public init(channel: ChannelID, version: Int64, replayed: Bool, events: [RecordedEvent], note: String?) {
         self.init(channel: channel, version: version, replayed: replayed, events: events.map(EventView.init), note: note)
     }
 }

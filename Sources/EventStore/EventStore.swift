@@ -1,4 +1,5 @@
 import HLS
+import Schedule
 
 /// The append-only event log as a message store: one stream per channel, one global order (message-db's surface).
 ///
@@ -30,10 +31,10 @@ public protocol EventStore: Sendable {
     func read(after position: Int64, limit: Int) async throws -> [RecordedEvent]
 
     /// Events of one channel with a version greater than `version`, in order, at most `limit`.
-    func readStream(_ channel: String, after version: Int64, limit: Int) async throws -> [RecordedEvent]
+    func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent]
 
     /// The channel's current version (0 for a channel with no events).
-    func version(of channel: String) async throws -> Int64
+    func version(of channel: ChannelID) async throws -> Int64
 
     /// The highest committed global position (0 for an empty log).
     func headPosition() async throws -> Int64
@@ -115,12 +116,12 @@ public struct CommandMetadata: Sendable, Hashable {
 }
 
 public struct AppendRequest: Sendable, Hashable {
-    public var channel: String
+    public var channel: ChannelID
     public var expectedVersion: ExpectedVersion
     public var events: [NewEvent]
     public var command: CommandMetadata
 
-    public init(channel: String, expectedVersion: ExpectedVersion, events: [NewEvent], command: CommandMetadata) {
+    public init(channel: ChannelID, expectedVersion: ExpectedVersion, events: [NewEvent], command: CommandMetadata) {
         self.channel = channel
         self.expectedVersion = expectedVersion
         self.events = events
@@ -129,7 +130,7 @@ public struct AppendRequest: Sendable, Hashable {
 
     /// The hash stored with the command id: covers the channel and the request text.
     var requestHash: String {
-        sha256Hex(channel + "\n" + command.request)
+        sha256Hex(channel.rawValue + "\n" + command.request)
     }
 }
 
@@ -137,7 +138,7 @@ public struct AppendRequest: Sendable, Hashable {
 public struct RecordedEvent: Sendable, Hashable, Codable {
     /// Global, gap-free, visible in order.
     public var position: Int64
-    public var channel: String
+    public var channel: ChannelID
     /// Per channel, gap-free, starting at 1.
     public var version: Int64
     public var type: String
@@ -152,7 +153,7 @@ public struct RecordedEvent: Sendable, Hashable, Codable {
     public var hash: String?
 
     public init(
-        position: Int64, channel: String, version: Int64, type: String, schemaVersion: Int, payload: String,
+        position: Int64, channel: ChannelID, version: Int64, type: String, schemaVersion: Int, payload: String,
         decidedAt: Timestamp, actor: String, source: String, commandID: String, reason: String?, hash: String? = nil
     ) {
         self.position = position
@@ -171,7 +172,7 @@ public struct RecordedEvent: Sendable, Hashable, Codable {
 }
 
 public struct AppendResult: Sendable, Hashable {
-    public var channel: String
+    public var channel: ChannelID
     /// The events this command produced (the original ones, on a retry).
     public var events: [RecordedEvent]
     /// The stream's version right after this command was applied.
@@ -179,7 +180,7 @@ public struct AppendResult: Sendable, Hashable {
     /// True when this answer is the stored result of an earlier identical request.
     public var replayed: Bool
 
-    public init(channel: String, events: [RecordedEvent], version: Int64, replayed: Bool) {
+    public init(channel: ChannelID, events: [RecordedEvent], version: Int64, replayed: Bool) {
         self.channel = channel
         self.events = events
         self.version = version
@@ -190,7 +191,7 @@ public struct AppendResult: Sendable, Hashable {
 /// Why an append or a read did not happen.
 public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Someone else appended first: re-read the schedule and decide again.
-    case versionConflict(channel: String, expected: ExpectedVersion, actual: Int64)
+    case versionConflict(channel: ChannelID, expected: ExpectedVersion, actual: Int64)
     /// The command id was already used for a different request.
     case commandIDReused(commandID: String)
     /// The database schema is older than this build needs.
@@ -258,3 +259,4 @@ public struct Watermark: Sendable, Hashable {
         self.knownUntil = knownUntil
     }
 }
+

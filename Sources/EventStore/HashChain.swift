@@ -1,4 +1,5 @@
 import HLS
+import Schedule
 
 /// Tamper evidence: every event's hash covers its content and the hash of the previous event of its channel.
 ///
@@ -6,8 +7,8 @@ import HLS
 /// any field of any event (or removing or reordering one) breaks every later link of that channel.
 public enum HashChain {
     /// The "previous hash" of a channel's first event.
-    public static func genesis(channel: String) -> String {
-        sha256Hex("cueline-chain-v1:" + channel)
+    public static func genesis(channel: ChannelID) -> String {
+        sha256Hex("cueline-chain-v1:" + channel.rawValue)
     }
 
     public static func hash(previous: String, event: RecordedEvent) -> String {
@@ -24,7 +25,7 @@ public enum HashChain {
             return out + "\""
         }
         let fields = [
-            quoted(event.channel), String(event.version), quoted(event.type), String(event.schemaVersion), quoted(event.payload),
+            quoted(event.channel.rawValue), String(event.version), quoted(event.type), String(event.schemaVersion), quoted(event.payload),
             quoted(event.decidedAt.iso8601), quoted(event.actor), quoted(event.source), quoted(event.commandID),
             event.reason.map(quoted) ?? "null",
         ]

@@ -1,4 +1,5 @@
 import HLS
+import Schedule
 import Synchronization
 
 /// The event log in memory, with the same semantics as the PostgreSQL store. For tests and offline tools.
@@ -8,9 +9,9 @@ import Synchronization
 public final class InMemoryEventStore: EventStore {
     private struct State {
         var events: [RecordedEvent] = []
-        var versions: [String: Int64] = [:]
+        var versions: [ChannelID: Int64] = [:]
         var commands: [String: (hash: String, result: AppendResult)] = [:]  // by scopeKey
-        var lastHash: [String: String] = [:]
+        var lastHash: [ChannelID: String] = [:]
     }
 
     private let state: Mutex<State>
@@ -86,18 +87,18 @@ public final class InMemoryEventStore: EventStore {
         }
     }
 
-    public func readStream(_ channel: String, after version: Int64, limit: Int) -> [RecordedEvent] {
+    public func readStream(_ channel: ChannelID, after version: Int64, limit: Int) -> [RecordedEvent] {
         state.withLock { state in
             Array(state.events.lazy.filter { $0.channel == channel && $0.version > version }.prefix(max(0, limit)))
         }
     }
 
-    public func version(of channel: String) -> Int64 {
+    public func version(of channel: ChannelID) -> Int64 {
         state.withLock { $0.versions[channel] ?? 0 }
     }
 
     /// Every channel with at least one event, sorted (as `PostgresEventStore.channelIDs()`).
-    public func channelIDs() -> [String] {
+    public func channelIDs() -> [ChannelID] {
         state.withLock { $0.versions.filter { $0.value > 0 }.keys.sorted() }
     }
 
@@ -112,6 +113,6 @@ public final class InMemoryEventStore: EventStore {
 
     /// Idempotency records are scoped to the channel and the actor, as in the database.
     private static func scopeKey(_ request: AppendRequest) -> String {
-        request.channel + "\u{0}" + request.command.actor + "\u{0}" + request.command.commandID
+        request.channel.rawValue + "\u{0}" + request.command.actor + "\u{0}" + request.command.commandID
     }
 }

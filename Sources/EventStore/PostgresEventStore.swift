@@ -1,4 +1,5 @@
 import HLS
+import Schedule
 import Logging
 import Postgres
 
@@ -194,7 +195,7 @@ public struct PostgresEventStore: EventStore {
         }
     }
 
-    public func readStream(_ channel: String, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
+    public func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
         try await mapErrors {
             try await pool.withConnection { connection in
                 try await connection.query(
@@ -207,7 +208,7 @@ public struct PostgresEventStore: EventStore {
         }
     }
 
-    public func version(of channel: String) async throws -> Int64 {
+    public func version(of channel: ChannelID) async throws -> Int64 {
         try await mapErrors {
             try await pool.withConnection { connection in
                 try await connection.query("SELECT version FROM cueline_streams WHERE channel = \(channel)")
@@ -219,11 +220,11 @@ public struct PostgresEventStore: EventStore {
     /// Every channel with at least one event, sorted: for the operator's listings (`cueline channel list`,
     /// `cueline verify`). Not part of `EventStore`: nothing that follows the log needs it (the follower learns
     /// channels from the events it reads).
-    public func channelIDs() async throws -> [String] {
+    public func channelIDs() async throws -> [ChannelID] {
         try await mapErrors {
             try await pool.withConnection { connection in
                 try await connection.query("SELECT channel FROM cueline_streams WHERE version > 0 ORDER BY channel")
-                    .rows.map { try $0.string(0, "channel") }
+                    .rows.map { try $0.identifier(0, "channel") }
             }
         }
     }
@@ -246,7 +247,7 @@ public struct PostgresEventStore: EventStore {
         // Milliseconds since the epoch: readable back whatever the year (a rendering could fail to parse).
         let decidedAt = Timestamp(milliseconds: try row.int64(6, "decided_at"))
         return RecordedEvent(
-            position: try row.int64(0, "position"), channel: try row.string(1, "channel"),
+            position: try row.int64(0, "position"), channel: try row.identifier(1, "channel"),
             version: try row.int64(2, "version"), type: try row.string(3, "type"),
             schemaVersion: Int(try row.int64(4, "schema_version")), payload: try row.string(5, "payload"),
             decidedAt: decidedAt, actor: try row.string(7, "actor"), source: try row.string(8, "source"),
@@ -256,5 +257,22 @@ public struct PostgresEventStore: EventStore {
     /// Turns driver errors into store errors an operator can act on; store errors pass through.
     private func mapErrors<T>(_ body: () async throws -> T) async throws -> T {
         try await StoreErrors.map(logger: logger, body)
+    }
+}
+
+// Ids are bound as query parameters like any text (never spliced into SQL).
+extension Identifier: PostgresEncodable {
+    public var postgresText: String { rawValue }
+}
+
+extension Array where Element == String? {
+    /// The column `index` as an id, read by the rule it was created with (`Identifier(stored:)`), or a decoding
+    /// error naming the column.
+    func identifier(_ index: Int, _ name: String) throws -> Identifier {
+        let text = try string(index, name)
+        guard let id = Identifier(stored: text) else {
+            throw PostgresError(kind: .statementFailed, message: "column \(name) is not an id: \(text.debugDescription.escapingControlCharacters)")
+        }
+        return id
     }
 }

@@ -72,12 +72,12 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     public enum LookupError: Error, Sendable, Equatable {
-        case unknownChannel(String)
-        case unknownRendition(channel: String, rendition: String)
-        case notStarted(channel: String, firstSegmentEnds: Timestamp)
-        case unknownBreak(channel: String, id: String)
+        case unknownChannel(ChannelID)
+        case unknownRendition(channel: ChannelID, rendition: String)
+        case notStarted(channel: ChannelID, firstSegmentEnds: Timestamp)
+        case unknownBreak(channel: ChannelID, id: BreakID)
         case renderFailed(String)
-        case upstreamMissing(channel: String, rendition: String)
+        case upstreamMissing(channel: ChannelID, rendition: String)
     }
 
     fileprivate struct Entry {
@@ -102,7 +102,7 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     private struct Shared {
-        var channels: [String: Entry] = [:]
+        var channels: [ChannelID: Entry] = [:]
         var position: Int64 = 0
         /// Every event decided at or before this instant has been read (see `Watermark`): ticks up to it can be
         /// served knowing that replay will give back the same bytes.
@@ -255,7 +255,7 @@ public final class ChannelFollower: Service, Sendable {
     @discardableResult
     private func fold(_ batch: [RecordedEvent], contiguousOnly: Bool) -> Bool {
         guard let last = batch.last?.position else { return true }
-        var decoded: [(String, RecordedScheduleEvent)] = []
+        var decoded: [(ChannelID, RecordedScheduleEvent)] = []
         var unreadable: [RecordedEvent] = []
         for event in batch {
             do {
@@ -268,10 +268,10 @@ public final class ChannelFollower: Service, Sendable {
                 logger.error("cannot decode event; skipped", metadata: ["position": "\(event.position)", "channel": "\(event.channel)", "error": "\(error)"])
             }
         }
-        let outcome = shared.withLock { shared -> (applied: Bool, diverged: [(String, RecordedScheduleEvent, Timestamp)])? in
+        let outcome = shared.withLock { shared -> (applied: Bool, diverged: [(ChannelID, RecordedScheduleEvent, Timestamp)])? in
             if contiguousOnly, batch[0].position > shared.position + 1 { return nil }
             let fresh = decoded.filter { $0.1.position > shared.position }
-            var diverged: [(String, RecordedScheduleEvent, Timestamp)] = []
+            var diverged: [(ChannelID, RecordedScheduleEvent, Timestamp)] = []
             for (channel, recorded) in fresh {
                 if shared.channels[channel] == nil {
                     // The hot form: aired and cancelled breaks leave once no window can hold them (as-run reads the log).
@@ -345,13 +345,13 @@ public final class ChannelFollower: Service, Sendable {
         // When to render each channel's next window ahead (half a segment before its boundary, at most 3 s), and
         // the boundary it is for.
         var aheadQueue = BoundaryQueue()
-        var aheadBoundary: [String: Timestamp] = [:]
+        var aheadBoundary: [ChannelID: Timestamp] = [:]
         let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        var queued: Set<String> = []
+        var queued: Set<ChannelID> = []
         var knownChannels = -1
         var lastScan = clock()
-        var lastRendered: [String: Int64] = [:]
-        var lastSampledVersion: [String: Int64] = [:]
+        var lastRendered: [ChannelID: Int64] = [:]
+        var lastSampledVersion: [ChannelID: Int64] = [:]
         while !Task.isCancelled {
             var samples: [RenderSample] = []
             let now = servingTime()
@@ -405,7 +405,7 @@ public final class ChannelFollower: Service, Sendable {
                 }
             }
             // Windows of the coming boundaries, rendered ahead on every core; published when their boundary is served.
-            var dueAhead: [(String, Timestamp)] = []
+            var dueAhead: [(ChannelID, Timestamp)] = []
             let aheadNow = clock()
             while let (due, id) = aheadQueue.first, due <= aheadNow {
                 aheadQueue.pop()
@@ -441,7 +441,7 @@ public final class ChannelFollower: Service, Sendable {
     /// ahead already from the same schedule). A command folded later that takes effect at or before the boundary
     /// changes the version in effect there, and that window is then rendered again when served.
     @discardableResult
-    package func renderAhead(_ channel: String, boundary: Timestamp) -> Bool {
+    package func renderAhead(_ channel: ChannelID, boundary: Timestamp) -> Bool {
         let snapshot: (ChannelConfig, ChannelState, Int64, Rendered.Effect)? = shared.withLock { shared in
             guard let entry = shared.channels[channel], entry.lastTick < boundary else { return nil }
             let inEffect = entry.inEffect(at: boundary)
@@ -472,12 +472,12 @@ public final class ChannelFollower: Service, Sendable {
         shared.withLock { $0.channels.values.map(\.state).filter { $0.config != nil }.sorted { $0.channel < $1.channel } }
     }
 
-    public func state(of channel: String) -> ChannelState? {
+    public func state(of channel: ChannelID) -> ChannelState? {
         shared.withLock { $0.channels[channel]?.state }.flatMap { $0.config == nil ? nil : $0 }
     }
 
     /// The folded state of a channel as far as this follower has read, configured or not (for command handling).
-    public func followedState(of channel: String) -> ChannelState? {
+    public func followedState(of channel: ChannelID) -> ChannelState? {
         shared.withLock { $0.channels[channel]?.state }
     }
 
@@ -485,7 +485,7 @@ public final class ChannelFollower: Service, Sendable {
     ///
     /// The lock is held only to pick the tick and take a snapshot of the schedule; rendering happens outside it, so
     /// one channel's render never holds up another channel's requests.
-    public func rendered(_ channel: String) throws(LookupError) -> Rendered {
+    public func rendered(_ channel: ChannelID) throws(LookupError) -> Rendered {
         let now = clock()
         let step: Entry.Step? = shared.withLock { shared in
             guard shared.channels[channel]?.state.config != nil else { return nil }
@@ -517,7 +517,7 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     /// One rendition's media playlist now.
-    public func mediaPlaylist(_ channel: String, rendition: String) throws(LookupError) -> (text: String, targetDuration: Int, tick: Timestamp) {
+    public func mediaPlaylist(_ channel: ChannelID, rendition: String) throws(LookupError) -> (text: String, targetDuration: Int, tick: Timestamp) {
         let rendered = try rendered(channel)
         guard let config = state(of: channel)?.config, config.renditions.contains(where: { $0.name == rendition }) else {
             throw .unknownRendition(channel: channel, rendition: rendition)
@@ -531,7 +531,7 @@ public final class ChannelFollower: Service, Sendable {
 
     /// One rendition's media playlist now, pre-encoded: the public GET's path. When the window is already rendered
     /// this is one lock take and no copy of the bytes (the channel's state is looked at only to explain a miss).
-    public func servedMedia(_ channel: String, rendition: String) throws(LookupError) -> ServedMedia {
+    public func servedMedia(_ channel: ChannelID, rendition: String) throws(LookupError) -> ServedMedia {
         let rendered = try rendered(channel)
         if let body = rendered.bodies[rendition] {
             return ServedMedia(body: body, targetDuration: rendered.targetDuration, tick: rendered.tick, tickText: rendered.tickText)
@@ -543,7 +543,7 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     /// Relay channels: the upstream playlist of one rendition changed.
-    public func updateUpstream(_ channel: String, rendition: String, playlist: MediaPlaylist) {
+    public func updateUpstream(_ channel: ChannelID, rendition: String, playlist: MediaPlaylist) {
         shared.withLock { shared in
             guard var entry = shared.channels[channel], entry.upstreams[rendition] != playlist else { return }
             entry.upstreams[rendition] = playlist
@@ -651,15 +651,15 @@ extension ChannelFollower.Entry {
 
 /// A binary min-heap of (instant, channel), ordered by instant then channel id so ties are deterministic.
 struct BoundaryQueue {
-    private var items: [(Timestamp, String)] = []
+    private var items: [(Timestamp, ChannelID)] = []
 
-    var first: (Timestamp, String)? { items.first }
+    var first: (Timestamp, ChannelID)? { items.first }
 
-    private static func less(_ a: (Timestamp, String), _ b: (Timestamp, String)) -> Bool {
+    private static func less(_ a: (Timestamp, ChannelID), _ b: (Timestamp, ChannelID)) -> Bool {
         a.0 < b.0 || (a.0 == b.0 && a.1 < b.1)
     }
 
-    mutating func push(_ at: Timestamp, _ id: String) {
+    mutating func push(_ at: Timestamp, _ id: ChannelID) {
         items.append((at, id))
         var child = items.count - 1
         while child > 0 {

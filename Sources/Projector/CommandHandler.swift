@@ -57,14 +57,14 @@ public struct CommandHandler: Sendable {
     let clock: @Sendable () -> Timestamp
     let logger: Logger
     /// A known state of a channel to start from (the follower's), so a command reads only newer events.
-    let knownState: @Sendable (String) -> ChannelState?
+    let knownState: @Sendable (ChannelID) -> ChannelState?
     /// Reads breaks' asset playlists before a placement is decided (nil: media is not read).
     public let assets: AssetPlaylists?
 
     public init(
         store: any EventStore, refusals: (any RefusalStore)? = nil, clock: @escaping @Sendable () -> Timestamp,
         logger: Logger = Logger(label: "cueline.commands"),
-        knownState: @escaping @Sendable (String) -> ChannelState? = { _ in nil }, assets: AssetPlaylists? = nil
+        knownState: @escaping @Sendable (ChannelID) -> ChannelState? = { _ in nil }, assets: AssetPlaylists? = nil
     ) {
         self.store = store
         self.refusals = refusals
@@ -75,7 +75,7 @@ public struct CommandHandler: Sendable {
     }
 
     /// Reads what a placement's assets really hold (once, before deciding; the request's text stays what was asked).
-    private func measuring(_ command: ScheduleCommand, channel: String) async -> (ScheduleCommand, [String]) {
+    private func measuring(_ command: ScheduleCommand, channel: ChannelID) async -> (ScheduleCommand, [String]) {
         guard let assets, case .placeBreak(var place) = command, place.measured == nil else { return (command, []) }
         let uris: [String]
         switch place.asset {
@@ -117,7 +117,7 @@ public struct CommandHandler: Sendable {
 
     /// - Parameter expectedVersion: when given (HTTP `If-Match`), a changed channel is a conflict, not re-decided.
     public func handle(
-        _ command: ScheduleCommand, channel: String, context: CommandContext, expectedVersion: Int64? = nil
+        _ command: ScheduleCommand, channel: ChannelID, context: CommandContext, expectedVersion: Int64? = nil
     ) async throws(CommandError) -> CommandOutcome {
         let request = EventCodec.canonicalRequest(command)
         let (command, warnings) = await measuring(command, channel: channel)
@@ -229,7 +229,7 @@ public enum ChannelLoader {
     ///   - known: a state of this channel to continue from; only later events are read.
     ///   - retention: which breaks the state keeps (`.window`: what the follower serves from; `.all`: audit folds).
     public static func load(
-        _ channel: String, from store: any EventStore, startingFrom known: ChannelState? = nil, retention: ChannelState.Retention = .all
+        _ channel: ChannelID, from store: any EventStore, startingFrom known: ChannelState? = nil, retention: ChannelState.Retention = .all
     ) async throws -> ChannelState {
         var state = known ?? ChannelState(channel: channel, retention: retention)
         while true {

@@ -30,7 +30,7 @@ public final class RelayPoller: Service, Sendable {
                     let key = "\(config.id)/\(rendition.name)"
                     do {
                         let parsed = try PlaylistParser.parseMedia(try await Self.fetch(url))
-                        follower.updateUpstream(config.id.rawValue, rendition: rendition.name, playlist: parsed.playlist)
+                        follower.updateUpstream(config.id, rendition: rendition.name, playlist: parsed.playlist)
                         if failing.remove(key) != nil {
                             logger.notice("upstream playlist is back", metadata: ["channel": "\(config.id)", "rendition": "\(rendition.name)"])
                         }

@@ -6,10 +6,10 @@ import Schedule
 /// renderer the server uses.
 public enum Replay {
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        case channelDidNotExist(channel: String, at: Timestamp)
-        case relayNotReplayable(channel: String)
-        case unknownRendition(channel: String, rendition: String, at: Timestamp, known: [String])
-        case windowNotFull(channel: String, at: Timestamp)
+        case channelDidNotExist(channel: ChannelID, at: Timestamp)
+        case relayNotReplayable(channel: ChannelID)
+        case unknownRendition(channel: ChannelID, rendition: String, at: Timestamp, known: [String])
+        case windowNotFull(channel: ChannelID, at: Timestamp)
 
         public var description: String {
             switch self {
@@ -26,7 +26,7 @@ public enum Replay {
     /// - Parameters:
     ///   - rendition: nil for the first rendition.
     public static func playlist(
-        _ channel: String, _ events: [RecordedScheduleEvent], at tick: Timestamp, rendition: String?, multivariant: Bool
+        _ channel: ChannelID, _ events: [RecordedScheduleEvent], at tick: Timestamp, rendition: String?, multivariant: Bool
     ) throws -> String {
         try playlist(channel, state: fold(channel, events, asOf: tick, retention: .window), at: tick, rendition: rendition, multivariant: multivariant)
     }
@@ -34,14 +34,14 @@ public enum Replay {
     /// The same, read from the store: only the events the instant needs when the store keeps checkpoints (from the
     /// latest checkpoint in effect at `tick`, the events after it decided by `tick`), else the whole log.
     public static func playlist(
-        _ channel: String, store: any EventStore, at tick: Timestamp, rendition: String?, multivariant: Bool
+        _ channel: ChannelID, store: any EventStore, at tick: Timestamp, rendition: String?, multivariant: Bool
     ) async throws -> String {
         try playlist(channel, state: try await state(channel, store: store, asOf: tick), at: tick, rendition: rendition, multivariant: multivariant)
     }
 
     /// The playlist rendered from `state`, the fold (`.window` retention) of the events in effect at `tick`.
     public static func playlist(
-        _ channel: String, state: ChannelState, at tick: Timestamp, rendition: String?, multivariant: Bool
+        _ channel: ChannelID, state: ChannelState, at tick: Timestamp, rendition: String?, multivariant: Bool
     ) throws -> String {
         guard let config = state.config else { throw Failure.channelDidNotExist(channel: channel, at: tick) }
         guard config.source == .clock else { throw Failure.relayNotReplayable(channel: channel) }
@@ -58,7 +58,7 @@ public enum Replay {
     /// The fold (`.window` retention) of the events of `channel` in effect at `tick`: `fold(_:_:asOf:retention:)` of
     /// the whole log, computed from the latest checkpoint usable at `tick` when the store keeps them (a checkpoint
     /// that does not match the log is not used) and the events after it decided by `tick`.
-    public static func state(_ channel: String, store: any EventStore, asOf tick: Timestamp) async throws -> ChannelState {
+    public static func state(_ channel: ChannelID, store: any EventStore, asOf tick: Timestamp) async throws -> ChannelState {
         guard let postgres = store as? PostgresEventStore else {
             return fold(channel, try await events(channel, from: store), asOf: tick, retention: .window)
         }
@@ -83,7 +83,7 @@ public enum Replay {
     /// returns how many it wrote. Called by `cueline replay` before it replays: the first replay of a long log reads
     /// it once, later replays read only what follows the last checkpoint.
     @discardableResult
-    public static func checkpoint(_ channel: String, store: PostgresEventStore, every interval: Int64 = 1000) async throws -> Int {
+    public static func checkpoint(_ channel: ChannelID, store: PostgresEventStore, every interval: Int64 = 1000) async throws -> Int {
         precondition(interval > 0)
         var state = ChannelState(channel: channel, retention: .window)
         var version: Int64 = 0
@@ -112,7 +112,7 @@ public enum Replay {
 
     /// Every event of a channel, decoded, in version order.
     /// Events this build cannot read are left out, as the follower leaves them out of what it serves.
-    public static func events(_ channel: String, from store: any EventStore) async throws -> [RecordedScheduleEvent] {
+    public static func events(_ channel: ChannelID, from store: any EventStore) async throws -> [RecordedScheduleEvent] {
         var events: [RecordedScheduleEvent] = []
         var version: Int64 = 0
         while true {

@@ -3,7 +3,7 @@ import HLS
 /// The as-run record: per break, what was planned and what aired, with who did what through which door.
 /// Modelled on broadcast as-run logs, with the columns a traffic or billing department reconciles against.
 public struct AsRunEntry: Hashable, Sendable, Codable {
-    public var breakID: String
+    public var breakID: BreakID
     /// scheduled, on-air, aired, ended-early, cancelled.
     public var status: String
     public var plannedStart: Timestamp
@@ -104,7 +104,7 @@ public enum AsRun {
         var out = columns.joined(separator: ",") + "\r\n"
         for e in entries {
             let row: [String?] = [
-                e.breakID, e.status, e.plannedStart.iso8601, e.plannedDuration.description, e.actualStart?.iso8601, e.actualEnd?.iso8601,
+                e.breakID.rawValue, e.status, e.plannedStart.iso8601, e.plannedDuration.description, e.actualStart?.iso8601, e.actualEnd?.iso8601,
                 e.airedDuration.description, e.asset, e.placedBy, e.placedVia, e.placedAt.iso8601, e.endedEarlyBy, e.endedEarlyVia,
                 e.endedEarlyAt?.iso8601, e.endedEarlyHow, e.cancelledBy, e.cancelledVia, e.cancelledAt?.iso8601, e.cancelledHow,
             ]

@@ -45,7 +45,7 @@ extension InterstitialOptions {
 
 /// A break as placed: everything the placing tag publishes.
 public struct BreakSpec: Hashable, Sendable, Codable {
-    public var id: String
+    public var id: BreakID
     public var start: Timestamp
     public var plannedDurationMilliseconds: Int64
     public var asset: BreakAsset
@@ -55,7 +55,7 @@ public struct BreakSpec: Hashable, Sendable, Codable {
     public var media: BreakMedia?
 
     public init(
-        id: String, start: Timestamp, plannedDurationMilliseconds: Int64, asset: BreakAsset, options: InterstitialOptions = InterstitialOptions(),
+        id: BreakID, start: Timestamp, plannedDurationMilliseconds: Int64, asset: BreakAsset, options: InterstitialOptions = InterstitialOptions(),
         media: BreakMedia? = nil
     ) {
         self.id = id
@@ -126,7 +126,7 @@ public struct BreakState: Hashable, Sendable, Codable {
     /// The splice_info_section of the SCTE-35 return that ended it, carried as `SCTE35-IN`.
     public var scte35In: String?
 
-    public var id: String { spec.id }
+    public var id: BreakID { spec.id }
     public var start: Timestamp { spec.start }
     /// How long it plays: the playout limit if one was set, else the planned duration.
     public var effectiveDurationMilliseconds: Int64 { playoutLimitMilliseconds ?? spec.plannedDurationMilliseconds }

@@ -15,7 +15,7 @@ public struct ChannelState: Hashable, Sendable {
         case window
     }
 
-    public var channel: String
+    public var channel: ChannelID
     public var config: ChannelConfig?
     /// The stream version of the last event folded in.
     public var version: Int64
@@ -29,7 +29,7 @@ public struct ChannelState: Hashable, Sendable {
     /// The longest planned duration of any break placed (bounds how far before an instant a covering break starts).
     public private(set) var longestBreakMilliseconds: Int64
     /// Start of each held break by id (the latest placed when an id was reused after its first break retired).
-    private var startsByID: [String: Timestamp]
+    private var startsByID: [BreakID: Timestamp]
     /// No held break retires before this (`retirementKey` minimum), so most folds skip the pruning scan.
     private var nextRetirement: Timestamp
 
@@ -40,7 +40,7 @@ public struct ChannelState: Hashable, Sendable {
     /// of these many times over and costs, at one break a minute, ten breaks of memory.
     public static let retentionMarginMilliseconds: Int64 = 600_000
 
-    public init(channel: String, retention: Retention = .all) {
+    public init(channel: ChannelID, retention: Retention = .all) {
         self.channel = channel
         self.version = 0
         self.position = 0
@@ -65,13 +65,13 @@ public struct ChannelState: Hashable, Sendable {
     }
 
     /// The held break with this id (with `.all`, also a retired one; `liveBreak` leaves those out).
-    public func breakState(_ id: String) -> BreakState? {
+    public func breakState(_ id: BreakID) -> BreakState? {
         index(of: id).map { breaks[$0] }
     }
 
     /// The break with this id unless it has retired (as of the later of `now` and the latest decision folded): what
     /// commands decided at `now` see, the same with either retention.
-    public func liveBreak(_ id: String, now: Timestamp? = nil) -> BreakState? {
+    public func liveBreak(_ id: BreakID, now: Timestamp? = nil) -> BreakState? {
         guard let item = breakState(id), !isRetired(item, now: now) else { return nil }
         return item
     }
@@ -111,7 +111,7 @@ public struct ChannelState: Hashable, Sendable {
         firstIndex(startingAtOrAfter: time.adding(milliseconds: -longestBreakMilliseconds))
     }
 
-    private func index(of id: String) -> Int? {
+    private func index(of id: BreakID) -> Int? {
         guard let start = startsByID[id] else { return nil }
         var found: Int?
         var index = firstIndex(startingAtOrAfter: start)

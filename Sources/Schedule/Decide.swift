@@ -13,7 +13,7 @@ import HLS
 public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timestamp) throws(ScheduleError) -> [ScheduleEvent] {
     if case .createChannel(let config) = command {
         guard state.config == nil else { throw .channelExists(state.channel) }
-        guard config.id.rawValue == state.channel else {
+        guard config.id == state.channel else {
             throw .invalidField("channel", "the configuration is for \(config.id), not \(state.channel)")
         }
         try config.validate()
@@ -34,7 +34,14 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         return [.renditionsUpdated(renditions)]
 
     case .placeBreak(let request):
-        let id = try Identifier(request.id ?? generatedBreakID(state, now: now), field: "id").rawValue
+        let id: BreakID
+        if let requested = request.id {
+            // Only today's rule places a break (an id of the earlier rule is read back from the log, never placed).
+            guard requested.isCurrent else { throw .invalidField("id", "\(requested.rawValue.debugDescription.escapingControlCharacters) must be \(Identifier.rule)") }
+            id = requested
+        } else {
+            id = try generatedBreakID(state, now: now)
+        }
         guard state.liveBreak(id, now: now) == nil else { throw .breakIDReused(id) }
         guard (1...Limits.maximumBreakMilliseconds).contains(request.plannedDurationMilliseconds) else {
             throw .invalidField("duration", "must be more than 0 and at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) seconds")
@@ -139,7 +146,7 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
 }
 
 /// The break `id`, if it can still be ended early: on air at the live edge, not cancelled, not limited already.
-private func breakToEnd(_ id: String, state: ChannelState, liveEdge: Timestamp, now: Timestamp, timeline: Timeline) throws(ScheduleError) -> BreakState {
+private func breakToEnd(_ id: BreakID, state: ChannelState, liveEdge: Timestamp, now: Timestamp, timeline: Timeline) throws(ScheduleError) -> BreakState {
     guard let current = state.liveBreak(id, now: now) else { throw unknownBreak(id, state: state) }
     guard !current.isCancelled else { throw .alreadyCancelled(id: id) }
     guard current.playoutLimitMilliseconds == nil else {
@@ -164,15 +171,15 @@ extension BreakState {
 
 /// No break has this id: "unknown" when it could be one, else why it cannot (so a hostile id is never echoed as a
 /// lookup that merely failed).
-private func unknownBreak(_ id: String, state: ChannelState) -> ScheduleError {
-    Identifier.isValid(id) ? .unknownBreak(channel: state.channel, id: id) : .invalidField("id", "\(id.debugDescription.escapingControlCharacters) must be \(Identifier.rule)")
+private func unknownBreak(_ id: BreakID, state: ChannelState) -> ScheduleError {
+    id.isCurrent ? .unknownBreak(channel: state.channel, id: id) : .invalidField("id", "\(id.rawValue.debugDescription.escapingControlCharacters) must be \(Identifier.rule)")
 }
 
 /// `brk-<next version>`, which no earlier generated id can equal; skips ids callers chose themselves.
-func generatedBreakID(_ state: ChannelState, now: Timestamp) -> String {
+func generatedBreakID(_ state: ChannelState, now: Timestamp) throws(ScheduleError) -> BreakID {
     var candidate = state.version + 1
-    while state.liveBreak("brk-\(candidate)", now: now) != nil { candidate += 1 }
-    return "brk-\(candidate)"
+    while state.liveBreak(try BreakID("brk-\(candidate)", field: "id"), now: now) != nil { candidate += 1 }
+    return try BreakID("brk-\(candidate)", field: "id")
 }
 
 private func validateURI(_ uri: String, field: String) throws(ScheduleError) {

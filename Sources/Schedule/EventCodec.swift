@@ -26,14 +26,14 @@ public enum EventCodec {
 
     private struct Renditions: Codable { var renditions: [RenditionConfig] }
     private struct Limit: Codable {
-        var id: String
+        var id: BreakID
         var limitMilliseconds: Int64
         var kind: EarlyReturnKind
         var scte35In: String?
     }
     /// `kind` is written only when it is not `.cancelBreak`, so those payloads stay what they always were.
     private struct Cancelled: Codable {
-        var id: String
+        var id: BreakID
         var kind: BreakCancelKind?
     }
 
@@ -54,6 +54,7 @@ public enum EventCodec {
         guard schemaVersion <= ScheduleEvent.schemaVersion else { throw DecodingFailure.unsupportedSchema(type: type, version: schemaVersion) }
         let data = Data(payload.utf8)
         let decoder = JSONDecoder()
+        decoder.userInfo[Identifier.storedRuleKey] = true
         do {
             switch type {
             case "ChannelCreated": return .channelCreated(try decoder.decode(ChannelConfig.self, from: data))

@@ -106,8 +106,8 @@ public enum PlaylistBuilder {
     }
 
     struct KeptTagsKey: Hashable, Sendable {
-        var channel: String
-        var breakID: String
+        var channel: ChannelID
+        var breakID: BreakID
     }
 
     /// One part of the cache: 16 of them, by the key's hash, so renders on both cores (ticks rendered ahead in
@@ -121,7 +121,7 @@ public enum PlaylistBuilder {
     static let keptTagsLimit = 50_000
 
     static func keptPlacingTag(_ spec: BreakSpec, config: ChannelConfig) -> DateRange {
-        let key = KeptTagsKey(channel: config.id.rawValue, breakID: spec.id)
+        let key = KeptTagsKey(channel: config.id, breakID: spec.id)
         let shard = keptTagsShards[Int(UInt(bitPattern: key.hashValue) % 16)]
         if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec, kept.publicBaseURL == config.publicBaseURL {
             return kept.placing
@@ -137,7 +137,7 @@ public enum PlaylistBuilder {
     static func keptClosingTag(
         _ spec: BreakSpec, config: ChannelConfig, duration: Int64, playoutLimit: Bool, scte35In: String?
     ) -> DateRange {
-        let key = KeptTagsKey(channel: config.id.rawValue, breakID: spec.id)
+        let key = KeptTagsKey(channel: config.id, breakID: spec.id)
         let shard = keptTagsShards[Int(UInt(bitPattern: key.hashValue) % 16)]
         if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec, let closing = kept.closing,
             closing.duration == duration, closing.playoutLimit == playoutLimit, closing.scte35In == scte35In
@@ -170,7 +170,7 @@ public enum PlaylistBuilder {
         case .pod: assetList = assetListURI(config: config, breakID: spec.id)
         }
         return DateRange(
-            id: spec.id, classAttribute: DateRange.interstitialClass, startDate: spec.start, cue: spec.options.cue,
+            id: spec.id.rawValue, classAttribute: DateRange.interstitialClass, startDate: spec.start, cue: spec.options.cue,
             plannedDuration: DecimalNumber(milliseconds: spec.plannedDurationMilliseconds), assetURI: assetURI, assetList: assetList,
             snap: spec.options.snap, restrict: spec.options.restrict, contentMayVary: spec.options.contentMayVary,
             timelineOccupies: spec.options.timelineOccupies, timelineStyle: spec.options.timelineStyle,
@@ -180,20 +180,20 @@ public enum PlaylistBuilder {
     /// The augmenting tag: same ID, CLASS, START-DATE, plus DURATION (and X-PLAYOUT-LIMIT on an early return).
     static func closingTag(_ spec: BreakSpec, duration: Int64, playoutLimit: Bool, scte35In: String? = nil) -> DateRange {
         DateRange(
-            id: spec.id, classAttribute: DateRange.interstitialClass, startDate: spec.start,
+            id: spec.id.rawValue, classAttribute: DateRange.interstitialClass, startDate: spec.start,
             duration: DecimalNumber(milliseconds: duration),
             playoutLimit: playoutLimit ? DecimalNumber(milliseconds: duration) : nil,
             scte35In: scte35In.flatMap { HexBytes(hex: $0) })
     }
 
     /// This service's asset-list URL for a pod break.
-    public static func assetListURI(config: ChannelConfig, breakID: String) -> String {
+    public static func assetListURI(config: ChannelConfig, breakID: BreakID) -> String {
         let base = config.publicBaseURL.hasSuffix("/") ? String(config.publicBaseURL.dropLast()) : config.publicBaseURL
         return "\(base)/channels/\(config.id)/breaks/\(breakID)/assets.json?_HLS_interstitial_id=\(breakID)"
     }
 
-    static func withInterstitialID(_ uri: String, _ id: String) -> String {
-        uri + (uri.contains("?") ? "&" : "?") + "_HLS_interstitial_id=" + id
+    static func withInterstitialID(_ uri: String, _ id: BreakID) -> String {
+        uri + (uri.contains("?") ? "&" : "?") + "_HLS_interstitial_id=" + id.rawValue
     }
 
     /// The asset list JSON (`{"ASSETS":[…]}`) of a break, or nil for an unknown id. A cancelled break answers an
@@ -203,7 +203,7 @@ public enum PlaylistBuilder {
     /// out from the break's start and seeks into them itself, so a list trimmed to the offset shows the wrong ad and
     /// plays the pod again (issue 16). Measured assets are listed as chunks (`chunkURI`), each a VOD playlist of some of
     /// the asset's own segments, so a playout limit that reaches a player mid-ad ends it at the next chunk boundary.
-    public static func assetList(state: ChannelState, breakID: String) -> String? {
+    public static func assetList(state: ChannelState, breakID: BreakID) -> String? {
         guard let config = state.config, let item = state.breakState(breakID) else { return nil }
         var items: [String] = []
         if !item.isCancelled {
@@ -232,13 +232,13 @@ public enum PlaylistBuilder {
     }
 
     /// This service's URL of chunk `chunk` of asset `asset` (0-based, in the break's order) of a break.
-    public static func chunkURI(config: ChannelConfig, breakID: String, asset: Int, chunk: Int) -> String {
+    public static func chunkURI(config: ChannelConfig, breakID: BreakID, asset: Int, chunk: Int) -> String {
         let base = config.publicBaseURL.hasSuffix("/") ? String(config.publicBaseURL.dropLast()) : config.publicBaseURL
         return "\(base)/channels/\(config.id)/breaks/\(breakID)/chunks/\(asset)-\(chunk).m3u8"
     }
 
     /// The span of a chunk in milliseconds from the asset's start, or nil when the break has no such chunk.
-    public static func chunkSpan(state: ChannelState, breakID: String, asset: Int, chunk: Int) -> (uri: String, from: Int64, to: Int64)? {
+    public static func chunkSpan(state: ChannelState, breakID: BreakID, asset: Int, chunk: Int) -> (uri: String, from: Int64, to: Int64)? {
         guard let item = state.breakState(breakID), !item.isCancelled, let media = item.spec.media, asset >= 0, asset < media.assets.count,
             let chunks = media.assets[asset]?.chunkMilliseconds, chunk >= 0, chunk < chunks.count
         else { return nil }

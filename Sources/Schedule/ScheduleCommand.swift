@@ -5,12 +5,12 @@ public enum ScheduleCommand: Hashable, Sendable, Codable {
     case createChannel(ChannelConfig)
     case updateRenditions([RenditionConfig])
     case placeBreak(PlaceBreak)
-    case setPlayoutLimit(id: String, limitMilliseconds: Int64)
+    case setPlayoutLimit(id: BreakID, limitMilliseconds: Int64)
     case cancelCurrentEvent
-    case cancelBreak(id: String)
+    case cancelBreak(id: BreakID)
     /// An SCTE-35 return (splice_insert in, segmentation end): end this break at the live edge if it is on air.
     /// `scte35In` is the section as 0x-prefixed hex, published as `SCTE35-IN`.
-    case returnFromBreak(id: String, scte35In: String?)
+    case returnFromBreak(id: BreakID, scte35In: String?)
 
     /// What kind of command this is: the one place its wire name is spelled.
     public var kind: Kind {
@@ -79,7 +79,7 @@ public struct PlaceBreak: Hashable, Sendable, Codable {
     }
 
     /// Caller-chosen id, or nil for one generated from the channel's version.
-    public var id: String?
+    public var id: BreakID?
     public var start: Start
     public var plannedDurationMilliseconds: Int64
     public var asset: BreakAsset
@@ -93,7 +93,7 @@ public struct PlaceBreak: Hashable, Sendable, Codable {
     public var measured: [MeasuredAsset?]? = nil
 
     public init(
-        id: String? = nil, start: Start, plannedDurationMilliseconds: Int64, asset: BreakAsset,
+        id: BreakID? = nil, start: Start, plannedDurationMilliseconds: Int64, asset: BreakAsset,
         options: InterstitialOptions = InterstitialOptions(), alignment: StartAlignment = .segment
     ) {
         self.id = id
@@ -112,7 +112,7 @@ public struct PlaceBreak: Hashable, Sendable, Codable {
     // out, so a request written before alignment existed hashes as it did, and an absent key reads as the default.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        id = try container.decodeIfPresent(String.self, forKey: .id)
+        id = try container.decodeIfPresent(BreakID.self, forKey: .id)
         start = try container.decode(Start.self, forKey: .start)
         plannedDurationMilliseconds = try container.decode(Int64.self, forKey: .plannedDurationMilliseconds)
         asset = try container.decode(BreakAsset.self, forKey: .asset)

@@ -6,9 +6,9 @@ public enum ScheduleEvent: Hashable, Sendable {
     case renditionsUpdated([RenditionConfig])
     case breakPlaced(BreakSpec)
     /// `scte35In`: the splice_info_section (0x-prefixed hex) of an SCTE-35 return, carried as `SCTE35-IN`.
-    case playoutLimitSet(id: String, limitMilliseconds: Int64, kind: EarlyReturnKind, scte35In: String? = nil)
+    case playoutLimitSet(id: BreakID, limitMilliseconds: Int64, kind: EarlyReturnKind, scte35In: String? = nil)
     /// `kind`: which command removed it; an event without one (every event before `kind` existed) is `.cancelBreak`.
-    case breakCancelled(id: String, kind: BreakCancelKind = .cancelBreak)
+    case breakCancelled(id: BreakID, kind: BreakCancelKind = .cancelBreak)
 
     /// The `type` column.
     public var typeName: String {

@@ -3,7 +3,7 @@ import Schedule
 
 /// A channel as `GET /channels` lists it.
 public struct ChannelView: Codable, Sendable, Hashable {
-    public var id: String
+    public var id: ChannelID
     public var segmentDuration: DecimalNumber
     public var targetDuration: Int
     public var windowSegments: Int
@@ -13,7 +13,7 @@ public struct ChannelView: Codable, Sendable, Hashable {
     public var source: String
 
     public init(_ config: ChannelConfig) {
-        id = config.id.rawValue  // as stored: a channel of the earlier rule is listed too
+        id = config.id  // as stored: a channel of the earlier rule is listed too
         segmentDuration = DecimalNumber(milliseconds: config.segmentDurationMilliseconds)
         targetDuration = config.targetDuration
         windowSegments = config.windowSegments

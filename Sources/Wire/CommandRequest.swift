@@ -79,7 +79,7 @@ public struct CommandRequest: Codable, Sendable, Hashable {
         self.reason = reason
         switch command {
         case .placeBreak(let request):
-            id = request.id
+            id = request.id?.rawValue
             duration = seconds(request.plannedDurationMilliseconds)
             align = request.alignment.rawValue
             if request.wholeAssets { chunked = false }
@@ -109,12 +109,12 @@ public struct CommandRequest: Codable, Sendable, Hashable {
             }
             if !attributes.isEmpty { self.attributes = attributes }
         case .setPlayoutLimit(let id, let limit):
-            self.id = id
+            self.id = id.rawValue
             playoutLimit = seconds(limit)
         case .cancelCurrentEvent:
             break
         case .cancelBreak(let id):
-            self.id = id
+            self.id = id.rawValue
         case .createChannel, .updateRenditions, .returnFromBreak:
             throw Invalid(field: "command", reason: "\(command.kind.rawValue) is not an API command")
         }
@@ -152,14 +152,14 @@ public struct CommandRequest: Codable, Sendable, Hashable {
                         durationMilliseconds: try milliseconds(item.duration, "pod"))
                 })
             }
-            if let id { _ = try checked { () throws(ScheduleError) in try Identifier(id, field: "id") } }
+            let breakID = try id.map { id throws(Invalid) in try checked { () throws(ScheduleError) in try BreakID(id, field: "id") } }
             for (name, value) in attributes ?? [:] {
                 if let problem = PlainText.problem(in: name, maximumLength: 64) ?? PlainText.problem(in: value) {
                     throw Invalid(field: "attributes", reason: "\(name.debugDescription.escapingControlCharacters): \(problem)")
                 }
             }
             var place = PlaceBreak(
-                id: id, start: startSpec, plannedDurationMilliseconds: try milliseconds(duration, "duration"), asset: asset,
+                id: breakID, start: startSpec, plannedDurationMilliseconds: try milliseconds(duration, "duration"), asset: asset,
                 options: InterstitialOptions(
                     restrict: try values(restrict, "restrict"), snap: try values(snap, "snap"), cue: InterstitialOptions.cue(requested: try values(cue, "cue")),
                     clientAttributes: (attributes ?? [:]).sorted { $0.key < $1.key }.map { ClientAttribute(name: $0.key, value: .string($0.value)) }),
@@ -168,15 +168,14 @@ public struct CommandRequest: Codable, Sendable, Hashable {
             return .placeBreak(place)
         case .setPlayoutLimit:
             guard let id else { throw Invalid(field: "id", reason: "is required") }
-            _ = try checked { () throws(ScheduleError) in try Identifier(id, field: "id") }
+            let breakID = try checked { () throws(ScheduleError) in try BreakID(id, field: "id") }
             guard let playoutLimit else { throw Invalid(field: "playout_limit", reason: "is required") }
-            return .setPlayoutLimit(id: id, limitMilliseconds: try milliseconds(playoutLimit, "playout_limit"))
+            return .setPlayoutLimit(id: breakID, limitMilliseconds: try milliseconds(playoutLimit, "playout_limit"))
         case .cancelCurrentEvent:
             return .cancelCurrentEvent
         case .cancelBreak:
             guard let id else { throw Invalid(field: "id", reason: "is required") }
-            _ = try checked { () throws(ScheduleError) in try Identifier(id, field: "id") }
-            return .cancelBreak(id: id)
+            return .cancelBreak(id: try checked { () throws(ScheduleError) in try BreakID(id, field: "id") })
         case .createChannel, .updateRenditions, .returnFromBreak:
             throw Invalid(field: "command", reason: "\(command) is not an API command")
         }

@@ -4,7 +4,7 @@ import Schedule
 /// The answer to a schedule command (`201` of `POST /channels/{channel}/commands`, and `--json` of the CLI's
 /// commands, from the database or through the API alike).
 public struct CommandResponse: Codable, Sendable, Hashable {
-    public var channel: String
+    public var channel: ChannelID
     public var version: Int64
     /// True when this answers a retry of a command already applied: the original result.
     public var replayed: Bool
@@ -12,7 +12,7 @@ public struct CommandResponse: Codable, Sendable, Hashable {
     /// How the command was applied, when the events alone do not say it (`ScheduleCommand.note`).
     public var note: String?
 
-    public init(channel: String, version: Int64, replayed: Bool, events: [EventView], note: String?) {
+    public init(channel: ChannelID, version: Int64, replayed: Bool, events: [EventView], note: String?) {
         self.channel = channel
         self.version = version
         self.replayed = replayed
@@ -30,7 +30,7 @@ public struct CommandResponse: Codable, Sendable, Hashable {
 public struct EventView: Codable, Sendable, Hashable {
     /// Global, gap-free, visible in order.
     public var position: Int64
-    public var channel: String
+    public var channel: ChannelID
     /// Per channel, gap-free, starting at 1.
     public var version: Int64
     public var type: String
@@ -46,7 +46,7 @@ public struct EventView: Codable, Sendable, Hashable {
     public var hash: String?
 
     public init(
-        position: Int64, channel: String, version: Int64, type: String, schemaVersion: Int, payload: String,
+        position: Int64, channel: ChannelID, version: Int64, type: String, schemaVersion: Int, payload: String,
         decidedAt: Timestamp, actor: String, source: String, commandId: String, reason: String?, hash: String?
     ) {
         self.position = position

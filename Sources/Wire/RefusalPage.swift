@@ -1,16 +1,17 @@
 import HLS
+import Schedule
 
 /// `GET /channels/{channel}/refusals`: one page of a channel's refused commands (who tried what, from which door,
 /// and why not), in the order they were recorded.
 public struct RefusalPage: Codable, Sendable, Hashable {
-    public var channel: String
+    public var channel: ChannelID
     /// The break the page is limited to (`?break=`), absent when it holds every refusal of the channel.
-    public var breakId: String?
+    public var breakId: BreakID?
     public var refusals: [RefusalView]
     /// The cursor of the last refusal in the page, the `after` of the next page; absent when the page is empty.
     public var next: Int64?
 
-    public init(channel: String, breakId: String?, refusals: [RefusalView], next: Int64?) {
+    public init(channel: ChannelID, breakId: BreakID?, refusals: [RefusalView], next: Int64?) {
         self.channel = channel
         self.breakId = breakId
         self.refusals = refusals

@@ -3,7 +3,7 @@ import Schedule
 
 /// A break as a client-side scheduler wants it: the HLS interstitial fields directly usable.
 public struct BreakView: Codable, Sendable, Hashable {
-    public var id: String
+    public var id: BreakID
     public var state: BreakState.Phase
     public var startDate: Timestamp
     public var plannedDuration: DecimalNumber
@@ -71,7 +71,7 @@ public struct BreakView: Codable, Sendable, Hashable {
 
 /// `GET /channels/{channel}/schedule` and `cueline schedule --json`, from the database or through the API alike.
 public struct ScheduleView: Codable, Sendable, Hashable {
-    public var channel: String
+    public var channel: ChannelID
     public var version: Int64
     public var liveEdge: Timestamp
     public var breaks: [BreakView]

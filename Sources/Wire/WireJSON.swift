@@ -1,3 +1,4 @@
+import Schedule
 import Foundation
 
 /// The one JSON configuration of the HTTP API and of the CLI's `--json`: snake_case keys on the wire (the Swift
@@ -13,10 +14,13 @@ public enum WireJSON {
         return encoder
     }
 
-    /// A decoder for the wire.
-    public static func decoder() -> JSONDecoder {
+    /// A decoder for the wire. `answers`: the body is the server's own answer (the CLI reading it), whose ids are
+    /// read by the rule they were created with (`Identifier.storedRuleKey`): a channel of the earlier rule is listed
+    /// and read like any other. Requests are read by today's rule.
+    public static func decoder(answers: Bool = false) -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .convertFromSnakeCase
+        if answers { decoder.userInfo[Identifier.storedRuleKey] = true }
         return decoder
     }
 
@@ -25,9 +29,9 @@ public enum WireJSON {
         try encoder(pretty: pretty).encode(value)
     }
 
-    /// A wire type from wire JSON.
-    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        try decoder().decode(type, from: data)
+    /// A wire type from wire JSON (`answers`: see `decoder(answers:)`).
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data, answers: Bool = false) throws -> T {
+        try decoder(answers: answers).decode(type, from: data)
     }
 }
 

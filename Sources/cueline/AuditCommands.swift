@@ -10,7 +10,7 @@ struct AsRunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "as-run", abstract: "What aired: per break, planned and actual times, who placed and ended it, through which door.")
 
-    @Argument var channel: String
+    @Argument(transform: storedIdentifier) var channel: ChannelID
 
     @Option(help: "Breaks planned to start at or after this instant.")
     var from: TimeArgument?
@@ -41,7 +41,7 @@ struct AsRunCommand: AsyncParsableCommand {
             let store = try await openStore(database)
             let state = try await ChannelLoader.load(channel, from: store)
             // Worded as the API's read answers it, so both paths say the same.
-            guard state.config != nil else { throw CLIError(message: "channel \(channel.escapingControlCharacters) does not exist") }
+            guard state.config != nil else { throw CLIError(message: "channel \(channel) does not exist") }
             let entries = AsRun.entries(state: state, from: from?.timestamp, to: to?.timestamp, at: wallClock())
             report = AsRunReport(channel: channel, entries: entries, totals: AsRun.totals(entries))
         }
@@ -58,7 +58,7 @@ struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log", abstract: "The audit trail: every command applied or refused, who, when, through which door, why.")
 
-    @Argument var channel: String
+    @Argument(transform: storedIdentifier) var channel: ChannelID
 
     @Option(help: "Only what was decided at or before this instant.")
     var at: TimeArgument?
@@ -133,8 +133,8 @@ struct VerifyCommand: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Prove the log is untouched: recompute every channel's hash chain, and re-render recorded samples of what was served.")
 
-    @Argument(help: "A channel; all channels when left out.")
-    var channel: String?
+    @Argument(help: "A channel; all channels when left out.", transform: storedIdentifier)
+    var channel: ChannelID?
 
     @Option(help: "How many recorded samples per channel to re-render.")
     var samples = 50
@@ -145,7 +145,7 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     struct ChannelReport: Encodable {
-        var channel: String
+        var channel: ChannelID
         var events: Int
         var chained: Int
         var unchained: Int
@@ -159,7 +159,7 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let store = try await openStore(database)
-        var channels = [String]()
+        var channels = [ChannelID]()
         if let channel { channels = [channel] } else { channels = try await store.channelIDs() }
         var reports: [ChannelReport] = []
         for id in channels {

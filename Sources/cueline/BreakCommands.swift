@@ -96,14 +96,14 @@ struct BreakCommand: AsyncParsableCommand {
                 })
             }
             var request = PlaceBreak(
-                id: id?.rawValue, start: at.map { .at($0.timestamp) } ?? .inMilliseconds(inDuration!.milliseconds),
+                id: id, start: at.map { .at($0.timestamp) } ?? .inMilliseconds(inDuration!.milliseconds),
                 plannedDurationMilliseconds: duration.milliseconds, asset: asset,
                 options: InterstitialOptions(
                     restrict: try list(restrict, "restrict"), snap: try list(snap, "snap"), cue: InterstitialOptions.cue(requested: cue == "none" ? [] : try list(cue, "cue")),
                     clientAttributes: try attr.map(parseAttribute)),
                 alignment: align)
             request.wholeAssets = noChunks
-            try await sendCommand(.placeBreak(request), channel: channel.rawValue, database: database, options: options) { answer in
+            try await sendCommand(.placeBreak(request), channel: channel, database: database, options: options) { answer in
                 guard case .breakPlaced(let spec)? = answer.events.first else { return "placed" }
                 let line = "placed \(spec.id) on \(channel): start \(spec.start), planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s (version \(answer.version))"
                 return answer.note.map { line + "\n" + $0.escapingControlCharacters } ?? line
@@ -145,7 +145,7 @@ struct BreakCommand: AsyncParsableCommand {
         @OptionGroup var options: CommandOptions
 
         func run() async throws {
-            try await sendCommand(.setPlayoutLimit(id: breakID.rawValue, limitMilliseconds: playoutLimit.milliseconds), channel: channel.rawValue, database: database, options: options) { answer in
+            try await sendCommand(.setPlayoutLimit(id: breakID, limitMilliseconds: playoutLimit.milliseconds), channel: channel, database: database, options: options) { answer in
                 "break \(breakID) on \(channel) ends after \(DecimalNumber(milliseconds: playoutLimit.milliseconds)) s (version \(answer.version))"
             }
         }
@@ -161,7 +161,7 @@ struct BreakCommand: AsyncParsableCommand {
         @OptionGroup var options: CommandOptions
 
         func run() async throws {
-            try await sendCommand(.cancelBreak(id: breakID.rawValue), channel: channel.rawValue, database: database, options: options) { answer in
+            try await sendCommand(.cancelBreak(id: breakID), channel: channel, database: database, options: options) { answer in
                 "cancelled break \(breakID) on \(channel) (version \(answer.version))"
             }
         }
@@ -182,7 +182,7 @@ struct EventCommand: AsyncParsableCommand {
         @OptionGroup var options: CommandOptions
 
         func run() async throws {
-            try await sendCommand(.cancelCurrentEvent, channel: channel.rawValue, database: database, options: options) { answer in
+            try await sendCommand(.cancelCurrentEvent, channel: channel, database: database, options: options) { answer in
                 if case .breakCancelled(let id, _)? = answer.events.first {
                     return "removed break \(id) on \(channel): " + (answer.note ?? "cancelled") + " (version \(answer.version))"
                 }
@@ -196,7 +196,7 @@ struct EventCommand: AsyncParsableCommand {
 struct ScheduleCommandLine: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "schedule", abstract: "Show a channel's breaks and their state.")
 
-    @Argument var channel: String
+    @Argument(transform: storedIdentifier) var channel: ChannelID
     @OptionGroup var database: DatabaseOptions
 
     @Flag(help: "Print JSON.")
@@ -217,7 +217,7 @@ struct ScheduleCommandLine: AsyncParsableCommand {
             // The follower's form (aired breaks leave ~10 minutes after they end), so both paths list the same breaks.
             let state = try await ChannelLoader.load(channel, from: store, retention: .window)
             // Worded as the API's read answers it, so both paths say the same.
-            guard let config = state.config else { throw CLIError(message: "channel \(channel.escapingControlCharacters) does not exist") }
+            guard let config = state.config else { throw CLIError(message: "channel \(channel) does not exist") }
             view = ScheduleView(state: state, liveEdge: Timeline(config).liveEdge(at: wallClock()))
         }
         if json {
@@ -228,7 +228,7 @@ struct ScheduleCommandLine: AsyncParsableCommand {
         print(table(
             ["BREAK", "STATE", "START", "PLANNED", "LIMIT", "END", "PLACED BY"],
             view.breaks.map { item in
-                [item.id, item.state.rawValue, item.startDate.iso8601, "\(item.plannedDuration)s",
+                [item.id.rawValue, item.state.rawValue, item.startDate.iso8601, "\(item.plannedDuration)s",
                  item.playoutLimit.map { "\($0)s" } ?? "-", item.endDate.iso8601, item.placedBy]
             }))
     }

@@ -55,12 +55,12 @@ struct ChannelCommand: AsyncParsableCommand {
         func run() async throws {
             try options.requireDatabase(for: "channel update-renditions")
             let store = try await openStore(database)
-            let relay = try await ChannelLoader.load(id.rawValue, from: store).config.map { $0.source != .clock } ?? false
+            let relay = try await ChannelLoader.load(id, from: store).config.map { $0.source != .clock } ?? false
             let renditions = try renditionOptions.renditions(relay: relay)
             for rendition in renditions {
                 try usageError { () throws(ScheduleError) in try rendition.validate(needsTemplate: !relay) }
             }
-            try await sendCommand(.updateRenditions(renditions), channel: id.rawValue, database: database, options: options) { answer in
+            try await sendCommand(.updateRenditions(renditions), channel: id, database: database, options: options) { answer in
                 "channel \(id) now has renditions \(renditions.map(\.name).joined(separator: ", ")) (version \(answer.version))"
             }
         }
@@ -125,7 +125,7 @@ struct ChannelCommand: AsyncParsableCommand {
             // Every field is checked before anything is written: a newline in a codec or a template starting with a
             // space would make every playlist of the channel unservable.
             try usageError { () throws(ScheduleError) in try config.validate() }
-            try await sendCommand(.createChannel(config), channel: id.rawValue, database: database, options: options) { answer in
+            try await sendCommand(.createChannel(config), channel: id, database: database, options: options) { answer in
                 "created channel \(id): \(renditions.count) renditions, \(DecimalNumber(milliseconds: config.segmentDurationMilliseconds)) s segments, target duration \(config.targetDuration), epoch \(config.epoch)"
             }
         }
@@ -168,7 +168,7 @@ struct ChannelCommand: AsyncParsableCommand {
             print(table(
                 ["CHANNEL", "SEGMENT", "TD", "WINDOW", "RENDITIONS", "EPOCH"],
                 views.map { view in
-                    [view.id.escapingControlCharacters, "\(view.segmentDuration)s", "\(view.targetDuration)", "\(view.windowSegments)",
+                    [view.id.rawValue, "\(view.segmentDuration)s", "\(view.targetDuration)", "\(view.windowSegments)",
                      view.renditions.joined(separator: ",").escapingControlCharacters, view.epoch.iso8601]
                 }))
         }

@@ -15,7 +15,7 @@ struct ChannelLogReader {
 
     /// The database of `database`, or the API of `--server`/CUELINE_SERVER when given. A channel that does not exist
     /// is an error on both paths, worded as the API words it.
-    static func open(_ channel: String, database: DatabaseOptions, server: String?, token: String?) async throws -> ChannelLogReader {
+    static func open(_ channel: ChannelID, database: DatabaseOptions, server: String?, token: String?) async throws -> ChannelLogReader {
         if let remote = RemoteAPI.configured(server: server, token: token) {
             return ChannelLogReader(
                 events: { after in try await remote.events(channel, after: after, limit: pageSize).events.map(RecordedEvent.init) },
@@ -26,7 +26,7 @@ struct ChannelLogReader {
         }
         let store = try await openStore(database)
         guard try await store.version(of: channel) > 0 else {
-            throw CLIError(message: "channel \(channel.escapingControlCharacters) does not exist")
+            throw CLIError(message: "channel \(channel) does not exist")
         }
         let refusals = PostgresRefusalStore(pool: store.pool)
         return ChannelLogReader(

@@ -2,6 +2,7 @@ import ArgumentParser
 import EventStore
 import Foundation
 import Projector
+import Schedule
 
 /// Writes replay checkpoints ahead of any replay, so an auditor's first `replay --at` on a long log reads only what
 /// follows the latest one. Run by the operator's role (the service role may read checkpoints, not write them: a
@@ -14,8 +15,8 @@ struct CheckpointCommand: AsyncParsableCommand {
             a checkpoint already written is kept, and replay uses one only while the log still holds what it records.
             """)
 
-    @Argument(help: "Channels; all of them when none is named.")
-    var channels: [String] = []
+    @Argument(help: "Channels; all of them when none is named.", transform: storedIdentifier)
+    var channels: [ChannelID] = []
 
     @Flag(help: "One JSON object per channel instead of a table.")
     var json = false
@@ -36,16 +37,16 @@ struct CheckpointCommand: AsyncParsableCommand {
                 let written = try await Projector.Replay.checkpoint(channel, store: store)
                 let seconds = (ContinuousClock.now - started) / .seconds(1)
                 if json {
-                    print(#"{"channel":\#(jsonQuoted(channel)),"written":\#(written),"seconds":\#(String(format: "%.3f", seconds))}"#)
+                    print(#"{"channel":\#(jsonQuoted(channel.rawValue)),"written":\#(written),"seconds":\#(String(format: "%.3f", seconds))}"#)
                 } else {
-                    print(channel.escapingControlCharacters.padding(toLength: 24, withPad: " ", startingAt: 0) + "  " + String(written).padding(toLength: 7, withPad: " ", startingAt: 0) + "  ok")
+                    print(channel.rawValue.padding(toLength: 24, withPad: " ", startingAt: 0) + "  " + String(written).padding(toLength: 7, withPad: " ", startingAt: 0) + "  ok")
                 }
             } catch {
                 failed += 1
                 if json {
-                    print(#"{"channel":\#(jsonQuoted(channel)),"error":\#(jsonQuoted("\(error)"))}"#)
+                    print(#"{"channel":\#(jsonQuoted(channel.rawValue)),"error":\#(jsonQuoted("\(error)"))}"#)
                 } else {
-                    print(channel.escapingControlCharacters.padding(toLength: 24, withPad: " ", startingAt: 0) + "  -        failed: \(error)".escapingControlCharacters)
+                    print(channel.rawValue.padding(toLength: 24, withPad: " ", startingAt: 0) + "  -        failed: \(error)".escapingControlCharacters)
                 }
             }
         }

@@ -25,7 +25,7 @@ struct CommandAnswer {
 /// Sends a schedule command to the database, or to `--server`, and prints the answer: `--json` as the API's
 /// `CommandResponse`, else `describe`'s line. A refusal exits 3 when someone else changed the break first.
 func sendCommand(
-    _ command: ScheduleCommand, channel: String, database: DatabaseOptions, options: CommandOptions,
+    _ command: ScheduleCommand, channel: ChannelID, database: DatabaseOptions, options: CommandOptions,
     describe: (CommandAnswer) -> String
 ) async throws {
     let response: CommandResponse
@@ -42,7 +42,7 @@ func sendCommand(
 }
 
 /// The database path: the command handler the server runs, answered as the server answers.
-private func handle(_ command: ScheduleCommand, channel: String, database: DatabaseOptions, options: CommandOptions) async throws -> CommandResponse {
+private func handle(_ command: ScheduleCommand, channel: ChannelID, database: DatabaseOptions, options: CommandOptions) async throws -> CommandResponse {
     let store = try await openStore(database)
     let handler = CommandHandler(store: store, refusals: PostgresRefusalStore(pool: store.pool), clock: wallClock, assets: AssetPlaylists())
     do {

@@ -111,3 +111,11 @@ func identifier(_ text: String) throws -> Identifier {
     guard let id = Identifier(text) else { throw ValidationError("must be \(Identifier.rule)") }
     return id
 }
+
+/// A channel named by a read (`schedule`, `log`, `replay`, `as-run`, `verify`, `checkpoint`): today's rule or the one
+/// channels were created with before it (`_news`, `Identifier(stored:)`), which can still be read; anything else
+/// names no channel and is a usage error (exit 2).
+func storedIdentifier(_ text: String) throws -> Identifier {
+    guard let id = Identifier(stored: text) else { throw ValidationError("must be \(Identifier.rule)") }
+    return id
+}

@@ -81,7 +81,7 @@ struct RemoteAPI {
     }
 
     /// Sends a schedule command: the server's answer, or the error it refused it with.
-    func send(_ command: ScheduleCommand, channel: String, options: CommandOptions) async throws -> CommandResponse {
+    func send(_ command: ScheduleCommand, channel: ChannelID, options: CommandOptions) async throws -> CommandResponse {
         let request: CommandRequest
         do {
             request = try CommandRequest(command, reason: options.reason)
@@ -96,29 +96,24 @@ struct RemoteAPI {
             }
         }
         let key = options.commandID ?? UUID().uuidString.lowercased()
-        let answer = try await send("POST", "/channels/\(Self.segment(channel))/commands", body: try WireJSON.encode(request), idempotencyKey: key)
+        let answer = try await send("POST", "/channels/\(channel)/commands", body: try WireJSON.encode(request), idempotencyKey: key)
         guard answer.status == 201 else { throw Self.failure(answer) }
         return try Self.decode(CommandResponse.self, answer)
     }
 
     /// `GET /channels/{channel}/schedule`.
-    func schedule(_ channel: String) async throws -> ScheduleView {
-        let answer = try await send("GET", "/channels/\(Self.segment(channel))/schedule")
+    func schedule(_ channel: ChannelID) async throws -> ScheduleView {
+        let answer = try await send("GET", "/channels/\(channel)/schedule")
         guard answer.status == 200 else { throw Self.failure(answer) }
         return try Self.decode(ScheduleView.self, answer)
     }
 
     /// `GET /channels/{channel}/as-run` as JSON.
-    func asRun(_ channel: String, from: Timestamp?, to: Timestamp?) async throws -> AsRunReport {
+    func asRun(_ channel: ChannelID, from: Timestamp?, to: Timestamp?) async throws -> AsRunReport {
         let query = [from.map { "from=\($0.iso8601)" }, to.map { "to=\($0.iso8601)" }].compactMap { $0 }.joined(separator: "&")
-        let answer = try await send("GET", "/channels/\(Self.segment(channel))/as-run" + (query.isEmpty ? "" : "?" + query))
+        let answer = try await send("GET", "/channels/\(channel)/as-run" + (query.isEmpty ? "" : "?" + query))
         guard answer.status == 200 else { throw Self.failure(answer) }
         return try Self.decode(AsRunReport.self, answer)
-    }
-
-    /// A path segment: a channel name given on the command line cannot add segments or a query.
-    static func segment(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_"))) ?? text
     }
 
     /// `GET /channels`: the channels the token may read.
@@ -129,32 +124,32 @@ struct RemoteAPI {
     }
 
     /// `GET /channels/{channel}/events`: a page of the channel's log after `after` (a version).
-    func events(_ channel: String, after: Int64, limit: Int) async throws -> EventPage {
-        let answer = try await send("GET", "/channels/\(Self.segment(channel))/events?after=\(after)&limit=\(limit)")
+    func events(_ channel: ChannelID, after: Int64, limit: Int) async throws -> EventPage {
+        let answer = try await send("GET", "/channels/\(channel)/events?after=\(after)&limit=\(limit)")
         guard answer.status == 200 else { throw Self.failure(answer) }
         return try Self.decode(EventPage.self, answer)
     }
 
     /// `GET /channels/{channel}/refusals`: a page of the channel's refused commands after the cursor `after`.
-    func refusals(_ channel: String, after: Int64, limit: Int) async throws -> RefusalPage {
-        let answer = try await send("GET", "/channels/\(Self.segment(channel))/refusals?after=\(after)&limit=\(limit)")
+    func refusals(_ channel: ChannelID, after: Int64, limit: Int) async throws -> RefusalPage {
+        let answer = try await send("GET", "/channels/\(channel)/refusals?after=\(after)&limit=\(limit)")
         guard answer.status == 200 else { throw Self.failure(answer) }
         return try Self.decode(RefusalPage.self, answer)
     }
 
     /// `GET /channels/{channel}/replay`: the playlist served at `at`, as text.
-    func replay(_ channel: String, at: Timestamp, rendition: String?, multivariant: Bool) async throws -> String {
+    func replay(_ channel: ChannelID, at: Timestamp, rendition: String?, multivariant: Bool) async throws -> String {
         var query = "at=\(at.iso8601)"
         if let rendition { query += "&rendition=\(rendition.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? rendition)" }
         if multivariant { query += "&multivariant=1" }
-        let answer = try await send("GET", "/channels/\(Self.segment(channel))/replay?" + query)
+        let answer = try await send("GET", "/channels/\(channel)/replay?" + query)
         guard answer.status == 200 else { throw Self.failure(answer) }
         return String(decoding: answer.body, as: UTF8.self)
     }
 
     private static func decode<T: Decodable>(_ type: T.Type, _ answer: Answer) throws -> T {
         do {
-            return try WireJSON.decode(type, from: answer.body)
+            return try WireJSON.decode(type, from: answer.body, answers: true)
         } catch {
             throw CLIError(message: "the server's answer is not a \(type) (HTTP \(answer.status)): \(error)")
         }

@@ -13,7 +13,7 @@ struct ReplayCommand: AsyncParsableCommand {
             Served playlists carry the instant they were rendered for in the X-Cueline-Tick header.
             """)
 
-    @Argument var channel: String
+    @Argument(transform: storedIdentifier) var channel: ChannelID
 
     @Option(help: "The instant (ISO 8601), e.g. an X-Cueline-Tick header.")
     var at: TimeArgument?

@@ -63,7 +63,7 @@ func openStore(_ database: DatabaseOptions) async throws -> PostgresEventStore {
 }
 
 /// Every event of a channel, in version order.
-func loadEvents(_ channel: String, from store: any EventStore) async throws -> [RecordedEvent] {
+func loadEvents(_ channel: ChannelID, from store: any EventStore) async throws -> [RecordedEvent] {
     var events: [RecordedEvent] = []
     while true {
         let batch = try await store.readStream(channel, after: events.last?.version ?? 0, limit: 1000)

@@ -68,11 +68,11 @@ final class SwitchableStore: EventStore {
     }
     func previousResult(of request: AppendRequest) async throws -> AppendResult? { try base.previousResult(of: request) }
     func read(after position: Int64, limit: Int) async throws -> [RecordedEvent] { base.read(after: position, limit: limit) }
-    func readStream(_ channel: String, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
+    func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
         if let wait = beforeReadStream.withLock({ $0 }) { await wait() }
         return base.readStream(channel, after: version, limit: limit)
     }
-    func version(of channel: String) async throws -> Int64 { base.version(of: channel) }
+    func version(of channel: ChannelID) async throws -> Int64 { base.version(of: channel) }
     func headPosition() async throws -> Int64 { base.headPosition() }
     func watermark() async throws -> Watermark { base.watermark() }
 }

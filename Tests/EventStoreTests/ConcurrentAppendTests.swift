@@ -1,5 +1,6 @@
 import EventStore
 import HLS
+import Schedule
 import Postgres
 import TestSupport
 import Foundation
@@ -8,12 +9,12 @@ import Testing
 private struct DeliberateRollback: Error {}
 
 private actor Tally {
-    var committed: [String: Int] = [:]
+    var committed: [ChannelID: Int] = [:]
     var rolledBackCommands: Set<String> = []
     var conflicts = 0
     var writersDone = false
 
-    func commit(_ channel: String, _ count: Int) { committed[channel, default: 0] += count }
+    func commit(_ channel: ChannelID, _ count: Int) { committed[channel, default: 0] += count }
     func rolledBack(_ id: String) { rolledBackCommands.insert(id) }
     func conflict() { conflicts += 1 }
     func finish() { writersDone = true }

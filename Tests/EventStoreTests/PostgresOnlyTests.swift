@@ -22,7 +22,7 @@ struct PostgresOnlyTests {
         let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
         defer { connection.close() }
         do {
-            try await connection.query(PostgresQuery(sql: statement, binds: statement.contains("$1") ? [channel] : []))
+            try await connection.query(PostgresQuery(sql: statement, binds: statement.contains("$1") ? [channel.rawValue] : []))
             Issue.record("\(statement) succeeded on the append-only log")
         } catch let error as PostgresError {
             #expect(error.sqlState == "42501")

@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import HLS
+import Schedule
 import TestSupport
 import Testing
 
@@ -29,12 +30,12 @@ enum StoreKind: String, CustomStringConvertible, Sendable {
 }
 
 /// A channel name no other test uses.
-func uniqueChannel(_ prefix: String = "ch") -> String {
-    prefix + "-" + UUID().uuidString.prefix(8).lowercased()
+func uniqueChannel(_ prefix: String = "ch") -> ChannelID {
+    ChannelID(prefix + "-" + UUID().uuidString.prefix(8).lowercased())!
 }
 
 func makeRequest(
-    channel: String, expected: ExpectedVersion, events: [NewEvent] = [NewEvent(type: "Noted", payload: #"{"n":1}"#)],
+    channel: ChannelID, expected: ExpectedVersion, events: [NewEvent] = [NewEvent(type: "Noted", payload: #"{"n":1}"#)],
     commandID: String = UUID().uuidString, request: String? = nil, actor: String = "alice", reason: String? = nil,
     at milliseconds: Int64? = nil
 ) -> AppendRequest {

@@ -19,7 +19,7 @@ struct AppendIngestTests {
 
         func append(_ request: AppendRequest) async throws -> AppendResult { try await inner.append(request) }
         func previousResult(of request: AppendRequest) async throws -> AppendResult? { try await inner.previousResult(of: request) }
-        func readStream(_ channel: String, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
+        func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
             counted()
             return try await inner.readStream(channel, after: version, limit: limit)
         }
@@ -27,7 +27,7 @@ struct AppendIngestTests {
             counted()
             return try await inner.read(after: position, limit: limit)
         }
-        func version(of channel: String) async throws -> Int64 { try await inner.version(of: channel) }
+        func version(of channel: ChannelID) async throws -> Int64 { try await inner.version(of: channel) }
         func headPosition() async throws -> Int64 { try await inner.headPosition() }
         func watermark() async throws -> Watermark { try await inner.watermark() }
     }
@@ -44,7 +44,7 @@ struct AppendIngestTests {
         let readsBefore = store.readCount
         for index in 0..<5 {
             let outcome = try await handler.handle(
-                .placeBreak(PlaceBreak(id: "brk-\(index)", start: .inMilliseconds(60_000 + Int64(index) * 40_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+                .placeBreak(PlaceBreak(id: BreakID("brk-\(index)")!, start: .inMilliseconds(60_000 + Int64(index) * 40_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
                 channel: "demo", context: context())
             #expect(follower.ingest(appended: outcome.result.events))
         }

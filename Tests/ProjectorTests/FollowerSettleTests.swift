@@ -25,14 +25,14 @@ struct FollowerSettleTests {
         }
         try await append(.channelCreated(config()), decidedAt: epoch)
         var tick = 60.0
-        var placed: [String] = []
+        var placed: [BreakID] = []
         for step in 0..<60 {
             // A command decided up to 3 s after the current tick (a long effect delay after a late decision), so
             // events later in version order are sometimes decided earlier than the ones before them.
             let decided = epoch.adding(milliseconds: Int64((tick + Double(random.next() % 3000) / 1000) * 1000))
             switch random.next() % 3 {
             case 0, 1:
-                let id = "b\(step)"
+                let id = BreakID("b\(step)")!
                 // Soon enough to be in the window or its horizon, so that an event left out changes the bytes.
                 let start = epoch.adding(milliseconds: Int64((tick + 3 + Double(random.next() % 8000) / 1000) * 1000))
                 try await append(.breakPlaced(BreakSpec(id: id, start: start, plannedDurationMilliseconds: 4_000, asset: .uri("https://a.example/\(id).m3u8"), options: InterstitialOptions())), decidedAt: decided)

@@ -195,7 +195,7 @@ struct FollowerTests {
         let (handler, clock) = try await channelWithBreak(store)
         for n in 2...20 {
             _ = try await handler.handle(
-                .placeBreak(PlaceBreak(id: "brk-\(n)", start: .at(epoch.adding(milliseconds: Int64(n) * 100_000)), plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/b.m3u8"))),
+                .placeBreak(PlaceBreak(id: BreakID("brk-\(n)")!, start: .at(epoch.adding(milliseconds: Int64(n) * 100_000)), plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/b.m3u8"))),
                 channel: "demo", context: context())
         }
         let serial = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
@@ -206,7 +206,7 @@ struct FollowerTests {
             try await group.waitForAll()
         }
         let state = try #require(racing.state(of: "demo"))
-        #expect(state.breaks.map(\.id) == (1...20).map { "brk-\($0)" })
+        #expect(state.breaks.map(\.id.rawValue) == (1...20).map { "brk-\($0)" })
         #expect(state == serial.state(of: "demo"))
         #expect(racing.position == serial.position)
     }

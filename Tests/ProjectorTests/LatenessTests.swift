@@ -17,10 +17,10 @@ struct LatenessTests {
         func append(_ request: AppendRequest) async throws -> AppendResult { try await inner.append(request) }
         func previousResult(of request: AppendRequest) async throws -> AppendResult? { try await inner.previousResult(of: request) }
         func read(after position: Int64, limit: Int) async throws -> [RecordedEvent] { try await inner.read(after: position, limit: limit) }
-        func readStream(_ channel: String, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
+        func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
             try await inner.readStream(channel, after: version, limit: limit)
         }
-        func version(of channel: String) async throws -> Int64 { try await inner.version(of: channel) }
+        func version(of channel: ChannelID) async throws -> Int64 { try await inner.version(of: channel) }
         func headPosition() async throws -> Int64 { try await inner.headPosition() }
         func watermark() async throws -> Watermark {
             Watermark(head: try await inner.headPosition(), knownUntil: knownUntil.withLock { $0 })

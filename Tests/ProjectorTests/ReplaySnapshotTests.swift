@@ -24,14 +24,14 @@ enum SnapshotLog {
 
     static let epoch = Timestamp(iso8601: "2026-03-01T00:00:00Z")!
 
-    static func config(_ channel: String) -> ChannelConfig {
+    static func config(_ channel: ChannelID) -> ChannelConfig {
         ChannelConfig(
-            id: ChannelID(channel)!, segmentDurationMilliseconds: 2000, windowSegments: 10, epoch: epoch,
+            id: channel, segmentDurationMilliseconds: 2000, windowSegments: 10, epoch: epoch,
             renditions: ["1080p", "720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "\($0)/seg{n}.ts") },
             publicBaseURL: "http://127.0.0.1:8080")
     }
 
-    static func make(_ channel: String, commands: Int, seed: UInt64 = 12) -> [RecordedScheduleEvent] {
+    static func make(_ channel: ChannelID, commands: Int, seed: UInt64 = 12) -> [RecordedScheduleEvent] {
         var random = Generator(state: seed)
         var state = ChannelState(channel: channel, retention: .window)
         var events: [RecordedScheduleEvent] = []
@@ -57,7 +57,7 @@ enum SnapshotLog {
             case 0..<55:
                 placed += 1
                 let start = now.adding(milliseconds: Int64.random(in: 10_000...3_600_000, using: &random))
-                let id = "b\(placed % 60)"  // reused once the earlier break of that id has retired
+                let id = BreakID("b\(placed % 60)")!  // reused once the earlier break of that id has retired
                 let asset: BreakAsset = .uri("https://ads.example.com/\(placed).m3u8")
                 apply(.placeBreak(PlaceBreak(id: id, start: .at(start), plannedDurationMilliseconds: Int64.random(in: 6_000...120_000, using: &random), asset: asset)), skew: skew)
             case 55..<65:
@@ -79,7 +79,7 @@ enum SnapshotLog {
     }
 
     /// The playlist of every rendition the channel ever had (and the multivariant) at `tick`, or the error's text.
-    static func rendered(_ channel: String, _ state: ChannelState, at tick: Timestamp) -> [String] {
+    static func rendered(_ channel: ChannelID, _ state: ChannelState, at tick: Timestamp) -> [String] {
         let names = config(channel).renditions.map(\.name)
         return (names.map { Optional($0) } + [nil]).map { name in
             do {
@@ -169,7 +169,7 @@ struct ReplaySnapshotTests {
 struct ReplaySnapshotStoreTests {
     /// Writes `events` as the log of `channel`, with their hash chain, directly (they were decided in the past,
     /// which `cueline_append` refuses).
-    static func write(_ events: [RecordedScheduleEvent], channel: String, url: String) async throws -> [RecordedEvent] {
+    static func write(_ events: [RecordedScheduleEvent], channel: ChannelID, url: String) async throws -> [RecordedEvent] {
         let connection = try await PostgresConnection.connect(url: url)
         defer { connection.close() }
         let base = Int64(try await connection.query("SELECT position FROM cueline_log_head").scalar().flatMap { Int64($0) } ?? 0)

@@ -18,12 +18,12 @@ struct SlowCommitTests {
 
     /// A database of its own (a held commit locks the log head, which would stall other tests' appends), a channel
     /// with 1 s segments, and a follower refreshing its watermark every 20 ms that already serves the channel.
-    private static func servedChannel(_ channel: String) async throws -> (url: String, store: PostgresEventStore, follower: ChannelFollower, refresher: Task<Void, Never>) {
+    private static func servedChannel(_ channel: ChannelID) async throws -> (url: String, store: PostgresEventStore, follower: ChannelFollower, refresher: Task<Void, Never>) {
         let url = try await TestDatabase.makeFreshDatabase()
         _ = try await Migrator.load(directory: TestDatabase.migrationsDirectory).migrate(url: url)
         let store = PostgresEventStore(pool: PostgresPool(url: url, maximumConnections: 4))
         let config = ChannelConfig(
-            id: ChannelID(channel)!, segmentDurationMilliseconds: 1000, windowSegments: 6, epoch: wallClock().adding(milliseconds: -20_000),
+            id: channel, segmentDurationMilliseconds: 1000, windowSegments: 6, epoch: wallClock().adding(milliseconds: -20_000),
             renditions: [RenditionConfig(name: "main", bandwidth: 1_000_000, uriTemplate: "seg{n}.ts")],
             publicBaseURL: "http://127.0.0.1:8080")
         _ = try await CommandHandler(store: store, clock: wallClock)
@@ -45,7 +45,7 @@ struct SlowCommitTests {
 
     @Test("a commit held 2 s: every playlist served meanwhile, and after, replays to the same bytes")
     func commitSlowerThanTheEffectDelay() async throws {
-        let channel = "slow"
+        let channel: ChannelID = "slow"
         let (url, store, follower, refresher) = try await Self.servedChannel(channel)
         defer { refresher.cancel() }
 
@@ -135,12 +135,12 @@ struct SlowCommitTests {
     @Test("a decision time the database clock has passed is refused, and the handler decides again with a later one")
     func lateDecisionIsRetried() async throws {
         let store = TestDatabase.makeStore()
-        let channel = "late-" + UUID().uuidString.prefix(8).lowercased()
+        let channel = ChannelID("late-" + UUID().uuidString.prefix(8).lowercased())!
         // This machine's clock, as the handler sees it, is 2 s behind the database's.
         let behind: @Sendable () -> Timestamp = { Self.wallClock().adding(milliseconds: -2000) }
         let handler = CommandHandler(store: store, clock: behind)
         let config = ChannelConfig(
-            id: ChannelID(channel)!, segmentDurationMilliseconds: 2000, windowSegments: 5, epoch: Self.wallClock().adding(milliseconds: -60_000),
+            id: channel, segmentDurationMilliseconds: 2000, windowSegments: 5, epoch: Self.wallClock().adding(milliseconds: -60_000),
             renditions: [RenditionConfig(name: "main", bandwidth: 1_000_000, uriTemplate: "seg{n}.ts")],
             publicBaseURL: "http://127.0.0.1:8080")
         let before = Self.wallClock()

@@ -29,7 +29,7 @@ struct SnapshotFoldVersionTests {
         clock.set(60)
         for index in 0..<4 {
             try await run(.placeBreak(PlaceBreak(
-                id: "b\(index)", start: .inMilliseconds(6_000 + Int64(index) * 60_000), plannedDurationMilliseconds: 30_000,
+                id: BreakID("b\(index)")!, start: .inMilliseconds(6_000 + Int64(index) * 60_000), plannedDurationMilliseconds: 30_000,
                 asset: .uri("https://a.example/ad\(index).m3u8"))))
         }
         clock.set(80)

@@ -82,7 +82,7 @@ struct DecideTests {
     @Test(
         "bad input names the field",
         arguments: [
-            (ScheduleCommand.placeBreak(PlaceBreak(id: "Bad Id", start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .uri("https://a/x.m3u8"))), "id"),
+            (ScheduleCommand.placeBreak(PlaceBreak(id: BreakID(stored: "_bad-id")!, start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .uri("https://a/x.m3u8"))), "id"),
             (.placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 0, asset: .uri("https://a/x.m3u8"))), "duration"),
             (.placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .uri("/relative.m3u8"))), "asset_uri"),
             (.placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .pod([]))), "pod"),
@@ -113,7 +113,7 @@ struct DecideTests {
 }
 
 extension Channel {
-    static func empty(_ id: String) -> Channel {
+    static func empty(_ id: ChannelID) -> Channel {
         var channel = try! Channel()
         channel.state = ChannelState(channel: id)
         return channel

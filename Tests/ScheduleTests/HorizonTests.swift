@@ -11,7 +11,7 @@ struct HorizonTests {
         var channel = try Channel(config)
         for index in 0..<futureBreaks {
             // Exact starts: the horizon arithmetic below counts from 100 s, off the 6 s boundaries.
-            try channel.apply(place("b\(index)", start: 100 + Double(index) * 60, duration: 30, alignment: .exact), at: at(50))
+            try channel.apply(place(BreakID("b\(index)")!, start: 100 + Double(index) * 60, duration: 30, alignment: .exact), at: at(50))
         }
         return channel
     }

@@ -30,7 +30,7 @@ struct IdentifierTests {
         var config = demoConfig()
         config.id = try #require(ChannelID(stored: "_news"))
         do {
-            _ = try decide(.createChannel(config), state: ChannelState(channel: "_news"), now: epoch)
+            _ = try decide(.createChannel(config), state: ChannelState(channel: config.id), now: epoch)
             Issue.record("_news was created")
         } catch {
             #expect(error.field == "channel", "\(error)")
@@ -56,7 +56,7 @@ struct IdentifierTests {
             }
         }
         // Its log as written back then: folded without deciding, as every log is.
-        var state = ChannelState(channel: "_x")
+        var state = ChannelState(channel: config.id)
         let attribution = Attribution(at: epoch, actor: "op", source: "cli")
         state = evolve(state, RecordedScheduleEvent(event: .channelCreated(config), version: 1, position: 1, attribution: attribution))
         var other = try Channel()
@@ -68,5 +68,29 @@ struct IdentifierTests {
         #expect(state.config?.id.rawValue == "_x" && state.breaks.map(\.id) == ["brk-1"])
         let playlist = try #require(PlaylistBuilder.mediaPlaylist(config: config, state: state, rendition: config.renditions[0], at: at(66)))
         #expect(try PlaylistRenderer.render(playlist).contains(#"ID="brk-1""#))
+    }
+
+    @Test("ids in the log's payloads keep the rule they were created with; a plain decoder reads today's rule")
+    func storedRule() throws {
+        let old = try #require(BreakID(stored: "_old"))
+        let events: [ScheduleEvent] = [
+            .breakPlaced(BreakSpec(id: old, start: epoch, plannedDurationMilliseconds: 30_000, asset: .uri("https://ads.example.com/a.m3u8"))),
+            .playoutLimitSet(id: old, limitMilliseconds: 10_000, kind: .playoutLimit),
+            .breakCancelled(id: old),
+        ]
+        for event in events {
+            let encoded = EventCodec.encode(event)
+            #expect(try EventCodec.decode(type: encoded.type, schemaVersion: encoded.schemaVersion, payload: encoded.payload) == event)
+            // An id no rule ever allowed is a malformed payload, not a break.
+            let bad = encoded.payload.replacingOccurrences(of: #""_old""#, with: #""Bad Id""#)
+            #expect(bad != encoded.payload)
+            #expect(throws: EventCodec.DecodingFailure.self) { try EventCodec.decode(type: encoded.type, schemaVersion: encoded.schemaVersion, payload: bad) }
+        }
+        // A hooks file or a token's scope is read by a plain decoder: today's rule only.
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([BreakID].self, from: Data(#"["_old"]"#.utf8)) }
+        let stored = JSONDecoder()
+        stored.userInfo[Identifier.storedRuleKey] = true
+        #expect(try stored.decode([BreakID].self, from: Data(#"["_old","brk-1"]"#.utf8)) == [old, "brk-1"])
+        #expect(throws: DecodingError.self) { try stored.decode([BreakID].self, from: Data(#"["a b"]"#.utf8)) }
     }
 }

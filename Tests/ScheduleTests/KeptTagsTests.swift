@@ -6,9 +6,9 @@ import Testing
 struct KeptTagsTests {
     static let epoch = Timestamp(iso8601: "2026-03-01T00:00:00Z")!
 
-    static func playlist(base: String, asset: BreakAsset, limit: Int64? = nil, channel: String = "kept") throws -> String {
+    static func playlist(base: String, asset: BreakAsset, limit: Int64? = nil, channel: ChannelID = "kept") throws -> String {
         let config = ChannelConfig(
-            id: ChannelID(channel)!, segmentDurationMilliseconds: 6000, windowSegments: 10, epoch: epoch,
+            id: channel, segmentDurationMilliseconds: 6000, windowSegments: 10, epoch: epoch,
             renditions: [RenditionConfig(name: "main", bandwidth: 1_000_000, uriTemplate: "seg{n}.ts")], publicBaseURL: base)
         var state = ChannelState(channel: channel, retention: .window)
         var version: Int64 = 0

@@ -10,8 +10,8 @@ private struct Twins {
     var position: Int64 = 0
 
     init(_ config: ChannelConfig = demoConfig()) throws {
-        full = ChannelState(channel: config.id.rawValue, retention: .all)
-        hot = ChannelState(channel: config.id.rawValue, retention: .window)
+        full = ChannelState(channel: config.id, retention: .all)
+        hot = ChannelState(channel: config.id, retention: .window)
         try apply(.createChannel(config), at: epoch)
     }
 
@@ -57,7 +57,7 @@ struct RetentionTests {
         var random = SeededGenerator(state: seed)
         // A short window and horizon-less (every future break published): the strictest case for pruning.
         var twins = try Twins(demoConfig(segment: 2000, window: 3, renditions: ["720p"]))
-        var ids: [String] = []
+        var ids: [BreakID] = []
         var time = epoch.adding(milliseconds: 10_000)
         var lastTick = epoch
         var refused = 0, accepted = 0
@@ -67,7 +67,7 @@ struct RetentionTests {
             switch Int.random(in: 0..<10, using: &random) {
             case 0..<5:
                 // Sometimes an id used before (retired or not), else a fresh one; starts from now to 10 minutes ahead.
-                let id = !ids.isEmpty && Int.random(in: 0..<5, using: &random) == 0 ? ids.randomElement(using: &random)! : "b\(ids.count)"
+                let id = !ids.isEmpty && Int.random(in: 0..<5, using: &random) == 0 ? ids.randomElement(using: &random)! : BreakID("b\(ids.count)")!
                 ids.append(id)
                 let start = time.adding(milliseconds: Int64.random(in: 0...600_000, using: &random))
                 command = .placeBreak(PlaceBreak(
@@ -107,7 +107,7 @@ struct RetentionTests {
         events.append(RecordedScheduleEvent(event: .channelCreated(demoConfig()), version: 1, position: 1, attribution: Attribution(at: epoch, actor: "op", source: "t")))
         for n in 0..<60 {
             let decided = at(Double(60 + n * 60))
-            for event in try channel.apply(place("brk-\(n)", start: Double(90 + n * 60), duration: 30), at: decided) {
+            for event in try channel.apply(place(BreakID("brk-\(n)")!, start: Double(90 + n * 60), duration: 30), at: decided) {
                 position += 1
                 events.append(RecordedScheduleEvent(event: event, version: position, position: position, attribution: Attribution(at: decided, actor: "op", source: "t")))
             }
@@ -179,7 +179,7 @@ struct RetentionTests {
         var twins = try Twins()
         var sizes: [Int] = []
         for n in 0..<2000 {
-            try twins.apply(place("brk-\(n)", start: Double(90 + n * 60), duration: 30), at: at(Double(60 + n * 60)))
+            try twins.apply(place(BreakID("brk-\(n)")!, start: Double(90 + n * 60), duration: 30), at: at(Double(60 + n * 60)))
             if n == 100 || n == 1999 { sizes.append(twins.hot.breaks.count) }
         }
         #expect(sizes[0] == sizes[1] && sizes[0] < 15, "\(sizes)")

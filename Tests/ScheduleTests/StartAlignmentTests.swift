@@ -15,7 +15,7 @@ struct StartAlignmentTests {
 
     private struct PlacementMissing: Error {}
 
-    private func placeIn(_ delay: Int64, id: String = "brk-1", alignment: PlaceBreak.StartAlignment = .segment) -> ScheduleCommand {
+    private func placeIn(_ delay: Int64, id: BreakID = "brk-1", alignment: PlaceBreak.StartAlignment = .segment) -> ScheduleCommand {
         .placeBreak(PlaceBreak(
             id: id, start: .inMilliseconds(delay), plannedDurationMilliseconds: 30_000, asset: .uri("https://ads.example.com/a.m3u8"),
             alignment: alignment))

@@ -23,7 +23,7 @@ struct Channel {
     var position: Int64 = 0
 
     init(_ config: ChannelConfig = demoConfig()) throws {
-        state = ChannelState(channel: config.id.rawValue)
+        state = ChannelState(channel: config.id)
         try apply(.createChannel(config), at: epoch)
     }
 
@@ -47,7 +47,7 @@ struct Channel {
     }
 }
 
-func place(_ id: String, start seconds: Double, duration: Double, asset: BreakAsset? = nil, alignment: PlaceBreak.StartAlignment = .segment) -> ScheduleCommand {
+func place(_ id: BreakID, start seconds: Double, duration: Double, asset: BreakAsset? = nil, alignment: PlaceBreak.StartAlignment = .segment) -> ScheduleCommand {
     .placeBreak(PlaceBreak(
         id: id, start: .at(at(seconds)), plannedDurationMilliseconds: Int64(duration * 1000),
         asset: asset ?? .uri("https://ads.example.com/pods/\(id)/master.m3u8"), options: InterstitialOptions(restrict: [.skip, .jump], snap: [.out, .in]),

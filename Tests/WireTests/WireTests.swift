@@ -129,6 +129,15 @@ struct WireTests {
 
     static let response = CommandResponse(channel: "demo", version: 2, replayed: false, events: [event], note: "start moved")
 
+    @Test("answers are read with ids of the earlier rule (a channel _x still lists); requests are read by today's rule")
+    func storedIDsInAnswers() throws {
+        var config = Self.config
+        config.id = try #require(ChannelID(stored: "_x"))
+        let wire = try WireJSON.encode([ChannelView(config)])
+        #expect(try WireJSON.decode([ChannelView].self, from: wire, answers: true).map(\.id.rawValue) == ["_x"])
+        #expect(throws: DecodingError.self) { try WireJSON.decode([ChannelView].self, from: wire) }
+    }
+
     @Test("views read back as written")
     func viewRoundTrip() throws {
         let schedule = try Self.fullSchedule()
@@ -204,6 +213,15 @@ struct WireTests {
         for (text, valid) in [("c1", true), ("brk-1_x", true), ("_x", false), ("-x", false), ("X", false), ("a.b", false)] {
             #expect((try pattern.wholeMatch(in: text) != nil) == valid, "the emitted pattern and the type agree on \(text)")
             #expect((Identifier(text) != nil) == valid)
+        }
+        // Ids in answers are typed as created: the earlier rule's `_x` is one, `X` never was.
+        #expect(schemas["StoredIdentifier"]?["pattern"] as? String == Identifier.storedPattern)
+        #expect(breakProperties["id"]?["$ref"] as? String == "#/components/schemas/StoredIdentifier")
+        #expect(event["channel"]?["$ref"] as? String == "#/components/schemas/StoredIdentifier")
+        let stored = try Regex(Identifier.storedPattern)
+        for (text, valid) in [("c1", true), ("_x", true), ("-x", true), ("X", false), ("a.b", false), ("", false)] {
+            #expect((try stored.wholeMatch(in: text) != nil) == valid, "the emitted pattern and the type agree on \(text)")
+            #expect((Identifier(stored: text) != nil) == valid)
         }
     }
 }

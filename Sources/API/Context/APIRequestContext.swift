@@ -56,6 +56,19 @@ extension APIRequestContext {
 
     /// `{channel}` of a route that takes commands; 404 naming the channel when it is off the rule.
     func channelID() throws -> ChannelID {
-        try identifier("channel") { APIError(.unknownChannel($0)) }
+        try identifier("channel") { APIError.noChannel($0) }
+    }
+
+    /// The path parameter `name` of a read route: an id of today's rule or of the earlier one (`Identifier(stored:)`),
+    /// which a channel or break created before the rule may still have; anything else names nothing (`notFound`).
+    func storedIdentifier(_ name: String, notFound: (String) -> APIError) throws -> Identifier {
+        let text = try parameters.require(name)
+        guard let id = Identifier(stored: text) else { throw notFound(text.escapingControlCharacters) }
+        return id
+    }
+
+    /// `{channel}` of a read route (schedule, events, replay, as-run, playlists).
+    func storedChannelID() throws -> ChannelID {
+        try storedIdentifier("channel") { APIError.noChannel($0) }
     }
 }

@@ -24,7 +24,7 @@ struct AuditController {
     }
 
     @Sendable func schedule(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let channel = try context.parameters.require("channel")
+        let channel = try context.storedChannelID()
         _ = try context.caller(for: .read(channel: channel))
         guard let state = follower.state(of: channel), let config = state.config else {
             throw APIError(.unknownChannel(channel))
@@ -35,7 +35,7 @@ struct AuditController {
 
     /// A JSON page of the log, or, with `Accept: text/event-stream` (or `?stream`), a live stream of it.
     @Sendable func events(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let channel = try context.parameters.require("channel")
+        let channel = try context.storedChannelID()
         let caller = try context.caller(for: .read(channel: channel))
         let (after, limit) = try Edge.eventPage(request)
         guard follower.state(of: channel) != nil else { throw APIError(.unknownChannel(channel)) }
@@ -50,7 +50,7 @@ struct AuditController {
     }
 
     @Sendable func replay(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let channel = try context.parameters.require("channel")
+        let channel = try context.storedChannelID()
         _ = try context.caller(for: .read(channel: channel))
         let at = try Edge.instant(request, "at", required: true)!
         let rendition = request.uri.queryParameters["rendition"].map(String.init)
@@ -73,7 +73,7 @@ struct AuditController {
     }
 
     @Sendable func asRun(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let channel = try context.parameters.require("channel")
+        let channel = try context.storedChannelID()
         _ = try context.caller(for: .read(channel: channel))
         let from = try Edge.instant(request, "from")
         let to = try Edge.instant(request, "to")
@@ -93,7 +93,7 @@ struct AuditController {
     /// A stream ends after 10 minutes and at shutdown; EventSource clients reconnect by themselves. See `EventStreams`
     /// for how many there may be and how they share the work.
     static func eventStream(
-        channel: String, after: Int64, streams: EventStreams, ticket: EventStreams.Ticket, stillAuthorized: (@Sendable () async -> Bool)?
+        channel: ChannelID, after: Int64, streams: EventStreams, ticket: EventStreams.Ticket, stillAuthorized: (@Sendable () async -> Bool)?
     ) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
@@ -111,10 +111,10 @@ struct AuditController {
     /// ``eventPageBytes`` in all; `next` is the last version in the page (the `after` of the next page), absent when
     /// the page is empty. The log is read in batches sized by what its events weigh, so a page of big events never
     /// holds more than about a page's worth of them in memory.
-    static func eventPage(_ channel: String, after: Int64, limit: Int, from store: any EventStore) async throws(APIError) -> Response {
+    static func eventPage(_ channel: ChannelID, after: Int64, limit: Int, from store: any EventStore) async throws(APIError) -> Response {
         var events: [EventView] = []
         // `{"channel":…,"events":[`, `]`, `,"next":` and 19 digits, `}`: what the page adds to its events.
-        var bytes = 64 + channel.utf8.count
+        var bytes = 64 + channel.rawValue.utf8.count
         var count = 0
         var next: Int64?
         var batchSize = min(limit, 100)
@@ -147,7 +147,7 @@ extension AuditController {
 
     /// 503 for a log that could not be read: the details (host, port, database) go to the server's log, not to the
     /// caller.
-    static func logUnreachable(_ error: any Error, channel: String) -> APIError {
+    static func logUnreachable(_ error: any Error, channel: ChannelID) -> APIError {
         logger.error("audit read failed: the event log is unreachable", metadata: ["channel": "\(channel)", "error": "\(error)"])
         return APIError(.unavailable, "the event log is unreachable; retry shortly (the details are in the server's log)")
     }

@@ -10,7 +10,7 @@ struct CommandController {
     }
 
     @Sendable func command(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let channel = try context.channelID().rawValue
+        let channel = try context.channelID()
         // Who is asking came first (401, the authenticator); what the token may do is checked once the command
         // type is known.
         let parsed = try await decodeBody(CommandRequest.self, request) { error in

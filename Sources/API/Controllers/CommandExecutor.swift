@@ -12,7 +12,7 @@ struct CommandExecutor: Sendable {
     let follower: ChannelFollower
 
     func execute(
-        _ command: ScheduleCommand, channel: String, request: Request, actor: String, source: String, reason: String?,
+        _ command: ScheduleCommand, channel: ChannelID, request: Request, actor: String, source: String, reason: String?,
         commandID: String? = nil
     ) async throws(APIError) -> Response {
         let expectedText = request.headers[.ifMatch]?.trimmingCharacters(in: CharacterSet(charactersIn: "\" W/"))
@@ -22,7 +22,7 @@ struct CommandExecutor: Sendable {
         }
         let key = commandID ?? request.headers[.idempotencyKey] ?? UUID().uuidString.lowercased()
         try Edge.check(actor: actor, reason: reason, commandID: key)
-        guard Identifier.isValid(channel) else { throw APIError(.unknownChannel(channel.escapingControlCharacters)) }
+        guard channel.isCurrent else { throw APIError.noChannel(channel.rawValue) }  // an id of the earlier rule takes no command
         let commandContext = CommandContext(commandID: key, actor: actor, source: source, reason: reason)
         let outcome: CommandOutcome
         do {

@@ -26,7 +26,7 @@ struct HookController {
         guard let payload = try? JSONDecoder().decode(JSONValue.self, from: Data(body)) else {
             throw APIError(.invalid, "the payload is not JSON", field: "body")
         }
-        let matched: (channel: String, command: JSONValue)
+        let matched: (channel: ChannelID, command: JSONValue)
         let parsed: CommandRequest
         let command: ScheduleCommand
         let commandID: String

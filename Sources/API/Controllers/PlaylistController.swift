@@ -18,7 +18,7 @@ struct PlaylistController {
     }
 
     @Sendable func multivariant(_ request: Request, context: APIRequestContext) throws -> Response {
-        let channel = try context.parameters.require("channel")
+        let channel = try context.storedChannelID()
         do {
             return Responses.playlist(try follower.rendered(channel).multivariantBody, maxAge: 30)
         } catch {
@@ -27,7 +27,7 @@ struct PlaylistController {
     }
 
     @Sendable func media(_ request: Request, context: APIRequestContext) throws -> Response {
-        let channel = try context.parameters.require("channel")
+        let channel = try context.storedChannelID()
         let file = try context.parameters.require("playlist")
         guard file.hasSuffix(".m3u8") else { throw APIError(.notFound, "no such resource: \(file)") }
         do {
@@ -43,8 +43,8 @@ struct PlaylistController {
     }
 
     @Sendable func assetList(_ request: Request, context: APIRequestContext) throws -> Response {
-        let channel = try context.parameters.require("channel")
-        let id = try context.parameters.require("id")
+        let channel = try context.storedChannelID()
+        let id = try context.storedIdentifier("id") { APIError(.notFound, "break \($0) does not exist on channel \(channel)") }
         guard let state = follower.state(of: channel) else { throw APIError(.unknownChannel(channel)) }
         // Players send _HLS_primary_id, and _HLS_start_offset when they join mid-break: the answer is the same
         // whole list either way (hls.js lays the assets out from the break's start and seeks into them itself).
@@ -57,8 +57,8 @@ struct PlaylistController {
     /// A chunk of a measured asset: `<asset>-<chunk>.m3u8` (a VOD playlist of the asset's segments in the chunk's
     /// span, or, for a multivariant asset, a multivariant playlist of its variants' chunks `<asset>-<chunk>-<variant>.m3u8`).
     @Sendable func chunk(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let channel = try context.parameters.require("channel")
-        let id = try context.parameters.require("id")
+        let channel = try context.storedChannelID()
+        let id = try context.storedIdentifier("id") { APIError(.notFound, "break \($0) does not exist on channel \(channel)") }
         let file = try context.parameters.require("file")
         guard let state = follower.state(of: channel) else { throw APIError(.unknownChannel(channel)) }
         let numbers = file.hasSuffix(".m3u8") ? file.dropLast(5).split(separator: "-", omittingEmptySubsequences: false) : []

@@ -27,16 +27,16 @@ struct RefusalController {
     }
 
     @Sendable func list(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let channel = try context.parameters.require("channel")
+        let channel = try context.storedChannelID()
         _ = try context.caller(for: .read(channel: channel))
         let query = request.uri.queryParameters
         let after = try Self.number(query["after"], "after", 0...Int64.max, "a whole number from 0 to 9223372036854775807") ?? 0
         let limit = try Self.number(query["limit"], "limit", 1...Int64(Self.maximumLimit), "a whole number from 1 to \(Self.maximumLimit)")
             .map(Int.init) ?? Self.defaultLimit
-        var breakID: String?
+        var breakID: BreakID?
         if let text = query["break"] {
-            guard let id = Identifier(text) else { throw APIError.invalid("break", "must be a break id: \(Identifier.rule)") }
-            breakID = id.rawValue
+            guard let id = BreakID(text) else { throw APIError.invalid("break", "must be a break id: \(Identifier.rule)") }
+            breakID = id
         }
         guard follower.state(of: channel) != nil else { throw APIError(.unknownChannel(channel)) }
         guard let refusals else { return jsonResponse(RefusalPage(channel: channel, breakId: breakID, refusals: [], next: nil)) }

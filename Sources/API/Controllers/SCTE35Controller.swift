@@ -15,7 +15,7 @@ struct SCTE35Controller {
     }
 
     @Sendable func cue(_ request: Request, context: APIRequestContext) async throws -> Response {
-        let channel = try context.channelID().rawValue
+        let channel = try context.channelID()
         // The channel is authorized before anything of it is read: a token scoped to another channel learns
         // nothing of this one's breaks (not even whether it exists).
         _ = try context.caller(for: .read(channel: channel))
@@ -59,7 +59,7 @@ struct SCTE35Controller {
                 command, channel: channel, request: request, actor: caller.actor(claimed: nil), source: CommandSource.scte35.rawValue,
                 reason: parsed.reason,
                 commandID: request.headers[.idempotencyKey]
-                    ?? "scte35:\(channel):\(command.targetBreakID ?? "-"):\(sha256Hex(section.bytes))")
+                    ?? "scte35:\(channel):\(command.targetBreakID?.rawValue ?? "-"):\(sha256Hex(section.bytes))")
         }
     }
 }

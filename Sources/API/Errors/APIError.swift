@@ -46,6 +46,12 @@ public struct APIError: HTTPResponseError, Sendable {
 }
 
 extension APIError {
+    /// 404 for a `{channel}` that names no channel, worded as every read route's (`LookupError.unknownChannel`);
+    /// `text` is the path segment as given (control characters escaped), which may not even be an id.
+    static func noChannel(_ text: String) -> APIError {
+        APIError(.notFound, "channel \(text) does not exist")
+    }
+
     /// A value refused where it enters (422 naming it).
     static func invalid(_ field: String, _ reason: String) -> APIError {
         APIError(.invalid, "\(field) \(reason)", field: field)

@@ -1,4 +1,5 @@
 import Foundation
+import Schedule
 import HLS
 import Postgres
 import Synchronization
@@ -13,14 +14,14 @@ public protocol RefusalStore: Sendable {
     func recordRefusal(_ refusal: Refusal) async throws
 
     /// A channel's refused commands in decision order.
-    func refusals(of channel: String) async throws -> [Refusal]
+    func refusals(of channel: ChannelID) async throws -> [Refusal]
 
     /// One page of a channel's refused commands in the order they were recorded: those recorded after the cursor
     /// `after` (0: from the first), at most `limit`, and only those naming the break `breakID` when it is given (the
     /// `id` of the command's stored request, see ``Refusal/breakID``). The page's `next` is the cursor of its last
     /// refusal (the `after` of the next page), nil when the page is empty. Returns at most `limit` refusals: a
     /// channel with many refusals is read a page at a time.
-    func refusals(of channel: String, breakID: String?, after: Int64, limit: Int) async throws -> RefusalBatch
+    func refusals(of channel: ChannelID, breakID: BreakID?, after: Int64, limit: Int) async throws -> RefusalBatch
 }
 
 /// A page of refusals read by ``RefusalStore/refusals(of:breakID:after:limit:)``.
@@ -37,7 +38,7 @@ public struct RefusalBatch: Sendable, Hashable {
 
 /// A command that was refused: kept for the audit trail, never part of the schedule.
 public struct Refusal: Sendable, Hashable, Codable {
-    public var channel: String
+    public var channel: ChannelID
     public var commandID: String
     /// The command's name (`place-break`…).
     public var command: String
@@ -48,7 +49,7 @@ public struct Refusal: Sendable, Hashable, Codable {
     public var reason: String
     public var decidedAt: Timestamp
 
-    public init(channel: String, commandID: String, command: String, request: String, actor: String, source: String, reason: String, decidedAt: Timestamp) {
+    public init(channel: ChannelID, commandID: String, command: String, request: String, actor: String, source: String, reason: String, decidedAt: Timestamp) {
         self.channel = channel
         self.commandID = commandID
         self.command = command
@@ -81,14 +82,14 @@ public final class InMemoryRefusalStore: RefusalStore {
         refused.withLock { $0.append(refusal) }
     }
 
-    public func refusals(of channel: String) -> [Refusal] {
+    public func refusals(of channel: ChannelID) -> [Refusal] {
         // Stable: refusals decided at the same instant stay in the order recorded, as the database's id orders them.
         refused.withLock { $0.filter { $0.channel == channel } }.enumerated()
             .sorted { ($0.element.decidedAt, $0.offset) < ($1.element.decidedAt, $1.offset) }.map(\.element)
     }
 
     /// The cursor of a refusal is its position in the order recorded, from 1.
-    public func refusals(of channel: String, breakID: String?, after: Int64, limit: Int) -> RefusalBatch {
+    public func refusals(of channel: ChannelID, breakID: BreakID?, after: Int64, limit: Int) -> RefusalBatch {
         refused.withLock { all in
             var page: [Refusal] = []
             var next: Int64?
@@ -96,7 +97,7 @@ public final class InMemoryRefusalStore: RefusalStore {
             while index < all.count && page.count < limit {
                 let refusal = all[index]
                 index += 1
-                guard refusal.channel == channel, breakID == nil || refusal.breakID == breakID else { continue }
+                guard refusal.channel == channel, breakID == nil || refusal.breakID == breakID?.rawValue else { continue }
                 page.append(refusal)
                 next = Int64(index)
             }
@@ -126,7 +127,7 @@ public struct PostgresRefusalStore: RefusalStore {
         }
     }
 
-    public func refusals(of channel: String) async throws -> [Refusal] {
+    public func refusals(of channel: ChannelID) async throws -> [Refusal] {
         try await StoreErrors.map {
             try await pool.withConnection { connection in
                 try await connection.query(
@@ -137,7 +138,7 @@ public struct PostgresRefusalStore: RefusalStore {
                     """
                 ).rows.map { row in
                     Refusal(
-                        channel: try row.string(0, "channel"), commandID: try row.string(1, "command_id"), command: try row.string(2, "command"),
+                        channel: try row.identifier(0, "channel"), commandID: try row.string(1, "command_id"), command: try row.string(2, "command"),
                         request: try row.string(3, "request"), actor: try row.string(4, "actor"), source: try row.string(5, "source"),
                         reason: try row.string(6, "reason"), decidedAt: Timestamp(milliseconds: try row.int64(7, "decided_at")))
                 }
@@ -147,7 +148,7 @@ public struct PostgresRefusalStore: RefusalStore {
 
     /// The cursor is the row id (index `cueline_refusals_channel_id`, Migrations/0008). The break filter reads the
     /// stored request's `id` on the same two paths as ``Refusal/breakID``, the id a bound parameter.
-    public func refusals(of channel: String, breakID: String?, after: Int64, limit: Int) async throws -> RefusalBatch {
+    public func refusals(of channel: ChannelID, breakID: BreakID?, after: Int64, limit: Int) async throws -> RefusalBatch {
         let limit = Int64(max(0, limit))
         return try await StoreErrors.map {
             try await pool.withConnection { connection in
@@ -166,7 +167,7 @@ public struct PostgresRefusalStore: RefusalStore {
                 let refusals = try rows.map { row in
                     next = try row.int64(0, "id")
                     return Refusal(
-                        channel: try row.string(1, "channel"), commandID: try row.string(2, "command_id"), command: try row.string(3, "command"),
+                        channel: try row.identifier(1, "channel"), commandID: try row.string(2, "command_id"), command: try row.string(3, "command"),
                         request: try row.string(4, "request"), actor: try row.string(5, "actor"), source: try row.string(6, "source"),
                         reason: try row.string(7, "reason"), decidedAt: Timestamp(milliseconds: try row.int64(8, "decided_at")))
                 }

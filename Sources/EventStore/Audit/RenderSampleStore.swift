@@ -1,4 +1,5 @@
 import HLS
+import Schedule
 import Postgres
 import Synchronization
 
@@ -12,18 +13,18 @@ public protocol RenderSampleStore: Sendable {
     func recordRenderSamples(_ samples: [RenderSample]) async throws
 
     /// A channel's recorded samples, oldest first (then by rendition), at most `limit`.
-    func renderSamples(of channel: String, limit: Int) async throws -> [RenderSample]
+    func renderSamples(of channel: ChannelID, limit: Int) async throws -> [RenderSample]
 }
 
 /// The digest of one playlist as a server rendered it, for `cueline verify`.
 public struct RenderSample: Sendable, Hashable, Codable {
-    public var channel: String
+    public var channel: ChannelID
     public var tick: Timestamp
     public var rendition: String
     public var rendererVersion: Int
     public var sha256: String
 
-    public init(channel: String, tick: Timestamp, rendition: String, rendererVersion: Int, sha256: String) {
+    public init(channel: ChannelID, tick: Timestamp, rendition: String, rendererVersion: Int, sha256: String) {
         self.channel = channel
         self.tick = tick
         self.rendition = rendition
@@ -47,7 +48,7 @@ public final class InMemoryRenderSampleStore: RenderSampleStore {
         }
     }
 
-    public func renderSamples(of channel: String, limit: Int) -> [RenderSample] {
+    public func renderSamples(of channel: ChannelID, limit: Int) -> [RenderSample] {
         Array(samples.withLock { $0.filter { $0.channel == channel } }
             .sorted { ($0.tick, $0.rendition) < ($1.tick, $1.rendition) }.prefix(max(0, limit)))
     }
@@ -67,7 +68,7 @@ public struct PostgresRenderSampleStore: RenderSampleStore {
             try await pool.withConnection { connection in
                 // Through the database function (Migrations/0005): ticks within 10 minutes of its clock only.
                 struct Wire: Encodable {
-                    var channel: String
+                    var channel: ChannelID
                     var tick_ms: Int64
                     var rendition: String
                     var renderer_version: Int
@@ -81,7 +82,7 @@ public struct PostgresRenderSampleStore: RenderSampleStore {
         }
     }
 
-    public func renderSamples(of channel: String, limit: Int) async throws -> [RenderSample] {
+    public func renderSamples(of channel: ChannelID, limit: Int) async throws -> [RenderSample] {
         try await StoreErrors.map {
             try await pool.withConnection { connection in
                 try await connection.query(
@@ -92,7 +93,7 @@ public struct PostgresRenderSampleStore: RenderSampleStore {
                     """
                 ).rows.map { row in
                     RenderSample(
-                        channel: try row.string(0, "channel"), tick: Timestamp(milliseconds: try row.int64(1, "tick")),
+                        channel: try row.identifier(0, "channel"), tick: Timestamp(milliseconds: try row.int64(1, "tick")),
                         rendition: try row.string(2, "rendition"), rendererVersion: Int(try row.int64(3, "renderer_version")), sha256: try row.string(4, "sha256"))
                 }
             }

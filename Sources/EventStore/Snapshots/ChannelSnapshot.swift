@@ -21,7 +21,7 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
     public var format: Int
     /// The `foldVersion` of the build that wrote it (nil: written before it was recorded, never used).
     public var fold: Int?
-    public var channel: String
+    public var channel: ChannelID
     /// The stream version of the last event folded in.
     public var version: Int64
     public var position: Int64
@@ -89,6 +89,8 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
     }
 
     public static func decode(_ text: String) throws -> ChannelSnapshot {
-        try JSONDecoder().decode(ChannelSnapshot.self, from: Data(text.utf8))
+        let decoder = JSONDecoder()
+        decoder.userInfo[Identifier.storedRuleKey] = true  // what Cueline wrote: ids by the rule they were created with
+        return try decoder.decode(ChannelSnapshot.self, from: Data(text.utf8))
     }
 }

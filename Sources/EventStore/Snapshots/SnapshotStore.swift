@@ -1,4 +1,5 @@
 import HLS
+import Schedule
 import Postgres
 
 /// Replay checkpoints in `cueline_snapshots` (migration 0007): see `ChannelSnapshot` for what one is and when it
@@ -7,7 +8,7 @@ extension PostgresEventStore {
     /// The latest checkpoint of `channel` usable for an instant: taken after every event in effect by `tick`
     /// (`latest_decided_ms <= tick`), and still matching the log (the log's hash at its version is the one it
     /// recorded, and re-applying it gives back what it holds). Nil when there is none: the caller folds the log.
-    public func snapshot(of channel: String, forInstant tick: Timestamp) async throws -> ChannelSnapshot? {
+    public func snapshot(of channel: ChannelID, forInstant tick: Timestamp) async throws -> ChannelSnapshot? {
         let rows = try await pool.withConnection { connection in
             try await connection.query(
                 """
@@ -35,7 +36,7 @@ extension PostgresEventStore {
     }
 
     /// The highest version checkpointed for `channel` (0 when none).
-    public func latestSnapshotVersion(of channel: String) async throws -> Int64 {
+    public func latestSnapshotVersion(of channel: ChannelID) async throws -> Int64 {
         try await pool.withConnection { connection in
             try await connection.query("SELECT coalesce(max(version), 0) FROM cueline_snapshots WHERE channel = \(channel)")
                 .scalar().flatMap { Int64($0) } ?? 0
@@ -43,7 +44,7 @@ extension PostgresEventStore {
     }
 
     /// The newest checkpoint of `channel` whatever the instant, verified as `snapshot(of:forInstant:)` verifies.
-    public func latestSnapshot(of channel: String) async throws -> ChannelSnapshot? {
+    public func latestSnapshot(of channel: ChannelID) async throws -> ChannelSnapshot? {
         try await snapshot(of: channel, forInstant: Timestamp(milliseconds: .max))
     }
 
@@ -67,7 +68,7 @@ extension PostgresEventStore {
     /// most (pass the last one's version to read on). The filter runs in the database: events decided later are
     /// neither sent nor decoded.
     public func readStream(
-        _ channel: String, after version: Int64, decidedAtOrBefore tick: Timestamp, limit: Int
+        _ channel: ChannelID, after version: Int64, decidedAtOrBefore tick: Timestamp, limit: Int
     ) async throws -> [RecordedEvent] {
         try await pool.withConnection { connection in
             try await connection.query(

@@ -41,12 +41,12 @@ public struct APIToken: Hashable, Sendable, Codable {
         self.revokedAt = revokedAt
     }
 
-    public func mayRead(channel: String) -> Bool {
-        channels.isEmpty || channels.contains { $0.rawValue == channel }
+    public func mayRead(channel: ChannelID) -> Bool {
+        channels.isEmpty || channels.contains(channel)
     }
 
     /// Why this token may not send `command` to `channel`, or nil when it may.
-    public func refusal(command: String, channel: String) -> String? {
+    public func refusal(command: String, channel: ChannelID) -> String? {
         switch role {
         case .viewer:
             return "token \(name) is a viewer token: it can read, not send commands"

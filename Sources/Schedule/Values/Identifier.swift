@@ -15,6 +15,8 @@ public struct Identifier: Hashable, Sendable, Comparable, Codable, CustomStringC
 
     /// The rule as a regular expression, for the OpenAPI document and error messages.
     public static let pattern = "^[a-z0-9][a-z0-9_-]{0,63}$"
+    /// The rule ids were created with before `pattern` (``init(stored:)``), for ids in answers.
+    public static let storedPattern = "^[a-z0-9_-]{1,64}$"
     /// Token names: `pattern` with `.` allowed after the first character.
     public static let tokenNamePattern = "^[a-z0-9][a-z0-9._-]{0,63}$"
     /// The rule in words, for error messages.
@@ -72,10 +74,17 @@ public struct Identifier: Hashable, Sendable, Comparable, Codable, CustomStringC
 
     public static func < (lhs: Identifier, rhs: Identifier) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// Set to `true` in a decoder's `userInfo` that reads what Cueline itself wrote (the log's payloads, snapshots,
+    /// the server's answers read by the CLI): ids are then read by the rule they were created with
+    /// (``init(stored:)``), so a channel of the earlier rule still loads. Everything else (a hooks file, a token's
+    /// scope) is read by today's rule.
+    public static let storedRuleKey = CodingUserInfoKey(rawValue: "cueline.identifier.stored")!
+
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
-        guard let valid = Identifier(text) else {
+        let stored = decoder.userInfo[Self.storedRuleKey] as? Bool == true
+        guard let valid = stored ? Identifier(stored: text) : Identifier(text) else {
             throw DecodingError.dataCorruptedError(in: container, debugDescription: "must be \(Self.rule)")
         }
         self = valid
