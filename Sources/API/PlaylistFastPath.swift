@@ -112,7 +112,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// `/channels/{channel}/{rendition}.m3u8` split, when the path is exactly that plain form (no query, no `%`,
     /// nothing empty, not the multivariant playlist).
-    static func mediaPlaylistPath(_ path: String) -> (channel: ChannelID, rendition: String)? {
+    static func mediaPlaylistPath(_ path: String) -> (channel: ChannelID, rendition: Identifier)? {
         let prefix = "/channels/"
         guard path.hasPrefix(prefix), path.hasSuffix(".m3u8"), path.utf8.count <= 200 else { return nil }
         let rest = path.utf8.dropFirst(prefix.utf8.count)
@@ -124,8 +124,8 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         guard !channel.isEmpty, !file.contains("/"), file != "master.m3u8" else { return nil }
         let rendition = file.dropLast(5)
         // A segment that is no id names no channel: the router answers it (404).
-        guard !rendition.isEmpty, let id = ChannelID(stored: channel) else { return nil }
-        return (id, String(rendition))
+        guard let id = ChannelID(stored: channel), let name = Identifier(stored: rendition) else { return nil }
+        return (id, name)
     }
 
     private func respond(context: ChannelHandlerContext, served: ChannelFollower.ServedMedia, origin: Bool, head: Bool) {

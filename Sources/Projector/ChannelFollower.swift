@@ -25,10 +25,10 @@ public final class ChannelFollower: Service, Sendable {
         public var targetDuration: Int
         /// Media playlists by rendition name, as response bodies encoded once per render (a request copies a reference,
         /// not bytes); no entry before the channel's first segment has ended. Only the bytes are kept (not a String too).
-        public var bodies: [String: ByteBuffer]
+        public var bodies: [Identifier: ByteBuffer]
         public var multivariantBody: ByteBuffer
         /// The media playlists as text (made from the bytes when asked).
-        public var playlists: [String: String] { bodies.mapValues { String(buffer: $0) } }
+        public var playlists: [Identifier: String] { bodies.mapValues { String(buffer: $0) } }
         public var multivariant: String { String(buffer: multivariantBody) }
         /// `tick` as the `Cueline-Tick` header spells it (ISO 8601), formatted once per render.
         public var tickText: String
@@ -51,7 +51,7 @@ public final class ChannelFollower: Service, Sendable {
 
         public init(
             completedSegments: Int64, version: Int64, tick: Timestamp, targetDuration: Int,
-            playlists: [String: String], multivariant: String
+            playlists: [Identifier: String], multivariant: String
         ) {
             self.completedSegments = completedSegments
             self.version = version
@@ -73,11 +73,11 @@ public final class ChannelFollower: Service, Sendable {
 
     public enum LookupError: Error, Sendable, Equatable {
         case unknownChannel(ChannelID)
-        case unknownRendition(channel: ChannelID, rendition: String)
+        case unknownRendition(channel: ChannelID, rendition: Identifier)
         case notStarted(channel: ChannelID, firstSegmentEnds: Timestamp)
         case unknownBreak(channel: ChannelID, id: BreakID)
         case renderFailed(String)
-        case upstreamMissing(channel: ChannelID, rendition: String)
+        case upstreamMissing(channel: ChannelID, rendition: Identifier)
     }
 
     fileprivate struct Entry {
@@ -97,7 +97,7 @@ public final class ChannelFollower: Service, Sendable {
         var ahead: Rendered?
         var lastTick = Timestamp(milliseconds: .min)
         /// Relay channels: the latest upstream playlist of each rendition, and a counter of their changes.
-        var upstreams: [String: MediaPlaylist] = [:]
+        var upstreams: [Identifier: MediaPlaylist] = [:]
         var upstreamGeneration: Int64 = 0
     }
 
@@ -517,7 +517,7 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     /// One rendition's media playlist now.
-    public func mediaPlaylist(_ channel: ChannelID, rendition: String) throws(LookupError) -> (text: String, targetDuration: Int, tick: Timestamp) {
+    public func mediaPlaylist(_ channel: ChannelID, rendition: Identifier) throws(LookupError) -> (text: String, targetDuration: Int, tick: Timestamp) {
         let rendered = try rendered(channel)
         guard let config = state(of: channel)?.config, config.renditions.contains(where: { $0.name == rendition }) else {
             throw .unknownRendition(channel: channel, rendition: rendition)
@@ -531,7 +531,7 @@ public final class ChannelFollower: Service, Sendable {
 
     /// One rendition's media playlist now, pre-encoded: the public GET's path. When the window is already rendered
     /// this is one lock take and no copy of the bytes (the channel's state is looked at only to explain a miss).
-    public func servedMedia(_ channel: ChannelID, rendition: String) throws(LookupError) -> ServedMedia {
+    public func servedMedia(_ channel: ChannelID, rendition: Identifier) throws(LookupError) -> ServedMedia {
         let rendered = try rendered(channel)
         if let body = rendered.bodies[rendition] {
             return ServedMedia(body: body, targetDuration: rendered.targetDuration, tick: rendered.tick, tickText: rendered.tickText)
@@ -543,7 +543,7 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     /// Relay channels: the upstream playlist of one rendition changed.
-    public func updateUpstream(_ channel: ChannelID, rendition: String, playlist: MediaPlaylist) {
+    public func updateUpstream(_ channel: ChannelID, rendition: Identifier, playlist: MediaPlaylist) {
         shared.withLock { shared in
             guard var entry = shared.channels[channel], entry.upstreams[rendition] != playlist else { return }
             entry.upstreams[rendition] = playlist
@@ -555,9 +555,9 @@ public final class ChannelFollower: Service, Sendable {
 
     /// Renders every rendition of a channel from one snapshot. Pure; also used by replay.
     public static func render(
-        config: ChannelConfig, state: ChannelState, tick: Timestamp, upstreams: [String: MediaPlaylist] = [:]
+        config: ChannelConfig, state: ChannelState, tick: Timestamp, upstreams: [Identifier: MediaPlaylist] = [:]
     ) throws -> Rendered {
-        var playlists: [String: String] = [:]
+        var playlists: [Identifier: String] = [:]
         for rendition in config.renditions {
             switch config.source {
             case .clock:
@@ -585,7 +585,7 @@ extension ChannelFollower.Entry {
         case cached(ChannelFollower.Rendered)
         case render(
             config: ChannelConfig, state: ChannelState, tick: Timestamp, completed: Int64, effect: ChannelFollower.Rendered.Effect,
-            upstreams: [String: MediaPlaylist])
+            upstreams: [Identifier: MediaPlaylist])
     }
 
     /// Folds an event in. Returns the tick already served at or after the event's effect without it, if any: only

@@ -8,7 +8,7 @@ public enum Replay {
     public enum Failure: Error, Sendable, Equatable, CustomStringConvertible {
         case channelDidNotExist(channel: ChannelID, at: Timestamp)
         case relayNotReplayable(channel: ChannelID)
-        case unknownRendition(channel: ChannelID, rendition: String, at: Timestamp, known: [String])
+        case unknownRendition(channel: ChannelID, rendition: Identifier, at: Timestamp, known: [Identifier])
         case windowNotFull(channel: ChannelID, at: Timestamp)
 
         public var description: String {
@@ -17,7 +17,7 @@ public enum Replay {
             case .relayNotReplayable(let channel):
                 return "channel \(channel) relays an upstream encoder; its upstream playlists are not recorded, so it cannot be replayed"
             case .unknownRendition(let channel, let rendition, let at, let known):
-                return "channel \(channel) had no rendition \(rendition) at \(at); it had \(known.joined(separator: ", "))"
+                return "channel \(channel) had no rendition \(rendition) at \(at); it had \(known.map(\.rawValue).joined(separator: ", "))"
             case .windowNotFull(let channel, let at): return "channel \(channel) served no playlist at \(at): its window was not full yet"
             }
         }
@@ -26,7 +26,7 @@ public enum Replay {
     /// - Parameters:
     ///   - rendition: nil for the first rendition.
     public static func playlist(
-        _ channel: ChannelID, _ events: [RecordedScheduleEvent], at tick: Timestamp, rendition: String?, multivariant: Bool
+        _ channel: ChannelID, _ events: [RecordedScheduleEvent], at tick: Timestamp, rendition: Identifier?, multivariant: Bool
     ) throws -> String {
         try playlist(channel, state: fold(channel, events, asOf: tick, retention: .window), at: tick, rendition: rendition, multivariant: multivariant)
     }
@@ -34,14 +34,14 @@ public enum Replay {
     /// The same, read from the store: only the events the instant needs when the store keeps checkpoints (from the
     /// latest checkpoint in effect at `tick`, the events after it decided by `tick`), else the whole log.
     public static func playlist(
-        _ channel: ChannelID, store: any EventStore, at tick: Timestamp, rendition: String?, multivariant: Bool
+        _ channel: ChannelID, store: any EventStore, at tick: Timestamp, rendition: Identifier?, multivariant: Bool
     ) async throws -> String {
         try playlist(channel, state: try await state(channel, store: store, asOf: tick), at: tick, rendition: rendition, multivariant: multivariant)
     }
 
     /// The playlist rendered from `state`, the fold (`.window` retention) of the events in effect at `tick`.
     public static func playlist(
-        _ channel: ChannelID, state: ChannelState, at tick: Timestamp, rendition: String?, multivariant: Bool
+        _ channel: ChannelID, state: ChannelState, at tick: Timestamp, rendition: Identifier?, multivariant: Bool
     ) throws -> String {
         guard let config = state.config else { throw Failure.channelDidNotExist(channel: channel, at: tick) }
         guard config.source == .clock else { throw Failure.relayNotReplayable(channel: channel) }

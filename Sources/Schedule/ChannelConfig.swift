@@ -89,7 +89,7 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         try Limits.check(instant: epoch, field: "epoch")
         guard !renditions.isEmpty else { throw .invalidField("rendition", "a channel needs at least one rendition") }
         guard renditions.count <= 32 else { throw .invalidField("rendition", "a channel has at most 32 renditions") }
-        var names: Set<String> = []
+        var names: Set<Identifier> = []
         for rendition in renditions {
             try rendition.validate(needsTemplate: source == .clock)
             guard names.insert(rendition.name).inserted else {
@@ -114,7 +114,7 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
 
 /// One rendition of a channel.
 public struct RenditionConfig: Hashable, Sendable, Codable {
-    public var name: String
+    public var name: Identifier
     public var bandwidth: Int
     public var codecs: [String]
     public var resolution: String?
@@ -125,7 +125,7 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
     public var mapURI: String?
 
     public init(
-        name: String, bandwidth: Int, codecs: [String] = [], resolution: String? = nil, frameRate: DecimalNumber? = nil,
+        name: Identifier, bandwidth: Int, codecs: [String] = [], resolution: String? = nil, frameRate: DecimalNumber? = nil,
         uriTemplate: String, mapURI: String? = nil
     ) {
         self.name = name
@@ -139,8 +139,8 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
 
     /// Checks every field; `needsTemplate` for clock channels, whose segment URIs come from the template.
     public func validate(needsTemplate: Bool) throws(ScheduleError) {
-        guard Identifier.isValid(name) else {
-            throw .invalidField("rendition", "name \(name.debugDescription.escapingControlCharacters) must be \(Identifier.rule)")
+        guard name.isCurrent else {  // a name of the earlier rule, read back from the log
+            throw .invalidField("rendition", "name \(name.rawValue.debugDescription) must be \(Identifier.rule)")
         }
         guard (1...1_000_000_000_000).contains(bandwidth) else {
             throw .invalidField("rendition", "\(name): bandwidth must be a positive number of bits per second (at most 10^12)")
@@ -206,7 +206,7 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
             if token == "n" {
                 out += String(n)
             } else if token == "rendition" {
-                out += name
+                out += name.rawValue
             } else if token.hasPrefix("n%"), let modulus = Int64(token.dropFirst(2)), modulus > 0 {
                 out += String(n % modulus)
             } else {

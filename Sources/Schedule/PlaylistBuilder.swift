@@ -23,7 +23,7 @@ public enum PlaylistBuilder {
         var segments: [Segment] = []
         segments.reserveCapacity(window.count)
         // Parsed once for the window, not once per segment.
-        let template = URITemplate(rendition.uriTemplate, substitutions: ["rendition": rendition.name])
+        let template = URITemplate(rendition.uriTemplate, substitutions: ["rendition": rendition.name.rawValue])
         for n in window {
             var tags: [SegmentTag] = []
             if let loop = config.loopSegments, n > 0, n % Int64(loop) == 0 { tags.append(.discontinuity) }

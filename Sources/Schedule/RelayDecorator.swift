@@ -19,8 +19,8 @@ public enum RelayDecorator {
     }
 
     /// The upstream playlist URL of one rendition: the source's template with `{rendition}` replaced.
-    public static func upstreamURL(template: String, rendition: String) -> String {
-        template.replacingOccurrences(of: "{rendition}", with: rendition)
+    public static func upstreamURL(template: String, rendition: Identifier) -> String {
+        template.replacingOccurrences(of: "{rendition}", with: rendition.rawValue)
     }
 
     public static func decorate(

@@ -8,7 +8,7 @@ public struct ChannelView: Codable, Sendable, Hashable {
     public var targetDuration: Int
     public var windowSegments: Int
     public var epoch: Timestamp
-    public var renditions: [String]
+    public var renditions: [Identifier]
     /// `clock` (segments from the channel's clock) or `relay` (an upstream encoder's playlists decorated).
     public var source: String
 

@@ -35,8 +35,12 @@ struct ChannelCommand: AsyncParsableCommand {
                 guard parts.count == 3, let bandwidth = Int(parts[1]) else {
                     throw CLIError(message: "rendition: \(spec.debugDescription) is not NAME,BANDWIDTH,URI-TEMPLATE (NAME,BANDWIDTH with --relay)", exitCode: ExitStatus.usage)
                 }
+                guard let name = Identifier(parts[0]) else {
+                    throw CLIError(
+                        message: "rendition: name \(parts[0].debugDescription.escapingControlCharacters) must be \(Identifier.rule)", exitCode: ExitStatus.usage)
+                }
                 return RenditionConfig(
-                    name: parts[0], bandwidth: bandwidth,
+                    name: name, bandwidth: bandwidth,
                     codecs: lookup(codecs, parts[0]).map { $0.split(separator: ",").map(String.init) } ?? [],
                     resolution: lookup(resolution, parts[0]), uriTemplate: parts[2], mapURI: lookup(map, parts[0]))
             }
@@ -61,7 +65,7 @@ struct ChannelCommand: AsyncParsableCommand {
                 try usageError { () throws(ScheduleError) in try rendition.validate(needsTemplate: !relay) }
             }
             try await sendCommand(.updateRenditions(renditions), channel: id, database: database, options: options) { answer in
-                "channel \(id) now has renditions \(renditions.map(\.name).joined(separator: ", ")) (version \(answer.version))"
+                "channel \(id) now has renditions \(renditions.map(\.name.rawValue).joined(separator: ", ")) (version \(answer.version))"
             }
         }
     }
@@ -169,7 +173,7 @@ struct ChannelCommand: AsyncParsableCommand {
                 ["CHANNEL", "SEGMENT", "TD", "WINDOW", "RENDITIONS", "EPOCH"],
                 views.map { view in
                     [view.id.rawValue, "\(view.segmentDuration)s", "\(view.targetDuration)", "\(view.windowSegments)",
-                     view.renditions.joined(separator: ",").escapingControlCharacters, view.epoch.iso8601]
+                     view.renditions.map(\.rawValue).joined(separator: ","), view.epoch.iso8601]
                 }))
         }
     }

@@ -21,8 +21,8 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(parsing: .upToNextOption, help: "Two instants A B: print every distinct version served between them, with the tick it first appeared at.")
     var between: [TimeArgument] = []
 
-    @Option(help: "Rendition; defaults to the first one.")
-    var rendition: String?
+    @Option(help: "Rendition; defaults to the first one.", transform: storedIdentifier)
+    var rendition: Identifier?
 
     @Flag(help: "Print the multivariant playlist instead.")
     var multivariant = false

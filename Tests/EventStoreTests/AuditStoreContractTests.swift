@@ -1,6 +1,7 @@
 import EventStore
 import Foundation
 import HLS
+import Schedule
 import TestSupport
 import Testing
 
@@ -59,7 +60,7 @@ struct RenderSampleStoreContractTests {
         let store = kind.samples()
         let channel = uniqueChannel()
         let now = wallClockMilliseconds()
-        func sample(_ offset: Int64, _ rendition: String, _ digit: String = "ab") -> RenderSample {
+        func sample(_ offset: Int64, _ rendition: Identifier, _ digit: String = "ab") -> RenderSample {
             RenderSample(
                 channel: channel, tick: Timestamp(milliseconds: now - 10_000 + offset), rendition: rendition, rendererVersion: 1,
                 sha256: String(repeating: digit, count: 32))

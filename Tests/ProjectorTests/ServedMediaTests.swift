@@ -13,7 +13,7 @@ struct ServedMediaTests {
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         try await follower.catchUp()
         clock.set(60.05)
-        for rendition in ["720p", "360p"] {
+        for rendition: Identifier in ["720p", "360p"] {
             let served = try follower.servedMedia("demo", rendition: rendition)
             let text = try follower.mediaPlaylist("demo", rendition: rendition)
             #expect(served.body.getString(at: served.body.readerIndex, length: served.body.readableBytes) == text.text)

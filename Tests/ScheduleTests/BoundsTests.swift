@@ -60,7 +60,7 @@ struct BoundsTests {
         var config = demoConfig()
         config.id = ChannelID(stored: "-demo")!
         #expect(throws: ScheduleError.self) { try config.validate() }
-        config = demoConfig(renditions: ["_720p"])
+        config = demoConfig(renditions: [Identifier(stored: "_720p")!])
         #expect(throws: ScheduleError.self) { try config.validate() }
     }
 

@@ -10,7 +10,7 @@ struct Scenario: CustomStringConvertible, Sendable {
     /// Commands by the second (after the epoch) they are decided at.
     var commands: [(Double, ScheduleCommand)]
     var ticks: [Double]
-    var renditions: [String] = ["720p"]
+    var renditions: [Identifier] = ["720p"]
 
     var description: String { name }
 }
@@ -44,7 +44,7 @@ struct PlaylistSequenceTests {
         var channel = try Channel()
         var pending = scenario.commands
         var transcript = ""
-        var previous: [String: String] = [:]
+        var previous: [Identifier: String] = [:]
         for tick in scenario.ticks {
             while let (time, command) = pending.first, time <= tick {
                 try channel.apply(command, at: at(time))
@@ -61,7 +61,7 @@ struct PlaylistSequenceTests {
                     #expect(findings.isEmpty, "\(scenario.name) \(rendition) \(tick): \(findings)")
                 }
                 previous[rendition] = text
-                parsed.append((rendition, current))
+                parsed.append((rendition.rawValue, current))
             }
             let across = Lint.checkRenditions(parsed)
             #expect(across.isEmpty, "\(across)")

@@ -8,7 +8,7 @@ func at(_ seconds: Double) -> Timestamp {
     epoch.adding(milliseconds: Int64((seconds * 1000).rounded()))
 }
 
-func demoConfig(segment: Int64 = 6000, window: Int = 5, renditions: [String] = ["720p", "480p", "360p"]) -> ChannelConfig {
+func demoConfig(segment: Int64 = 6000, window: Int = 5, renditions: [Identifier] = ["720p", "480p", "360p"]) -> ChannelConfig {
     ChannelConfig(
         id: "demo", segmentDurationMilliseconds: segment, windowSegments: window, epoch: epoch,
         renditions: renditions.enumerated().map { index, name in
@@ -40,7 +40,7 @@ struct Channel {
         return events
     }
 
-    func render(_ rendition: String, at tick: Timestamp) throws -> String {
+    func render(_ rendition: Identifier, at tick: Timestamp) throws -> String {
         let config = state.config!
         let playlist = PlaylistBuilder.mediaPlaylist(config: config, state: state, rendition: config.renditions.first { $0.name == rendition }!, at: tick)!
         return try PlaylistRenderer.render(playlist)

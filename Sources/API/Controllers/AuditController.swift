@@ -53,7 +53,10 @@ struct AuditController {
         let channel = try context.storedChannelID()
         _ = try context.caller(for: .read(channel: channel))
         let at = try Edge.instant(request, "at", required: true)!
-        let rendition = request.uri.queryParameters["rendition"].map(String.init)
+        let rendition = try request.uri.queryParameters["rendition"].map { text in
+            guard let id = Identifier(stored: text) else { throw APIError.invalid("rendition", "must be a rendition name: \(Identifier.rule)") }
+            return id
+        }
         let multivariant = request.uri.queryParameters["multivariant"] != nil
         let store = store
         // Reads and folds the log from its latest checkpoint in effect at `at` (migration 0007): one of the audit reads.

@@ -30,9 +30,12 @@ struct PlaylistController {
         let channel = try context.storedChannelID()
         let file = try context.parameters.require("playlist")
         guard file.hasSuffix(".m3u8") else { throw APIError(.notFound, "no such resource: \(file)") }
+        guard let rendition = Identifier(stored: file.dropLast(5)) else {
+            throw APIError(.notFound, "channel \(channel) has no rendition \(file.dropLast(5).escapingControlCharacters)")
+        }
         do {
             // The bytes encoded when the window was rendered: no copy, no formatting here.
-            let served = try follower.servedMedia(channel, rendition: String(file.dropLast(5)))
+            let served = try follower.servedMedia(channel, rendition: rendition)
             // A CDN may hold a live playlist for half a target duration: a schedule change reaches viewers
             // well within the three target durations they play behind the live edge. `Cueline-Tick`: the instant
             // these bytes were rendered for (`cueline replay --at` gives them back).

@@ -20,11 +20,11 @@ public protocol RenderSampleStore: Sendable {
 public struct RenderSample: Sendable, Hashable, Codable {
     public var channel: ChannelID
     public var tick: Timestamp
-    public var rendition: String
+    public var rendition: Identifier
     public var rendererVersion: Int
     public var sha256: String
 
-    public init(channel: ChannelID, tick: Timestamp, rendition: String, rendererVersion: Int, sha256: String) {
+    public init(channel: ChannelID, tick: Timestamp, rendition: Identifier, rendererVersion: Int, sha256: String) {
         self.channel = channel
         self.tick = tick
         self.rendition = rendition
@@ -70,7 +70,7 @@ public struct PostgresRenderSampleStore: RenderSampleStore {
                 struct Wire: Encodable {
                     var channel: ChannelID
                     var tick_ms: Int64
-                    var rendition: String
+                    var rendition: Identifier
                     var renderer_version: Int
                     var sha256: String
                 }
@@ -94,7 +94,7 @@ public struct PostgresRenderSampleStore: RenderSampleStore {
                 ).rows.map { row in
                     RenderSample(
                         channel: try row.identifier(0, "channel"), tick: Timestamp(milliseconds: try row.int64(1, "tick")),
-                        rendition: try row.string(2, "rendition"), rendererVersion: Int(try row.int64(3, "renderer_version")), sha256: try row.string(4, "sha256"))
+                        rendition: try row.identifier(2, "rendition"), rendererVersion: Int(try row.int64(3, "renderer_version")), sha256: try row.string(4, "sha256"))
                 }
             }
         }
