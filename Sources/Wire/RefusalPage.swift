@@ -24,7 +24,9 @@ public struct RefusalView: Codable, Sendable, Hashable {
     /// The command's name (`cancel-break`…).
     public var command: String
     public var commandId: String
-    /// The break the command named, absent when it named none (`cancel-current-event`).
+    /// The break the command named, absent when it named none (`cancel-current-event`): text read from the stored
+    /// request, not an `Identifier`, because the audit keeps what was asked for even when it was no id (records of
+    /// builds that refused such ids in `decide` rather than where they entered).
     public var breakId: String?
     /// The canonical request, JSON, as stored.
     public var request: String

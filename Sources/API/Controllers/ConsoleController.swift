@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import Schedule
 
 /// The operator console (`/console`): static HTML, CSS and JavaScript modules from one directory, each served with a
 /// Content-Security-Policy that allows scripts from this origin only (the console has no inline script), and
@@ -58,13 +59,13 @@ struct ConsoleController {
     @Sendable func session(_ request: Request, context: APIRequestContext) throws -> Response {
         let caller = try context.caller(for: .anyToken)
         guard let token = caller.token else { return jsonResponse(Session(name: nil, role: "operator", channels: [], open: true)) }
-        return jsonResponse(Session(name: token.name, role: token.role.rawValue, channels: token.channels.map(\.rawValue), open: false))
+        return jsonResponse(Session(name: token.name, role: token.role.rawValue, channels: token.channels, open: false))
     }
 
     struct Session: Encodable {
         var name: String?
         var role: String
-        var channels: [String]
+        var channels: [ChannelID]
         var open: Bool
     }
 
