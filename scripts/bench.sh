@@ -110,6 +110,17 @@ printf "INSERT INTO bench_rows (payload) VALUES (repeat('x', %s));\n" "$payload_
 pgbench_tps() { "$CUELINE_PGBIN/pgbench" -n -c"$1" -j"$1" -T10 -f "$pgdir/insert.sql" "$DATABASE_URL" 2>/dev/null | awk '/tps = / {print $3; exit}'; }
 pgbench_1=$(pgbench_tps 1)
 pgbench_16=$(pgbench_tps 16)
+# cueline_append alone (no HTTP, no server): the database side of a command, 1 and 16 clients on a channel each, in
+# a database of its own on the same cluster (its events are of a type no channel reads).
+psql "$DATABASE_URL" -qc "CREATE DATABASE bench_fn"
+fn_url="${DATABASE_URL%/*}/bench_fn"
+DATABASE_URL="$fn_url" "$bin/cueline" migrate >/dev/null
+cat >"$pgdir/append.sql" <<'SQL'
+SELECT result_version FROM cueline_append('pgb' || :client_id, -1, md5(random()::text), 'h', 'bench', 'bench', NULL, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + 100, '[{"type":"Noted","schema_version":1,"payload":"{\"n\":1}"}]');
+SQL
+append_fn_tps() { "$CUELINE_PGBIN/pgbench" -n -c"$1" -j"$1" -T10 -f "$pgdir/append.sql" "$fn_url" 2>/dev/null | awk '/tps = / {print $3; exit}'; }
+function_1=$(append_fn_tps 1)
+function_16=$(append_fn_tps 16)
 for n in $(seq 0 33); do
     "$bin/cueline" channel create "append$n" --segment-duration 6 --window 10 --rendition 720p,2800000,720p/seg{n}.ts >/dev/null
 done
@@ -177,10 +188,10 @@ print(f"{samples[len(samples)//2]:.1f} {samples[int(len(samples)*0.99)-1]:.1f} {
 PY
 )
 read -r p50 p99 worst <<<"$latency"
-python3 - "$out" "$cueline_rps" "$nginx_rps" "$router_rps" "$append_1" "$append_16" "$measured_1" "$measured_16" "$pgbench_1" "$pgbench_16" "$payload_size" "$non201" "$p50" "$p99" "$worst" "$append_load" <<'PY'
+python3 - "$out" "$cueline_rps" "$nginx_rps" "$router_rps" "$append_1" "$append_16" "$measured_1" "$measured_16" "$pgbench_1" "$pgbench_16" "$payload_size" "$non201" "$p50" "$p99" "$worst" "$append_load" "$function_1" "$function_16" <<'PY'
 import sys
-out, c, n, r, a1, a16, m1, m16, p1, p16, size, refused, p50, p99, worst, load = sys.argv[1:]
-c, n, r, a1, a16, m1, m16, p1, p16 = float(c), float(n), float(r), float(a1), float(a16), float(m1), float(m16), float(p1), float(p16)
+out, c, n, r, a1, a16, m1, m16, p1, p16, size, refused, p50, p99, worst, load, f1, f16 = sys.argv[1:]
+c, n, r, a1, a16, m1, m16, p1, p16, f1, f16 = float(c), float(n), float(r), float(a1), float(a16), float(m1), float(m16), float(p1), float(p16), float(f1), float(f16)
 with open(out, "a") as f:
     f.write(f"""
 ## serve
@@ -194,13 +205,14 @@ wrk -t2 -c50 -d10s on one media playlist (3-rendition channel, one break), same 
 
 ## append
 10 s each, on the same durable cluster (fsync on: an acknowledged command is committed). Full command path: HTTP,
-decide on the instance's state, one `cueline_append` call (version check, log head, hash chain, idempotency record,
+decide on the instance's state, one `cueline_append` call (version check, positions, hash chain, idempotency record,
 notify), the follower fed the appended events. Baseline: pgbench inserting one row of the same payload size ({size}
 bytes). 16 clients: 16 channels, one per client. Load average at the end: {load}.
 
 | path | 1 client | ratio | 16 clients | ratio | 16 vs 1 client |
 |---|---|---|---|---|---|
 | pgbench INSERT | {p1:,.0f}/s | 1.00 | {p16:,.0f}/s | 1.00 | {p16/p1:.2f}x |
+| `cueline_append` alone, from pgbench (no HTTP; a database of its own) | {f1:,.0f}/s | {f1/p1:.2f} | {f16:,.0f}/s | {f16/p16:.2f} | {f16/f1:.2f}x |
 | POST /channels/appendN/commands (place_break with an asset list: the append path) | {a1:,.0f}/s | {a1/p1:.2f} | {a16:,.0f}/s | {a16/p16:.2f} | {a16/a1:.2f}x |
 | the same with an asset URI, read and measured at each placement (an HTTP GET of the asset) | {m1:,.0f}/s | {m1/p1:.2f} | {m16:,.0f}/s | {m16/p16:.2f} | {m16/m1:.2f}x |
 

@@ -85,7 +85,8 @@ for breaks in [125, 250, 500, 1000] {
 func write(_ events: [RecordedScheduleEvent], channel: ChannelID, url: String) async throws {
     let connection = try await PostgresConnection.connect(url: url)
     defer { connection.close() }
-    let base = Int64(try await connection.query("SELECT position FROM cueline_log_head").scalar().flatMap { Int64($0) } ?? 0)
+    // Past every position handed out (Migrations/0010: positions come from a sequence), then the sequence moves past these.
+        let base = Int64(try await connection.query("SELECT greatest(CASE WHEN is_called THEN last_value ELSE 0 END, (SELECT coalesce(max(position), 0) FROM cueline_events)) FROM cueline_positions").scalar().flatMap { Int64($0) } ?? 0)
     var previous = HashChain.genesis(channel: channel)
     for chunk in stride(from: 0, to: events.count, by: 500) {
         var query = PostgresQuery(sql: "INSERT INTO cueline_events (position, channel, version, type, schema_version, payload, decided_at, actor, source, command_id, hash) VALUES ")
@@ -114,7 +115,7 @@ func write(_ events: [RecordedScheduleEvent], channel: ChannelID, url: String) a
         try await connection.query(query)
     }
     try await connection.query("INSERT INTO cueline_streams (channel, version, last_hash) VALUES (\(channel), \(events.last!.version), \(previous))")
-    try await connection.query("UPDATE cueline_log_head SET position = \(base + events.last!.version)")
+    try await connection.query("SELECT setval('cueline_positions', \(base + events.last!.version))")
 }
 
 func milliseconds(_ body: () async throws -> Void) async rethrows -> Double {

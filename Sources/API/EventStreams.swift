@@ -122,14 +122,14 @@ public final class EventStreams: Service, Sendable {
 
     /// The shared wake-up: resumes the streams whose channel has new events, or whose keep-alive is due.
     public func run() async throws {
-        var position = follower.position
+        var generation = follower.generation
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             try? await Task.sleep(for: .milliseconds(100))
             let now = ContinuousClock.now
             // One reading: a change between two readings would be taken as seen and never woken for.
-            let current = follower.position
-            let moved = current != position
-            position = current
+            let current = follower.generation
+            let moved = current != generation
+            generation = current
             var versions: [ChannelID: Int64] = [:]
             let due = state.withLock { state -> [(CheckedContinuation<Bool, Never>, Bool)] in
                 var due: [(CheckedContinuation<Bool, Never>, Bool)] = []

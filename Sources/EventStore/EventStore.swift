@@ -27,8 +27,12 @@ public protocol EventStore: Sendable {
     /// - Throws: `StoreError.commandIDReused` when the id was used for a different request.
     func previousResult(of request: AppendRequest) async throws -> AppendResult?
 
-    /// Events with a global position greater than `position`, in position order, at most `limit`.
-    func read(after position: Int64, limit: Int) async throws -> [RecordedEvent]
+    /// Events with a global position greater than `position` and at most `head`, in position order, at most `limit`.
+    ///
+    /// Positions are unique and grow with each channel's versions, but appends of different channels commit in any
+    /// order and a rolled-back append leaves a hole: only positions at or below a watermark's `head` are final, so a
+    /// reader that moves a cursor reads up to one (`watermark()`), never past it.
+    func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent]
 
     /// Events of one channel with a version greater than `version`, in order, at most `limit`.
     func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent]
@@ -36,7 +40,8 @@ public protocol EventStore: Sendable {
     /// The channel's current version (0 for a channel with no events).
     func version(of channel: ChannelID) async throws -> Int64
 
-    /// The highest committed global position (0 for an empty log).
+    /// The highest committed global position (0 for an empty log); a lower position may still commit after it (use
+    /// `watermark()` to read up to a final one).
     func headPosition() async throws -> Int64
 
     /// The log head and the instant up to which the log is complete (see `Watermark`).

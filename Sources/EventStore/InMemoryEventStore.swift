@@ -79,11 +79,12 @@ public final class InMemoryEventStore: EventStore {
         }
     }
 
-    public func read(after position: Int64, limit: Int) -> [RecordedEvent] {
+    public func read(after position: Int64, through head: Int64, limit: Int) -> [RecordedEvent] {
         state.withLock { state in
             let start = Int(max(0, position))
-            guard start < state.events.count else { return [] }
-            return Array(state.events[start..<min(state.events.count, start + max(0, limit))])
+            let end = Int(min(Int64(state.events.count), max(0, head)))
+            guard start < end else { return [] }
+            return Array(state.events[start..<min(end, start + max(0, limit))])
         }
     }
 

@@ -12,7 +12,7 @@ public struct PostgresEventStore: EventStore {
     /// The NOTIFY channel; its payload is `<channel> <last position>`.
     public static let notifyChannel = "cueline_events"
     /// The highest migration this build needs.
-    public static let requiredMigration = 9
+    public static let requiredMigration = 10
 
     public let pool: PostgresPool
     let logger: Logger
@@ -78,7 +78,7 @@ public struct PostgresEventStore: EventStore {
         do {
             rows = try await connection.query(
                 """
-                SELECT result_version, replayed, first_position, last_position, hashes FROM cueline_append(\
+                SELECT result_version, replayed, first_position, last_position, hashes, positions FROM cueline_append(\
                 \(request.channel), \(expected), \(command.commandID), \(request.requestHash), \(command.actor), \
                 \(command.source), \(command.reason), \(command.decidedAt.milliseconds), \(eventsJSON(request.events))::json)
                 """, preparedAs: "cueline_append")
@@ -107,20 +107,22 @@ public struct PostgresEventStore: EventStore {
             // A retry: the original events, as stored.
             var events: [RecordedEvent] = []
             if let first, let last = row.optionalInt64(3) {
-                events = try await connection.query(
-                    "\(unescaped: selectEvents) WHERE position BETWEEN \(first) AND \(last) ORDER BY position"
-                ).rows.map(decodeEvent)
+                events = try await commandEvents(request.channel, first: first, last: last, on: connection)
             }
             return AppendResult(channel: request.channel, events: events, version: version, replayed: true)
         }
         // The database assigned positions, versions and hashes; the rest is what it was given and stored as is.
         let hashes = parseTextArray(try row.string(4, "hashes"))
-        guard hashes.count == request.events.count, request.events.isEmpty || first != nil else {
-            throw PostgresError(kind: .statementFailed, message: "cueline_append returned \(hashes.count) hashes for \(request.events.count) events")
+        // Each event's own position: a command's positions grow but need not be consecutive (Migrations/0010).
+        let positions = parseTextArray(try row.string(5, "positions")).compactMap { Int64($0) }
+        guard hashes.count == request.events.count, positions.count == request.events.count else {
+            throw PostgresError(
+                kind: .statementFailed,
+                message: "cueline_append returned \(hashes.count) hashes and \(positions.count) positions for \(request.events.count) events")
         }
         let recorded = request.events.enumerated().map { offset, event in
             RecordedEvent(
-                position: first! + Int64(offset), channel: request.channel, version: version - Int64(request.events.count) + Int64(offset) + 1,
+                position: positions[offset], channel: request.channel, version: version - Int64(request.events.count) + Int64(offset) + 1,
                 type: event.type, schemaVersion: event.schemaVersion, payload: event.payload, decidedAt: command.decidedAt,
                 actor: command.actor, source: command.source, commandID: command.commandID, reason: command.reason,
                 hash: hashes[offset])
@@ -164,11 +166,19 @@ public struct PostgresEventStore: EventStore {
         }
         var events: [RecordedEvent] = []
         if let first = row.optionalInt64(2), let last = row.optionalInt64(3) {
-            events = try await connection.query(
-                "\(unescaped: selectEvents) WHERE position BETWEEN \(first) AND \(last) ORDER BY position"
-            ).rows.map(decodeEvent)
+            events = try await commandEvents(request.channel, first: first, last: last, on: connection)
         }
         return AppendResult(channel: request.channel, events: events, version: try row.int64(1, "result_version"), replayed: true)
+    }
+
+    /// The events a command appended, from its idempotency record's first and last position: the channel's events
+    /// between them (other channels' appends may have taken positions in between; the channel's own were serialized).
+    private static func commandEvents(
+        _ channel: ChannelID, first: Int64, last: Int64, on connection: PostgresConnection
+    ) async throws -> [RecordedEvent] {
+        try await connection.query(
+            "\(unescaped: selectEvents) WHERE channel = \(channel) AND position BETWEEN \(first) AND \(last) ORDER BY position"
+        ).rows.map(decodeEvent)
     }
 
     public func watermark() async throws -> Watermark {
@@ -185,11 +195,14 @@ public struct PostgresEventStore: EventStore {
         }
     }
 
-    public func read(after position: Int64, limit: Int) async throws -> [RecordedEvent] {
+    public func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent] {
         try await mapErrors {
             try await pool.withConnection { connection in
                 try await connection.query(
-                    "\(unescaped: Self.selectEvents) WHERE position > \(position) ORDER BY position LIMIT \(limit)"
+                    """
+                    \(unescaped: Self.selectEvents) WHERE position > \(position) AND position <= \(head) \
+                    ORDER BY position LIMIT \(limit)
+                    """
                 ).rows.map(Self.decodeEvent)
             }
         }
@@ -232,7 +245,7 @@ public struct PostgresEventStore: EventStore {
     public func headPosition() async throws -> Int64 {
         try await mapErrors {
             try await pool.withConnection { connection in
-                try await connection.query("SELECT position FROM cueline_log_head").scalar().flatMap { Int64($0) } ?? 0
+                try await connection.query("SELECT coalesce(max(position), 0) FROM cueline_events").scalar().flatMap { Int64($0) } ?? 0
             }
         }
     }

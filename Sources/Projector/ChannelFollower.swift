@@ -103,7 +103,12 @@ public final class ChannelFollower: Service, Sendable {
 
     private struct Shared {
         var channels: [ChannelID: Entry] = [:]
+        /// Every event at or below this position has been folded (positions the log never filled are holes:
+        /// `EventStore.read(after:through:limit:)`). Moved by reads of the log only; a command's own events, folded
+        /// as its append returned them, are recognized by their channel's version.
         var position: Int64 = 0
+        /// Counts the folds that applied something, for those waiting on any change (event streams).
+        var generation: Int64 = 0
         /// Every event decided at or before this instant has been read (see `Watermark`): ticks up to it can be
         /// served knowing that replay will give back the same bytes.
         var knownUntil = Timestamp(milliseconds: .min)
@@ -157,6 +162,11 @@ public final class ChannelFollower: Service, Sendable {
 
     public var position: Int64 {
         shared.withLock { $0.position }
+    }
+
+    /// Moves whenever an event is folded in, by a read of the log or a command's own append.
+    public var generation: Int64 {
+        shared.withLock { $0.generation }
     }
 
     public func run() async throws {
@@ -219,10 +229,16 @@ public final class ChannelFollower: Service, Sendable {
         }
         var position = shared.withLock { $0.position }
         while position < watermark.head {
-            let batch = try await store.read(after: position, limit: 1000)
-            guard !batch.isEmpty else { break }
-            position = batch.last!.position
-            fold(batch, contiguousOnly: false)
+            let batch = try await store.read(after: position, through: watermark.head, limit: 1000)
+            fold(batch, appended: false)
+            guard batch.count == 1000, let last = batch.last?.position else {
+                // Everything up to the head is read: a position below it that holds no event is a hole for good
+                // (an append rolled back), so the cursor moves to the head itself.
+                shared.withLock { $0.position = max($0.position, watermark.head) }
+                position = watermark.head
+                break
+            }
+            position = last
         }
         // Any successful read, whoever triggered it, means the log is reachable again. The watermark holds once
         // everything up to its head is folded in (by this call or a concurrent one).
@@ -241,19 +257,23 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     /// Folds events the caller appended itself (a command's answer), without reading the log: only when they are
-    /// exactly the next positions this follower has not read, so no position is ever skipped. Returns false when
-    /// events of other writers come first (then the log must be read: `catchUp`).
+    /// the next versions of their channel, so no event of the channel is ever skipped (appends of other channels do
+    /// not matter: each channel's schedule is its own). Returns false when events of another writer of the same
+    /// channel come first (then the log must be read: `catchUp`). The read cursor does not move: the log read later
+    /// meets these events again and skips them by version.
     @discardableResult
     public func ingest(appended events: [RecordedEvent]) -> Bool {
         guard !events.isEmpty else { return true }
-        return fold(events, contiguousOnly: true)
+        return fold(events, appended: true)
     }
 
-    /// Decodes and folds a batch read from the log (or appended by this instance), in position order. Events already
-    /// folded are skipped (catch-ups and ingests may run concurrently: whoever applies an event first wins).
-    /// `contiguousOnly`: fold nothing unless the batch starts right after the last position folded.
+    /// Decodes and folds a batch read from the log (or appended by this instance), in position order. Each event is
+    /// applied when it is its channel's next version and skipped when that version is already folded (catch-ups and
+    /// ingests may run concurrently: whoever applies an event first wins).
+    /// `appended`: a command's own events; fold nothing unless the first is its channel's next version, and leave
+    /// the read cursor where it is.
     @discardableResult
-    private func fold(_ batch: [RecordedEvent], contiguousOnly: Bool) -> Bool {
+    private func fold(_ batch: [RecordedEvent], appended: Bool) -> Bool {
         guard let last = batch.last?.position else { return true }
         var decoded: [(ChannelID, RecordedScheduleEvent)] = []
         var unreadable: [RecordedEvent] = []
@@ -269,25 +289,51 @@ public final class ChannelFollower: Service, Sendable {
             }
         }
         let outcome = shared.withLock { shared -> (applied: Bool, diverged: [(ChannelID, RecordedScheduleEvent, Timestamp)])? in
-            if contiguousOnly, batch[0].position > shared.position + 1 { return nil }
-            let fresh = decoded.filter { $0.1.position > shared.position }
+            func folded(_ channel: ChannelID) -> Int64 { shared.channels[channel]?.state.version ?? 0 }
+            func entry(_ channel: ChannelID) {
+                guard shared.channels[channel] == nil else { return }
+                // The hot form: aired and cancelled breaks leave once no window can hold them (as-run reads the log).
+                shared.channels[channel] = Entry(state: ChannelState(channel: channel, retention: .window), settled: ChannelState(channel: channel, retention: .window))
+            }
+            func skip(_ event: RecordedEvent) {
+                guard event.version == folded(event.channel) + 1 else { return }
+                entry(event.channel)
+                shared.channels[event.channel]!.state.version = event.version
+            }
+            if appended, let first = batch.first, first.version > folded(first.channel) + 1 { return nil }
+            var fresh = 0
             var diverged: [(ChannelID, RecordedScheduleEvent, Timestamp)] = []
-            for (channel, recorded) in fresh {
-                if shared.channels[channel] == nil {
-                    // The hot form: aired and cancelled breaks leave once no window can hold them (as-run reads the log).
-                    shared.channels[channel] = Entry(state: ChannelState(channel: channel, retention: .window), settled: ChannelState(channel: channel, retention: .window))
+            var skipped = unreadable.makeIterator()
+            var nextSkipped = skipped.next()
+            for (channel, recorded) in decoded {
+                // Skipped events still move the channel's version, so commands and If-Match see the stream as it is.
+                while let event = nextSkipped, event.position < recorded.position {
+                    skip(event)
+                    nextSkipped = skipped.next()
                 }
+                guard recorded.version == folded(channel) + 1 else {
+                    if recorded.version > folded(channel) + 1 {
+                        // Not reachable by a read up to a watermark (a channel's positions grow with its versions).
+                        logger.error("event skipped: its channel's earlier versions were not read", metadata: [
+                            "channel": "\(channel)", "position": "\(recorded.position)", "version": "\(recorded.version)", "folded": "\(folded(channel))",
+                        ])
+                    }
+                    continue
+                }
+                fresh += 1
+                entry(channel)
                 // In place: a copy of the entry would copy its schedule on every event.
                 if let servedTick = shared.channels[channel]!.fold(recorded) {
                     diverged.append((channel, recorded, servedTick))
                 }
             }
-            // Skipped events still move the channel's version, so commands and If-Match see the stream as it is.
-            for event in unreadable where event.position > shared.position {
-                shared.channels[event.channel]?.state.version = event.version
+            while let event = nextSkipped {
+                skip(event)
+                nextSkipped = skipped.next()
             }
-            shared.position = max(shared.position, last)
-            return (!fresh.isEmpty, diverged)
+            if !appended { shared.position = max(shared.position, last) }
+            if fresh > 0 { shared.generation += 1 }
+            return (fresh > 0, diverged)
         }
         guard let outcome else { return false }
         guard outcome.applied else { return true }

@@ -67,7 +67,7 @@ final class SwitchableStore: EventStore {
         return try base.append(request)
     }
     func previousResult(of request: AppendRequest) async throws -> AppendResult? { try base.previousResult(of: request) }
-    func read(after position: Int64, limit: Int) async throws -> [RecordedEvent] { base.read(after: position, limit: limit) }
+    func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent] { base.read(after: position, through: head, limit: limit) }
     func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
         if let wait = beforeReadStream.withLock({ $0 }) { await wait() }
         return base.readStream(channel, after: version, limit: limit)

@@ -6,7 +6,7 @@ import Testing
 
 @Suite("EventStore contract (in-memory and PostgreSQL)")
 struct EventStoreContractTests {
-    @Test("appended events read back field for field, with gap-free versions and positions", arguments: StoreKind.available)
+    @Test("appended events read back field for field, with gap-free versions and growing positions", arguments: StoreKind.available)
     func appendAndRead(kind: StoreKind) async throws {
         let store = kind.make()
         let channel = uniqueChannel()
@@ -20,7 +20,7 @@ struct EventStoreContractTests {
         #expect(result.version == 2)
         #expect(result.replayed == false)
         #expect(result.events.map(\.version) == [1, 2])
-        #expect(result.events[1].position == result.events[0].position + 1)
+        #expect(result.events[1].position > result.events[0].position)
 
         let read = try await store.readStream(channel, after: 0, limit: 10)
         #expect(read == result.events)

@@ -143,7 +143,7 @@ struct PostgresOnlyTests {
         try await appender.query("COMMIT")
         let head = try #require(Int64(try await watermark ?? ""))
         #expect(ContinuousClock.now - started >= .milliseconds(300), "the watermark did not wait for the open append")
-        #expect(head >= moved && moved >= before, "other tests may append meanwhile when suites run in parallel")
+        #expect(head >= before, "other tests may append meanwhile when suites run in parallel")
     }
 
     @Test("events of the schedule's types that contradict their decision time or shape are refused by the database")

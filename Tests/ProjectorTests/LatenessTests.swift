@@ -16,7 +16,7 @@ struct LatenessTests {
         let knownUntil = Mutex(Timestamp(milliseconds: .min))
         func append(_ request: AppendRequest) async throws -> AppendResult { try await inner.append(request) }
         func previousResult(of request: AppendRequest) async throws -> AppendResult? { try await inner.previousResult(of: request) }
-        func read(after position: Int64, limit: Int) async throws -> [RecordedEvent] { try await inner.read(after: position, limit: limit) }
+        func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent] { try await inner.read(after: position, through: head, limit: limit) }
         func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
             try await inner.readStream(channel, after: version, limit: limit)
         }

@@ -172,7 +172,8 @@ struct ReplaySnapshotStoreTests {
     static func write(_ events: [RecordedScheduleEvent], channel: ChannelID, url: String) async throws -> [RecordedEvent] {
         let connection = try await PostgresConnection.connect(url: url)
         defer { connection.close() }
-        let base = Int64(try await connection.query("SELECT position FROM cueline_log_head").scalar().flatMap { Int64($0) } ?? 0)
+        // Past every position handed out (Migrations/0010: positions come from a sequence), then the sequence moves past these.
+        let base = Int64(try await connection.query("SELECT greatest(CASE WHEN is_called THEN last_value ELSE 0 END, (SELECT coalesce(max(position), 0) FROM cueline_events)) FROM cueline_positions").scalar().flatMap { Int64($0) } ?? 0)
         var previous = HashChain.genesis(channel: channel)
         var written: [RecordedEvent] = []
         for event in events {
@@ -192,7 +193,7 @@ struct ReplaySnapshotStoreTests {
             written.append(raw)
         }
         try await connection.query("INSERT INTO cueline_streams (channel, version, last_hash) VALUES (\(channel), \(events.last!.version), \(previous))")
-        try await connection.query("UPDATE cueline_log_head SET position = \(base + events.last!.version)")
+        try await connection.query("SELECT setval('cueline_positions', \(base + events.last!.version))")
         return written
     }
 
