@@ -16,9 +16,9 @@ import Synchronization
 /// wall clock does.
 public final class ChannelFollower: Service, Sendable {
     public struct Rendered: Sendable {
-        /// Segments completed at the tick rendered (identifies the window); for relay channels, the upstream
-        /// generation.
-        public var completedSegments: Int64
+        /// Ticks completed at the tick rendered (identifies the window): segments, or parts for a channel with parts
+        /// (`Timeline.completedTicks`); for relay channels, the upstream generation.
+        public var completedTicks: Int64
         /// The channel version the schedule was folded to.
         public var version: Int64
         public var tick: Timestamp
@@ -50,10 +50,10 @@ public final class ChannelFollower: Service, Sendable {
         }
 
         public init(
-            completedSegments: Int64, version: Int64, tick: Timestamp, targetDuration: Int,
+            completedTicks: Int64, version: Int64, tick: Timestamp, targetDuration: Int,
             playlists: [Identifier: String], multivariant: String
         ) {
-            self.completedSegments = completedSegments
+            self.completedTicks = completedTicks
             self.version = version
             self.tick = tick
             self.targetDuration = targetDuration
@@ -421,7 +421,7 @@ public final class ChannelFollower: Service, Sendable {
                     continue
                 }
                 let timeline = Timeline(config)
-                let completed = timeline.completedSegments(at: now)
+                let completed = timeline.completedTicks(at: now)
                 if lastRendered[id] != completed, let current = try? self.rendered(id) {
                     // Sample what is served: every 30th window, and every window with a schedule change.
                     if completed % 30 == 0 || lastSampledVersion[id] != current.version {
@@ -436,17 +436,17 @@ public final class ChannelFollower: Service, Sendable {
                         // When the window became servable, not when this loop reached the channel: once its bytes
                         // existed (rendered ahead, or by whichever request or tick rendered it) and the serving time had
                         // reached its boundary (the watermark). Any request from then on is answered with it.
-                        let boundary = timeline.segmentStart(completed)
+                        let boundary = timeline.tickStart(completed)
                         lateness.recordNanoseconds(max(0, servableInstant(current, boundary: boundary).milliseconds(since: boundary)) * 1_000_000)
                         rendered.increment()
                     }
                     lastRendered[id] = completed
                 }
-                let next = timeline.nextBoundary(after: now)
+                let next = timeline.nextTick(after: now)
                 queue.push(next, id)
                 // A channel is in the ahead queue once: a newer boundary replaces the one it waits for.
                 if aheadBoundary.updateValue(next, forKey: id) == nil {
-                    let lead = min(3000, config.segmentDurationMilliseconds / 2)
+                    let lead = min(3000, timeline.tickMilliseconds / 2)
                     aheadQueue.push(max(now, next.adding(milliseconds: -lead)), id)
                 }
             }
@@ -493,14 +493,14 @@ public final class ChannelFollower: Service, Sendable {
             let inEffect = entry.inEffect(at: boundary)
             let effect = entry.effect(at: boundary)
             guard let config = inEffect.config, config.source == .clock else { return nil }
-            let completed = Timeline(config).completedSegments(at: boundary)
-            if let ahead = entry.ahead, ahead.completedSegments == completed, ahead.effect == effect { return nil }
-            if let current = entry.rendered, current.completedSegments == completed, current.effect == effect { return nil }
+            let completed = Timeline(config).completedTicks(at: boundary)
+            if let ahead = entry.ahead, ahead.completedTicks == completed, ahead.effect == effect { return nil }
+            if let current = entry.rendered, current.completedTicks == completed, current.effect == effect { return nil }
             return (config, inEffect, completed, effect)
         }
         guard let (config, inEffect, completed, effect) = snapshot else { return false }
         guard var rendered = try? Self.render(config: config, state: inEffect, tick: boundary) else { return false }
-        rendered.completedSegments = completed
+        rendered.completedTicks = completed
         rendered.effect = effect
         rendered.readyAt = clock()
         return shared.withLock { shared in
@@ -550,7 +550,7 @@ public final class ChannelFollower: Service, Sendable {
             } catch {
                 throw .renderFailed("\(error)")
             }
-            rendered.completedSegments = completed
+            rendered.completedTicks = completed
             rendered.effect = effect
             rendered.readyAt = clock()
             shared.withLock { shared in
@@ -619,7 +619,7 @@ public final class ChannelFollower: Service, Sendable {
             }
         }
         return Rendered(
-            completedSegments: Timeline(config).completedSegments(at: tick), version: state.version, tick: tick,
+            completedTicks: Timeline(config).completedTicks(at: tick), version: state.version, tick: tick,
             targetDuration: config.targetDuration, playlists: playlists,
             multivariant: try PlaylistRenderer.render(PlaylistBuilder.multivariant(config: config)))
     }
@@ -654,11 +654,11 @@ extension ChannelFollower.Entry {
         let inEffect = inEffect(at: tick)
         let effect = effect(at: tick)
         guard let config = inEffect.config else { return nil }
-        let completed = config.source == .clock ? Timeline(config).completedSegments(at: tick) : upstreamGeneration
-        if let cached = rendered, cached.completedSegments == completed, cached.effect == effect {
+        let completed = config.source == .clock ? Timeline(config).completedTicks(at: tick) : upstreamGeneration
+        if let cached = rendered, cached.completedTicks == completed, cached.effect == effect {
             return .cached(cached)
         }
-        if let ahead, ahead.completedSegments == completed, ahead.effect == effect, ahead.tick <= tick {
+        if let ahead, ahead.completedTicks == completed, ahead.effect == effect, ahead.tick <= tick {
             // Rendered ahead for this window from this schedule: published now (the swap), not rendered again.
             rendered = ahead
             self.ahead = nil

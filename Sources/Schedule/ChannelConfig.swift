@@ -22,11 +22,16 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
     public var horizonMilliseconds: Int64?
     /// Absolute base URL of this service as players reach it (`http://127.0.0.1:8080`), for asset-list URIs.
     public var publicBaseURL: String
+    /// Low-Latency HLS: each segment is made of parts of this many milliseconds (a whole fraction of the segment),
+    /// listed with `EXT-X-PART` near the live edge, and playlists are served at every part boundary with blocking
+    /// reload and delta updates. Nil (every channel created before LL-HLS, and channels without parts): none of it,
+    /// the bytes are what they always were.
+    public var partDurationMilliseconds: Int64?
 
     public init(
         id: ChannelID, segmentDurationMilliseconds: Int64, windowSegments: Int, epoch: Timestamp,
         renditions: [RenditionConfig], source: Source = .clock, loopSegments: Int? = nil, publicBaseURL: String,
-        horizonMilliseconds: Int64? = nil
+        horizonMilliseconds: Int64? = nil, partDurationMilliseconds: Int64? = nil
     ) {
         self.id = id
         self.segmentDurationMilliseconds = segmentDurationMilliseconds
@@ -37,10 +42,11 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         self.loopSegments = loopSegments
         self.horizonMilliseconds = horizonMilliseconds
         self.publicBaseURL = publicBaseURL
+        self.partDurationMilliseconds = partDurationMilliseconds
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, segmentDurationMilliseconds, windowSegments, epoch, renditions, source, loopSegments, horizonMilliseconds, publicBaseURL
+        case id, segmentDurationMilliseconds, windowSegments, epoch, renditions, source, loopSegments, horizonMilliseconds, publicBaseURL, partDurationMilliseconds
     }
 
     /// As the synthesized decoding, but the id as stored (today's rule or the earlier one).
@@ -59,6 +65,12 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         loopSegments = try container.decodeIfPresent(Int.self, forKey: .loopSegments)
         horizonMilliseconds = try container.decodeIfPresent(Int64.self, forKey: .horizonMilliseconds)
         publicBaseURL = try container.decode(String.self, forKey: .publicBaseURL)
+        partDurationMilliseconds = try container.decodeIfPresent(Int64.self, forKey: .partDurationMilliseconds)
+    }
+
+    /// Parts in a segment, for a channel with parts (the part duration divides the segment duration).
+    public var partsPerSegment: Int64? {
+        partDurationMilliseconds.map { $0 > 0 ? segmentDurationMilliseconds / $0 : 1 }
     }
 
     /// The integer target duration: the segment duration rounded up to whole seconds. Never changes.
@@ -100,6 +112,24 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         if let horizon = horizonMilliseconds, !(Int64(3 * targetDuration) * 1000...86_400_000).contains(horizon) {
             throw .invalidField("horizon", "must be between 3 target durations (\(3 * targetDuration) s) and 86400 s")
         }
+        if let part = partDurationMilliseconds {
+            guard case .clock = source else {
+                throw .invalidField("part-duration", "parts are served for clock channels only (a relay channel's parts would come from its upstream, which is not supported yet)")
+            }
+            guard (100...segmentDurationMilliseconds).contains(part), segmentDurationMilliseconds % part == 0 else {
+                throw .invalidField(
+                    "part-duration",
+                    "must be between 0.1 s and the segment duration and divide it into whole parts (got \(DecimalNumber(milliseconds: part)) s for \(DecimalNumber(milliseconds: segmentDurationMilliseconds)) s segments)")
+            }
+            guard segmentDurationMilliseconds / part <= 100 else {
+                throw .invalidField("part-duration", "a segment has at most 100 parts (got \(segmentDurationMilliseconds / part))")
+            }
+            for rendition in renditions where rendition.partURITemplate == nil {
+                throw .invalidField("rendition", "\(rendition.name): a channel with parts needs a part URI template with {n} and {p} for every rendition")
+            }
+        } else if let rendition = renditions.first(where: { $0.partURITemplate != nil }) {
+            throw .invalidField("rendition", "\(rendition.name): a part URI template needs --part-duration on the channel")
+        }
         _ = try AbsoluteURI(publicBaseURL, field: "public-url")
         if case .relay(let upstream) = source {
             guard !upstream.isEmpty, upstream.utf8.count <= Limits.uriBytes, !upstream.containsControlCharacter else {
@@ -123,10 +153,16 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
     public var uriTemplate: String
     /// `EXT-X-MAP` URI for fMP4 segments.
     public var mapURI: String?
+    /// LL-HLS part URI template (channels with parts): the segment's tokens, and `{p}` the index of the part in its
+    /// segment (from 0).
+    public var partURITemplate: String?
+    /// Parts whose index is a multiple of this start with an independent frame (`INDEPENDENT=YES`); nil: only a
+    /// segment's first part (every segment starts with one).
+    public var independentPartInterval: Int?
 
     public init(
         name: Identifier, bandwidth: Int, codecs: [String] = [], resolution: String? = nil, frameRate: DecimalNumber? = nil,
-        uriTemplate: String, mapURI: String? = nil
+        uriTemplate: String, mapURI: String? = nil, partURITemplate: String? = nil, independentPartInterval: Int? = nil
     ) {
         self.name = name
         self.bandwidth = bandwidth
@@ -135,6 +171,14 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
         self.frameRate = frameRate
         self.uriTemplate = uriTemplate
         self.mapURI = mapURI
+        self.partURITemplate = partURITemplate
+        self.independentPartInterval = independentPartInterval
+    }
+
+    /// Whether part `part` of a segment is independent.
+    public func isIndependent(part: Int) -> Bool {
+        guard let interval = independentPartInterval, interval > 0 else { return part == 0 }
+        return part % interval == 0
     }
 
     /// Checks every field; `needsTemplate` for clock channels, whose segment URIs come from the template.
@@ -177,6 +221,27 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
         }
         if let mapURI, let problem = AbsoluteURI.referenceProblem(in: mapURI) {
             throw .invalidField("rendition", "\(name): map URI \(problem)")
+        }
+        if let partURITemplate {
+            var numbered = false, indexed = false
+            for token in Self.braceTokens(in: partURITemplate) {
+                if token == "p" {
+                    indexed = true
+                } else if token == "n" || (token.hasPrefix("n%") && (Int64(token.dropFirst(2)) ?? 0) > 0) {
+                    numbered = true
+                } else if token.hasPrefix("n") {
+                    throw .invalidField("rendition", "\(name): {\(token.prefix(32).escapingControlCharacters)} in the part URI template is not {n}, {n%K} or {p}")
+                }
+            }
+            guard numbered, indexed else {
+                throw .invalidField("rendition", "\(name): the part URI template must contain {n} (or {n%K}) and {p}")
+            }
+            if let problem = AbsoluteURI.referenceProblem(in: partURITemplate) {
+                throw .invalidField("rendition", "\(name): part URI template \(problem)")
+            }
+        }
+        if let interval = independentPartInterval, !(1...100).contains(interval) {
+            throw .invalidField("rendition", "\(name): the independent part interval must be 1 to 100 parts")
         }
     }
 

@@ -18,18 +18,38 @@ public enum PlaylistBuilder {
         let window = timeline.window(at: tick)
         // A live playlist must hold three target durations: publish nothing until it can.
         guard Int64(window.count) * config.segmentDurationMilliseconds >= Int64(3 * config.targetDuration) * 1000 else { return nil }
-        let starts = window.map { timeline.segmentStart($0) }
-        let placed = dateRanges(config: config, state: state, segmentStarts: starts, liveEdge: timeline.segmentStart(window.upperBound))
+        var starts = window.map { timeline.segmentStart($0) }
+        // Low latency: the playlist ends with the last part that has ended, in the segment in progress (`partial`
+        // parts of it, none right on a segment boundary); the parts of the segments within 3 target durations of
+        // that end are listed (§4.4.4.9).
+        let ll = LowLatencyWindow(timeline: timeline, config: config, at: tick)
+        let liveEdge = ll?.end ?? timeline.segmentStart(window.upperBound)
+        if let ll, ll.partial > 0 { starts.append(timeline.segmentStart(ll.segment)) }
+        let placed = dateRanges(config: config, state: state, segmentStarts: starts, liveEdge: liveEdge)
         var segments: [Segment] = []
         segments.reserveCapacity(window.count)
         // Parsed once for the window, not once per segment.
         let template = URITemplate(rendition.uriTemplate, substitutions: ["rendition": rendition.name.rawValue])
-        for n in window {
+        let partTemplate = ll.flatMap { _ in
+            rendition.partURITemplate.map { URITemplate($0, substitutions: ["rendition": rendition.name.rawValue], partIndex: true) }
+        }
+        func parts(of n: Int64, count: Int64) -> [SegmentTag] {
+            guard let ll, let partTemplate else { return [] }
+            return (0..<Int(count)).map { p in
+                .part(Part(duration: ll.partDuration, uri: partTemplate.expand(n, part: p), independent: rendition.isIndependent(part: p)))
+            }
+        }
+        func leadingTags(of n: Int64) -> [SegmentTag] {
             var tags: [SegmentTag] = []
             if let loop = config.loopSegments, n > 0, n % Int64(loop) == 0 { tags.append(.discontinuity) }
             if n == window.lowerBound, let map = rendition.mapURI { tags.append(.map(MediaInitialization(uri: map))) }
             tags.append(.programDateTime(timeline.segmentStart(n)))
             for range in placed.bySegment[Int(n - window.lowerBound)] ?? [] { tags.append(.dateRange(range)) }
+            return tags
+        }
+        for n in window {
+            var tags = leadingTags(of: n)
+            if let ll, timeline.segmentStart(n) >= ll.partsFrom { tags += parts(of: n, count: ll.partsPerSegment) }
             segments.append(
                 Segment(duration: DecimalNumber(milliseconds: config.segmentDurationMilliseconds), uri: template.expand(n), tags: tags))
         }
@@ -37,10 +57,145 @@ public enum PlaylistBuilder {
         if let loop = config.loopSegments, window.lowerBound > 0 {
             discontinuitySequence = (window.lowerBound - 1) / Int64(loop)
         }
+        var trailing: [SegmentTag] = []
+        if let ll, ll.partial > 0 { trailing = leadingTags(of: ll.segment) + parts(of: ll.segment, count: ll.partial) }
+        trailing += placed.trailing.map { .dateRange($0) }
+        var serverControl: ServerControl?
+        if let ll, let partTemplate {
+            trailing.append(.preloadHint(PreloadHint(type: .part, uri: partTemplate.expand(ll.segment, part: Int(ll.partial)))))
+            for other in config.renditions where other.name != rendition.name {
+                trailing.append(.renditionReport(RenditionReport(uri: "\(other.name).m3u8", lastMediaSequence: ll.lastSegment, lastPart: ll.lastPart)))
+            }
+            serverControl = ServerControl(
+                canBlockReload: true, canSkipUntil: DecimalNumber(milliseconds: ll.skipBoundaryMilliseconds), canSkipDateRanges: true,
+                partHoldBack: DecimalNumber(milliseconds: 3 * ll.partMilliseconds))
+        }
         return MediaPlaylist(
             version: rendition.mapURI != nil ? 6 : 3, targetDuration: config.targetDuration,
             mediaSequence: window.lowerBound, discontinuitySequence: discontinuitySequence,
-            independentSegments: rendition.mapURI != nil, segments: segments, trailingTags: placed.trailing.map { .dateRange($0) })
+            independentSegments: rendition.mapURI != nil, serverControl: serverControl, partTarget: ll?.partDuration,
+            segments: segments, trailingTags: trailing)
+    }
+
+    /// Where a channel with parts stands at a tick: the segment in progress and how many of its parts have ended.
+    struct LowLatencyWindow {
+        var partMilliseconds: Int64
+        var partsPerSegment: Int64
+        /// The segment in progress (the first one not complete).
+        var segment: Int64
+        /// Its parts that have ended (0 on a segment boundary).
+        var partial: Int64
+        /// The end of the last part that has ended: the end of the playlist.
+        var end: Timestamp
+        /// Segments starting at or after this instant list their parts (within 3 target durations of the end).
+        var partsFrom: Timestamp
+        /// CAN-SKIP-UNTIL: six target durations, the least the draft allows (§4.4.3.8).
+        var skipBoundaryMilliseconds: Int64
+
+        init?(timeline: Timeline, config: ChannelConfig, at tick: Timestamp) {
+            guard let part = timeline.partMilliseconds else { return nil }
+            partMilliseconds = part
+            partsPerSegment = timeline.partsPerSegment
+            let completed = timeline.completedTicks(at: tick)
+            segment = completed / partsPerSegment
+            partial = completed % partsPerSegment
+            end = timeline.tickStart(completed)
+            partsFrom = end.adding(milliseconds: -Int64(3 * config.targetDuration) * 1000)
+            skipBoundaryMilliseconds = Int64(6 * config.targetDuration) * 1000
+        }
+
+        var partDuration: DecimalNumber { DecimalNumber(milliseconds: partMilliseconds) }
+        /// EXT-X-RENDITION-REPORT's LAST-MSN and LAST-PART: the last part that has ended.
+        var lastSegment: Int64 { partial > 0 ? segment : segment - 1 }
+        var lastPart: Int { Int(partial > 0 ? partial - 1 : partsPerSegment - 1) }
+    }
+
+    // MARK: Delta updates
+
+    /// Which delta update a client asked for (`_HLS_skip`).
+    public enum DeltaUpdate: String, Hashable, Sendable, CaseIterable {
+        /// `YES`: older segments are skipped; every date range is still listed.
+        case segments = "YES"
+        /// `v2`: date ranges of breaks that ended before the first segment listed are skipped too, and the ids of those
+        /// removed recently (garbage-collected, or cancelled before they started) are listed.
+        case segmentsAndDateRanges = "v2"
+    }
+
+    /// The Playlist Delta Update (§6.2.5.1) of `full`, the media playlist of a channel with parts at `tick`: the segments
+    /// that ended more than CAN-SKIP-UNTIL before the playlist's end are replaced by `EXT-X-SKIP`. Applied to any full
+    /// playlist served in the last CAN-SKIP-UNTIL, it gives `full` again (segments, parts and the date ranges a player
+    /// holds by id). Nil for a playlist without `CAN-SKIP-UNTIL`.
+    public static func deltaPlaylist(
+        _ full: MediaPlaylist, config: ChannelConfig, state: ChannelState, at tick: Timestamp, update: DeltaUpdate
+    ) -> MediaPlaylist? {
+        let timeline = Timeline(config)
+        guard full.serverControl?.canSkipUntil != nil, let ll = LowLatencyWindow(timeline: timeline, config: config, at: tick) else { return nil }
+        let boundary = ll.end.adding(milliseconds: -ll.skipBoundaryMilliseconds)
+        var skipped = 0
+        while skipped < full.segments.count, timeline.segmentStart(full.mediaSequence + Int64(skipped) + 1) <= boundary { skipped += 1 }
+        var delta = full
+        delta.version = update == .segments ? 9 : 10
+        delta.segments = Array(full.segments[skipped...])
+        var removed: [String]?
+        if update == .segmentsAndDateRanges {
+            removed = recentlyRemovedDateRanges(config: config, state: state, at: tick, listed: Set(full.dateRanges.map(\.id)))
+        }
+        delta.skip = Skip(skippedSegments: skipped, recentlyRemovedDateRanges: removed)
+        guard skipped > 0, !delta.segments.isEmpty else { return delta }
+        // What the skipped segments carried that the rest still needs: the date ranges (all with YES; with v2 those of
+        // breaks still running at the first segment kept, which may yet change), and the media initialization section.
+        let firstKept = timeline.segmentStart(full.mediaSequence + Int64(skipped))
+        var carried: [SegmentTag] = []
+        var map: SegmentTag?
+        for segment in full.segments[..<skipped] {
+            for tag in segment.tags {
+                switch tag {
+                case .map: map = tag
+                case .dateRange(let range):
+                    if update == .segmentsAndDateRanges, let id = BreakID(stored: range.id), let item = state.breakState(id), item.end <= firstKept {
+                        continue
+                    }
+                    carried.append(tag)
+                default: break
+                }
+            }
+        }
+        var tags = delta.segments[0].tags
+        if let date = tags.firstIndex(where: { if case .programDateTime = $0 { true } else { false } }) {
+            tags.insert(contentsOf: carried, at: date + 1)
+        } else {
+            tags += carried
+        }
+        if let map, delta.segments[0].map == nil {
+            tags.insert(map, at: tags.first == .discontinuity ? 1 : 0)
+        }
+        delta.segments[0].tags = tags
+        return delta
+    }
+
+    /// The ids of date ranges that left the playlist within the last CAN-SKIP-UNTIL before `tick` (`RECENTLY-REMOVED-DATERANGES`):
+    /// breaks garbage-collected (ended before the window's start) and breaks cancelled, whose tags a player holding an
+    /// earlier playlist still has. An id listed again in the playlist (`listed`) is left out. In the schedule's order.
+    static func recentlyRemovedDateRanges(config: ChannelConfig, state: ChannelState, at tick: Timestamp, listed: Set<String>) -> [String] {
+        let timeline = Timeline(config)
+        let skipUntil = Int64(6 * config.targetDuration) * 1000
+        let since = tick.adding(milliseconds: -skipUntil)
+        let windowStartThen = timeline.segmentStart(timeline.window(at: since).lowerBound)
+        let windowStartNow = timeline.segmentStart(timeline.window(at: tick).lowerBound)
+        var ids: [String] = []
+        for item in state.breaks[state.firstIndex(coveringOrAfter: windowStartThen)...] {
+            if let horizon = config.horizonMilliseconds, item.start >= timeline.segmentStart(timeline.window(at: tick).upperBound).adding(milliseconds: horizon) {
+                break
+            }
+            let gone: Bool
+            if let cancelled = item.cancelled {
+                gone = cancelled.at > since && cancelled.at <= tick && item.end > windowStartThen
+            } else {
+                gone = item.end > windowStartThen && item.end <= windowStartNow
+            }
+            if gone, !listed.contains(item.id.rawValue), !ids.contains(item.id.rawValue) { ids.append(item.id.rawValue) }
+        }
+        return ids
     }
 
     /// The multivariant playlist: one variant per rendition, media playlists named `<rendition>.m3u8`.

@@ -5,11 +5,38 @@ public struct Timeline: Hashable, Sendable {
     public var epoch: Timestamp
     public var segmentMilliseconds: Int64
     public var windowSegments: Int
+    /// LL-HLS channels: part p of segment n covers [segmentStart(n) + p·partMilliseconds, + partMilliseconds).
+    public var partMilliseconds: Int64?
 
     public init(_ config: ChannelConfig) {
         epoch = config.epoch
         segmentMilliseconds = config.segmentDurationMilliseconds
         windowSegments = config.windowSegments
+        partMilliseconds = config.partDurationMilliseconds
+    }
+
+    // MARK: Ticks: the instants a channel's playlists change (part boundaries with parts, else segment boundaries)
+
+    /// How long a tick lasts: a part with parts, else a segment.
+    public var tickMilliseconds: Int64 { partMilliseconds ?? segmentMilliseconds }
+
+    /// Parts per segment (1 without parts).
+    public var partsPerSegment: Int64 { segmentMilliseconds / tickMilliseconds }
+
+    /// The number of ticks (parts, or segments) that have ended at `time`: identifies the playlist served at `time`.
+    public func completedTicks(at time: Timestamp) -> Int64 {
+        let elapsed = time.milliseconds(since: epoch)
+        guard elapsed > 0 else { return 0 }
+        return elapsed / tickMilliseconds
+    }
+
+    public func tickStart(_ k: Int64) -> Timestamp {
+        epoch.adding(milliseconds: k * tickMilliseconds)
+    }
+
+    /// The instant the next tick ends after `time`.
+    public func nextTick(after time: Timestamp) -> Timestamp {
+        tickStart(max(0, completedTicks(at: time)) + (time < epoch ? 0 : 1))
     }
 
     /// The number of segments that have ended at `time` (so the last one is `count - 1`).
@@ -19,9 +46,10 @@ public struct Timeline: Hashable, Sendable {
         return elapsed / segmentMilliseconds
     }
 
-    /// The live edge at `time`: the end of the last segment that has ended.
+    /// The live edge at `time`: the end of the last segment that has ended, or with parts of the last part (the end
+    /// of the playlist served at `time`).
     public func liveEdge(at time: Timestamp) -> Timestamp {
-        segmentStart(completedSegments(at: time))
+        tickStart(completedTicks(at: time))
     }
 
     public func segmentStart(_ n: Int64) -> Timestamp {

@@ -35,8 +35,8 @@ enum ReferenceRenderer {
         if let skip = playlist.skip {
             var attributes = ReferenceAttributeWriter()
             try attributes.integer("SKIPPED-SEGMENTS", skip.skippedSegments)
-            if !skip.recentlyRemovedDateRanges.isEmpty {
-                try attributes.quoted("RECENTLY-REMOVED-DATERANGES", skip.recentlyRemovedDateRanges.joined(separator: "\t"))
+            if let removed = skip.recentlyRemovedDateRanges {
+                try attributes.quoted("RECENTLY-REMOVED-DATERANGES", removed.joined(separator: "\t"))
             }
             out += "#EXT-X-SKIP:\(attributes.text)\n"
         }

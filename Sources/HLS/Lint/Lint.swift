@@ -78,7 +78,7 @@ public enum Lint {
         if playlist.segments.contains(where: { !$0.duration.isInteger }) { needed = 3 }
         if playlist.segments.contains(where: { $0.tags.contains { if case .byteRange = $0 { true } else { false } } }) { needed = max(needed, 4) }
         if playlist.segments.contains(where: { $0.map != nil }) { needed = max(needed, playlist.iFramesOnly ? 5 : 6) }
-        if playlist.skip != nil { needed = max(needed, playlist.skip!.recentlyRemovedDateRanges.isEmpty ? 9 : 10) }
+        if playlist.skip != nil { needed = max(needed, playlist.skip!.recentlyRemovedDateRanges == nil ? 9 : 10) }
         let declared = playlist.version ?? 1
         if declared < needed {
             findings.append(Finding(

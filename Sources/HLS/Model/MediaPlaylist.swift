@@ -103,9 +103,11 @@ public struct ServerControl: Hashable, Sendable {
 /// `EXT-X-SKIP` (§4.4.5.2).
 public struct Skip: Hashable, Sendable {
     public var skippedSegments: Int
-    public var recentlyRemovedDateRanges: [String]
+    /// The ids of date ranges removed recently, in an update that skips date ranges (`_HLS_skip=v2`), where the
+    /// attribute is required even when it lists none (`""`); nil when date ranges are not skipped.
+    public var recentlyRemovedDateRanges: [String]?
 
-    public init(skippedSegments: Int, recentlyRemovedDateRanges: [String] = []) {
+    public init(skippedSegments: Int, recentlyRemovedDateRanges: [String]? = nil) {
         self.skippedSegments = skippedSegments
         self.recentlyRemovedDateRanges = recentlyRemovedDateRanges
     }

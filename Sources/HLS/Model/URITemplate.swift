@@ -1,19 +1,21 @@
 /// A segment URI template (`seg{n}.ts`, `{rendition}/{n%1000}/{n}.ts`) parsed once, then expanded per segment
 /// without reading the template again.
 ///
-/// Tokens: `{n}` the media sequence number, `{n%K}` its remainder by K (a positive whole number), and whatever
-/// `substitutions` name (e.g. `rendition`); any other brace, an unclosed `{` included, is kept as written.
+/// Tokens: `{n}` the media sequence number, `{n%K}` its remainder by K (a positive whole number), with `partIndex`
+/// `{p}` the index of a part in its segment (LL-HLS part templates), and whatever `substitutions` name (e.g.
+/// `rendition`); any other brace, an unclosed `{` included, is kept as written.
 /// `expand(_:)` writes exactly what `RenditionConfig.segmentURI(_:)` wrote from the template text.
 public struct URITemplate: Hashable, Sendable {
     enum Part: Hashable, Sendable {
         case literal(String)
         case number
         case remainder(Int64)
+        case partIndex
     }
 
     let parts: [Part]
 
-    public init(_ template: String, substitutions: [String: String] = [:]) {
+    public init(_ template: String, substitutions: [String: String] = [:], partIndex: Bool = false) {
         var parts: [Part] = []
         var literal = ""
         func flush() {
@@ -32,6 +34,9 @@ public struct URITemplate: Hashable, Sendable {
             if token == "n" {
                 flush()
                 parts.append(.number)
+            } else if partIndex && token == "p" {
+                flush()
+                parts.append(.partIndex)
             } else if let value = substitutions[String(token)] {
                 literal += value
             } else if token.hasPrefix("n%"), let modulus = Int64(token.dropFirst(2)), modulus > 0 {
@@ -47,16 +52,17 @@ public struct URITemplate: Hashable, Sendable {
         self.parts = parts
     }
 
-    /// The URI of segment `n`.
-    public func expand(_ n: Int64) -> String {
+    /// The URI of segment `n` (of its part `part`, for a part template).
+    public func expand(_ n: Int64, part: Int = 0) -> String {
         if parts.count == 1, case .literal(let text) = parts[0] { return text }
         // No reserved capacity: a URI of up to 15 bytes stays inline in the String, without an allocation.
         var out = ""
-        for part in parts {
-            switch part {
+        for piece in parts {
+            switch piece {
             case .literal(let text): out += text
             case .number: out += String(n)
             case .remainder(let modulus): out += String(n % modulus)
+            case .partIndex: out += String(part)
             }
         }
         return out

@@ -108,7 +108,7 @@ public enum PlaylistParser {
                     skippedSegments: Int(try a.integer("SKIPPED-SEGMENTS", line: number) ?? 0),
                     recentlyRemovedDateRanges: a.string("RECENTLY-REMOVED-DATERANGES").map {
                         $0.split(separator: "\t").map(String.init)
-                    } ?? [])
+                    })
             case "#EXTINF":
                 try state.beginSegment(value ?? "", line: number)
             case "#EXT-X-DISCONTINUITY":

@@ -109,18 +109,18 @@ extension PlaylistRenderer {
             var listed = false
             w.ascii("#EXT-X-SKIP:")
             w.integer("SKIPPED-SEGMENTS", skip.skippedSegments, &listed)
-            if !skip.recentlyRemovedDateRanges.isEmpty {
+            if let removed = skip.recentlyRemovedDateRanges {
                 w.attribute("RECENTLY-REMOVED-DATERANGES", &listed)
                 w.byte(0x22)
                 var bad = false
-                for (index, id) in skip.recentlyRemovedDateRanges.enumerated() {
+                for (index, id) in removed.enumerated() {
                     if index > 0 { w.byte(0x09) }
                     bad = w.line(id) || id.utf8.contains(0x22) || bad
                 }
                 w.byte(0x22)
                 if bad {
                     return w.fail(.unrepresentableQuotedString(
-                        attribute: "RECENTLY-REMOVED-DATERANGES", value: skip.recentlyRemovedDateRanges.joined(separator: "\t")))
+                        attribute: "RECENTLY-REMOVED-DATERANGES", value: removed.joined(separator: "\t")))
                 }
             }
             w.byte(0x0A)
@@ -385,7 +385,7 @@ extension PlaylistRenderer {
         var total = 512
         for line in playlist.unknownHeaderTags { total &+= line.utf8.count &+ 1 }
         if let skip = playlist.skip {
-            for id in skip.recentlyRemovedDateRanges { total &+= id.utf8.count &+ 1 }
+            for id in skip.recentlyRemovedDateRanges ?? [] { total &+= id.utf8.count &+ 1 }
         }
         // In place, as `write` walks them: `segments[index]` would copy each segment (and its tags) out first.
         playlist.segments.withUnsafeBufferPointer { segments in
