@@ -26,6 +26,10 @@ public final class ChannelFollower: Service, Sendable {
         /// Media playlists by rendition name, as response bodies encoded once per render (a request copies a reference,
         /// not bytes); no entry before the channel's first segment has ended. Only the bytes are kept (not a String too).
         public var bodies: [Identifier: ByteBuffer]
+        /// Channels with parts: each rendition's delta updates (`_HLS_skip=YES` and `v2`), encoded with the full one.
+        public var deltaBodies: [Identifier: DeltaBodies] = [:]
+        /// Channels with parts: parts per segment (`completedTicks` counts parts); nil without parts.
+        public var partsPerSegment: Int64?
         public var multivariantBody: ByteBuffer
         /// The media playlists as text (made from the bytes when asked).
         public var playlists: [Identifier: String] { bodies.mapValues { String(buffer: $0) } }
@@ -63,12 +67,29 @@ public final class ChannelFollower: Service, Sendable {
         }
     }
 
+    /// The two delta updates of a media playlist.
+    public struct DeltaBodies: Sendable {
+        public var segments: ByteBuffer
+        public var segmentsAndDateRanges: ByteBuffer
+
+        public subscript(update: PlaylistBuilder.DeltaUpdate) -> ByteBuffer {
+            switch update {
+            case .segments: segments
+            case .segmentsAndDateRanges: segmentsAndDateRanges
+            }
+        }
+    }
+
     /// One rendition's media playlist as served: the encoded body and what its headers need.
     public struct ServedMedia: Sendable {
         public var body: ByteBuffer
         public var targetDuration: Int
         public var tick: Timestamp
         public var tickText: String
+        /// Which window this is (`Rendered.completedTicks`) and, for a channel with parts, parts per segment: what a
+        /// blocking reload compares `_HLS_msn` / `_HLS_part` with.
+        public var completedTicks: Int64 = 0
+        public var partsPerSegment: Int64?
     }
 
     public enum LookupError: Error, Sendable, Equatable {
@@ -119,6 +140,29 @@ public final class ChannelFollower: Service, Sendable {
         var caughtUpOnce = false
         var lastError: String?
     }
+
+    /// Requests held until a window exists (LL-HLS blocking playlist reload), by channel: released all at once by the
+    /// tick that publishes the window they wait for (one wake-up per part boundary per channel), or at their deadline.
+    private struct Blocked {
+        struct Waiter {
+            var id: UInt64
+            var target: Int64
+            var deadline: Timestamp
+            var continuation: CheckedContinuation<Bool, Never>
+        }
+
+        /// The latest window the ticker published, by channel (`Rendered.completedTicks`).
+        var published: [ChannelID: Int64] = [:]
+        var waiters: [ChannelID: [Waiter]] = [:]
+        var count = 0
+        var nextID: UInt64 = 0
+        var lastExpiry = Timestamp(milliseconds: .min)
+    }
+
+    private let blocked = Mutex(Blocked())
+    /// Asks `run()`'s reader for a watermark now: the ticker does when a boundary has passed on the wall clock but not
+    /// yet in the known log, so that the window is served a round trip after its boundary rather than at the next poll.
+    private let watermarkWake = Mutex<AsyncStream<Void>.Continuation?>(nil)
 
     let store: any EventStore
     /// Where digests of served playlists are recorded for `cueline verify` (nil: not recorded).
@@ -172,6 +216,7 @@ public final class ChannelFollower: Service, Sendable {
     public func run() async throws {
         let (wake, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let hints = wakeups()
+        watermarkWake.withLock { $0 = wakeContinuation }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await _ in hints { wakeContinuation.yield() }
@@ -441,6 +486,7 @@ public final class ChannelFollower: Service, Sendable {
                         rendered.increment()
                     }
                     lastRendered[id] = completed
+                    if current.partsPerSegment != nil { releaseBlocked(id, completedTicks: current.completedTicks) }
                 }
                 let next = timeline.nextTick(after: now)
                 queue.push(next, id)
@@ -450,6 +496,7 @@ public final class ChannelFollower: Service, Sendable {
                     aheadQueue.push(max(now, next.adding(milliseconds: -lead)), id)
                 }
             }
+            expireBlocked(now: clock())
             // Windows of the coming boundaries, rendered ahead on every core; published when their boundary is served.
             var dueAhead: [(ChannelID, Timestamp)] = []
             let aheadNow = clock()
@@ -474,6 +521,10 @@ public final class ChannelFollower: Service, Sendable {
                 } catch {
                     logger.warning("could not record render samples", metadata: ["error": "\(error)"])
                 }
+            }
+            if let (due, _) = queue.first, due > now, due <= clock() {
+                // Passed on the wall clock, not yet known from the log: read the watermark now rather than at the next poll.
+                _ = watermarkWake.withLock { $0?.yield() }
             }
             let next = min(queue.first?.0 ?? now.adding(milliseconds: 1000), aheadQueue.first?.0 ?? now.adding(milliseconds: 1000), now.adding(milliseconds: 1000))
             // A boundary that has passed on the wall clock but not yet in the known log: look again shortly.
@@ -509,6 +560,76 @@ public final class ChannelFollower: Service, Sendable {
             shared.channels[channel]!.ahead = rendered
             return true
         }
+    }
+
+    // MARK: - Blocking reload
+
+    /// Waits until the ticker has published a window of `channel` with at least `target` completed ticks (parts), at
+    /// most `timeoutMilliseconds`. Returns false on time-out or cancellation. Costs no thread: a continuation in a list
+    /// that the channel's next tick walks once.
+    public func awaitWindow(_ channel: ChannelID, completedTicks target: Int64, timeoutMilliseconds: Int64) async -> Bool {
+        let deadline = clock().adding(milliseconds: timeoutMilliseconds)
+        let id = blocked.withLock { blocked in
+            blocked.nextID &+= 1
+            return blocked.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+                let ready = blocked.withLock { blocked -> Bool in
+                    if let published = blocked.published[channel], published >= target { return true }
+                    blocked.waiters[channel, default: []].append(.init(id: id, target: target, deadline: deadline, continuation: continuation))
+                    blocked.count += 1
+                    return false
+                }
+                if ready { continuation.resume(returning: true) }
+            }
+        } onCancel: {
+            // A client that went away: its slot is freed now (if it was registered yet; else at its deadline).
+            let waiter = blocked.withLock { blocked -> Blocked.Waiter? in
+                guard let index = blocked.waiters[channel]?.firstIndex(where: { $0.id == id }) else { return nil }
+                blocked.count -= 1
+                return blocked.waiters[channel]!.remove(at: index)
+            }
+            waiter?.continuation.resume(returning: false)
+        }
+    }
+
+    /// Requests blocked now, over all channels.
+    public var blockedRequests: Int { blocked.withLock { $0.count } }
+
+    /// The ticker published a window of `channel`: releases the requests waiting for it or an earlier one.
+    private func releaseBlocked(_ channel: ChannelID, completedTicks: Int64) {
+        let ready = blocked.withLock { blocked -> [Blocked.Waiter] in
+            blocked.published[channel] = max(blocked.published[channel] ?? .min, completedTicks)
+            guard let waiting = blocked.waiters[channel] else { return [] }
+            var ready: [Blocked.Waiter] = []
+            var still: [Blocked.Waiter] = []
+            for waiter in waiting {
+                if waiter.target <= completedTicks { ready.append(waiter) } else { still.append(waiter) }
+            }
+            blocked.waiters[channel] = still.isEmpty ? nil : still
+            blocked.count -= ready.count
+            return ready
+        }
+        for waiter in ready { waiter.continuation.resume(returning: true) }
+    }
+
+    /// Answers the requests whose deadline passed (at most every 100 ms).
+    private func expireBlocked(now: Timestamp) {
+        let expired = blocked.withLock { blocked -> [Blocked.Waiter] in
+            guard blocked.count > 0, now.milliseconds(since: blocked.lastExpiry) >= 100 else { return [] }
+            blocked.lastExpiry = now
+            var expired: [Blocked.Waiter] = []
+            for (channel, waiting) in blocked.waiters {
+                let still = waiting.filter { $0.deadline > now }
+                guard still.count != waiting.count else { continue }
+                expired += waiting.filter { $0.deadline <= now }
+                blocked.waiters[channel] = still.isEmpty ? nil : still
+            }
+            blocked.count -= expired.count
+            return expired
+        }
+        for waiter in expired { waiter.continuation.resume(returning: false) }
     }
 
     // MARK: - Reads
@@ -577,10 +698,14 @@ public final class ChannelFollower: Service, Sendable {
 
     /// One rendition's media playlist now, pre-encoded: the public GET's path. When the window is already rendered
     /// this is one lock take and no copy of the bytes (the channel's state is looked at only to explain a miss).
-    public func servedMedia(_ channel: ChannelID, rendition: Identifier) throws(LookupError) -> ServedMedia {
+    ///
+    /// - Parameter skip: a delta update asked for (`_HLS_skip`); the full playlist for a channel without parts.
+    public func servedMedia(_ channel: ChannelID, rendition: Identifier, skip: PlaylistBuilder.DeltaUpdate? = nil) throws(LookupError) -> ServedMedia {
         let rendered = try rendered(channel)
-        if let body = rendered.bodies[rendition] {
-            return ServedMedia(body: body, targetDuration: rendered.targetDuration, tick: rendered.tick, tickText: rendered.tickText)
+        if let body = skip.flatMap({ rendered.deltaBodies[rendition]?[$0] }) ?? rendered.bodies[rendition] {
+            return ServedMedia(
+                body: body, targetDuration: rendered.targetDuration, tick: rendered.tick, tickText: rendered.tickText,
+                completedTicks: rendered.completedTicks, partsPerSegment: rendered.partsPerSegment)
         }
         // A miss: unknown rendition, not started, or a relay's upstream not read yet (the same answers as `mediaPlaylist`).
         // If a request rendered the rendition meanwhile, that window is served.
@@ -604,11 +729,19 @@ public final class ChannelFollower: Service, Sendable {
         config: ChannelConfig, state: ChannelState, tick: Timestamp, upstreams: [Identifier: MediaPlaylist] = [:]
     ) throws -> Rendered {
         var playlists: [Identifier: String] = [:]
+        var deltas: [Identifier: DeltaBodies] = [:]
         for rendition in config.renditions {
             switch config.source {
             case .clock:
                 if let playlist = PlaylistBuilder.mediaPlaylist(config: config, state: state, rendition: rendition, at: tick) {
                     playlists[rendition.name] = try PlaylistRenderer.render(playlist)
+                    if let yes = PlaylistBuilder.deltaPlaylist(playlist, config: config, state: state, at: tick, update: .segments),
+                        let v2 = PlaylistBuilder.deltaPlaylist(playlist, config: config, state: state, at: tick, update: .segmentsAndDateRanges)
+                    {
+                        deltas[rendition.name] = DeltaBodies(
+                            segments: ByteBuffer(string: try PlaylistRenderer.render(yes)),
+                            segmentsAndDateRanges: ByteBuffer(string: try PlaylistRenderer.render(v2)))
+                    }
                 }
             case .relay(let template):
                 if let upstream = upstreams[rendition.name] {
@@ -618,10 +751,13 @@ public final class ChannelFollower: Service, Sendable {
                 }
             }
         }
-        return Rendered(
+        var rendered = Rendered(
             completedTicks: Timeline(config).completedTicks(at: tick), version: state.version, tick: tick,
             targetDuration: config.targetDuration, playlists: playlists,
             multivariant: try PlaylistRenderer.render(PlaylistBuilder.multivariant(config: config)))
+        rendered.deltaBodies = deltas
+        rendered.partsPerSegment = config.source == .clock ? config.partsPerSegment : nil
+        return rendered
     }
 }
 

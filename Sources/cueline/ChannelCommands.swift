@@ -25,6 +25,12 @@ struct ChannelCommand: AsyncParsableCommand {
         @Option(help: "NAME=URI of the fMP4 initialization segment (EXT-X-MAP).")
         var map: [String] = []
 
+        @Option(help: "NAME=PART-URI-TEMPLATE for channels with --part-duration: {n} the segment number, {p} the part's index in it.")
+        var part: [String] = []
+
+        @Option(name: .customLong("independent-parts"), help: "NAME=K: every K-th part of a segment starts with an independent frame (default: only the first).")
+        var independentParts: [String] = []
+
         func renditions(relay: Bool) throws -> [RenditionConfig] {
             func lookup(_ pairs: [String], _ name: String) -> String? {
                 pairs.first { $0.hasPrefix(name + "=") }.map { String($0.dropFirst(name.count + 1)) }
@@ -39,10 +45,18 @@ struct ChannelCommand: AsyncParsableCommand {
                     throw CLIError(
                         message: "rendition: name \(parts[0].debugDescription.escapingControlCharacters) must be \(Identifier.rule)", exitCode: ExitStatus.usage)
                 }
+                var interval: Int?
+                if let text = lookup(independentParts, parts[0]) {
+                    guard let value = Int(text) else {
+                        throw CLIError(message: "independent-parts: \(text.debugDescription.escapingControlCharacters) is not a number of parts", exitCode: ExitStatus.usage)
+                    }
+                    interval = value
+                }
                 return RenditionConfig(
                     name: name, bandwidth: bandwidth,
                     codecs: lookup(codecs, parts[0]).map { $0.split(separator: ",").map(String.init) } ?? [],
-                    resolution: lookup(resolution, parts[0]), uriTemplate: parts[2], mapURI: lookup(map, parts[0]))
+                    resolution: lookup(resolution, parts[0]), uriTemplate: parts[2], mapURI: lookup(map, parts[0]),
+                    partURITemplate: lookup(part, parts[0]), independentPartInterval: interval)
             }
         }
     }
@@ -108,6 +122,12 @@ struct ChannelCommand: AsyncParsableCommand {
             """)
         var horizon: DurationArgument?
 
+        @Option(name: .customLong("part-duration"), help: """
+            Low-Latency HLS: segments are made of parts this long (a whole fraction of the segment, e.g. 0.25 with 1 s \
+            segments); each rendition needs --part NAME=TEMPLATE.
+            """)
+        var partDuration: DurationArgument?
+
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var options: CommandOptions
 
@@ -125,7 +145,8 @@ struct ChannelCommand: AsyncParsableCommand {
                 id: id, segmentDurationMilliseconds: segmentDuration.milliseconds, windowSegments: window,
                 epoch: epoch?.timestamp ?? Timestamp(milliseconds: defaultEpoch.milliseconds - defaultEpoch.milliseconds % 1000), renditions: renditions,
                 source: relay.map { .relay(upstream: $0) } ?? .clock, loopSegments: loop, publicBaseURL: publicURL,
-                horizonMilliseconds: horizon?.milliseconds ?? max(120_000, 3 * ((segmentDuration.milliseconds + 999) / 1000) * 1000))
+                horizonMilliseconds: horizon?.milliseconds ?? max(120_000, 3 * ((segmentDuration.milliseconds + 999) / 1000) * 1000),
+                partDurationMilliseconds: partDuration?.milliseconds)
             // Every field is checked before anything is written: a newline in a codec or a template starting with a
             // space would make every playlist of the channel unservable.
             try usageError { () throws(ScheduleError) in try config.validate() }

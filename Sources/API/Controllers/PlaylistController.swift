@@ -26,21 +26,44 @@ struct PlaylistController {
         }
     }
 
-    @Sendable func media(_ request: Request, context: APIRequestContext) throws -> Response {
+    @Sendable func media(_ request: Request, context: APIRequestContext) async throws -> Response {
         let channel = try context.storedChannelID()
         let file = try context.parameters.require("playlist")
         guard file.hasSuffix(".m3u8") else { throw APIError(.notFound, "no such resource: \(file)") }
         guard let rendition = Identifier(stored: file.dropLast(5)) else {
             throw APIError(.notFound, "channel \(channel) has no rendition \(file.dropLast(5).escapingControlCharacters)")
         }
+        let directives = try DeliveryDirectives(request.uri.queryParameters)
         do {
             // The bytes encoded when the window was rendered: no copy, no formatting here.
-            let served = try follower.servedMedia(channel, rendition: rendition)
+            var served = try follower.servedMedia(channel, rendition: rendition, skip: directives.skip)
+            // Blocking playlist reload (channels with parts; others answer at once, as a server without it must).
+            if let msn = directives.msn, let parts = served.partsPerSegment {
+                let lastSegment = (served.completedTicks - 1) / parts
+                guard msn <= lastSegment + 2 else {
+                    throw APIError(
+                        .badRequest, "_HLS_msn \(msn) is more than two segments after the last one in the playlist (\(lastSegment))", field: "_HLS_msn")
+                }
+                // Part p of segment msn has ended once msn·parts + p + 1 parts have; a whole segment, once all its parts.
+                // A part index past the segment's last is part 0 of the next segment (§6.2.5.2), which this arithmetic gives.
+                let target = msn * parts + (directives.part ?? (parts - 1)) + 1
+                if served.completedTicks < target {
+                    let timeout = Int64(3 * served.targetDuration) * 1000
+                    guard await follower.awaitWindow(channel, completedTicks: target, timeoutMilliseconds: timeout) else {
+                        throw APIError(
+                            .unavailable,
+                            "segment \(msn)\(directives.part.map { " part \($0)" } ?? "") of channel \(channel) did not appear within 3 target durations")
+                    }
+                    served = try follower.servedMedia(channel, rendition: rendition, skip: directives.skip)
+                }
+                // The answer to a request for a part holds that part whenever it is given: a cache may keep it.
+                return Responses.playlist(served.body, maxAge: 6 * served.targetDuration, tick: served.tickText)
+            }
             // A CDN may hold a live playlist for half a target duration: a schedule change reaches viewers
             // well within the three target durations they play behind the live edge. `Cueline-Tick`: the instant
             // these bytes were rendered for (`cueline replay --at` gives them back).
             return Responses.playlist(served.body, maxAge: max(1, served.targetDuration / 2), tick: served.tickText)
-        } catch {
+        } catch let error as ChannelFollower.LookupError {
             throw APIError(error)
         }
     }
@@ -109,5 +132,45 @@ struct PlaylistController {
             throw APIError(.badGateway, "the asset of break \(id) changed since it was placed: chunk \(file) holds no segment")
         }
         return Responses.playlist(text, maxAge: 600)
+    }
+}
+
+/// The LL-HLS delivery directives of a media playlist request (§6.2.5): `_HLS_msn`, `_HLS_part`, `_HLS_skip`. A
+/// malformed one is a 400 naming it; other query parameters are ignored.
+struct DeliveryDirectives {
+    var msn: Int64?
+    var part: Int64?
+    var skip: PlaylistBuilder.DeltaUpdate?
+
+    init(_ query: some Sequence<(key: Substring, value: Substring)>) throws(APIError) {
+        for (key, value) in query {
+            switch key {
+            case "_HLS_msn":
+                guard let number = Self.number(value, digits: 18) else {
+                    throw APIError(.badRequest, "_HLS_msn must be a media sequence number (digits only)", field: "_HLS_msn")
+                }
+                msn = number
+            case "_HLS_part":
+                guard let number = Self.number(value, digits: 6) else {
+                    throw APIError(.badRequest, "_HLS_part must be a part index (at most 6 digits)", field: "_HLS_part")
+                }
+                part = number
+            case "_HLS_skip":
+                guard let update = PlaylistBuilder.DeltaUpdate(rawValue: String(value)) else {
+                    throw APIError(.badRequest, "_HLS_skip must be YES or v2", field: "_HLS_skip")
+                }
+                skip = update
+            default:
+                continue
+            }
+        }
+        if part != nil && msn == nil {
+            throw APIError(.badRequest, "_HLS_part needs _HLS_msn", field: "_HLS_part")
+        }
+    }
+
+    private static func number(_ text: Substring, digits: Int) -> Int64? {
+        guard (1...digits).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return Int64(text)
     }
 }
