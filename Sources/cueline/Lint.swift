@@ -12,6 +12,8 @@ struct LintCommand: AsyncParsableCommand {
             one instant and must also agree with each other (target duration, date ranges, program date-times).
             --previous names the earlier version of a playlist (repeat it for several, in the same order) to check
             the rules between updates: media sequence, date range immutability and removal, and the rest.
+            --full names the full playlist a delta update (_HLS_skip) was made from, at the same position, to check the
+            delta against it (what it skips, what it keeps).
             Exit status: 0 clean (warnings allowed unless --strict), 1 findings, 2 usage.
             """)
 
@@ -21,6 +23,9 @@ struct LintCommand: AsyncParsableCommand {
     @Option(help: "The previous version of the playlist at the same position.")
     var previous: [String] = []
 
+    @Option(help: "The full playlist of the same instant, for a delta update at the same position.")
+    var full: [String] = []
+
     @Flag(help: "Treat warnings as failures.")
     var strict = false
 
@@ -29,6 +34,9 @@ struct LintCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard !playlists.isEmpty else { throw ValidationError("name at least one playlist file or URL") }
+        guard full.count <= playlists.count else {
+            throw ValidationError("--full is given \(full.count) times for \(playlists.count) playlists")
+        }
         guard previous.count <= playlists.count else {
             throw ValidationError("--previous is given \(previous.count) times for \(playlists.count) playlists")
         }
@@ -43,6 +51,14 @@ struct LintCommand: AsyncParsableCommand {
             findings += sourceFindings.map { var f = $0; f.source = source; return f }
             guard case .media(let parsed)? = try? PlaylistParser.parse(text) else { continue }
             media.append((source, parsed))
+            if index < full.count {
+                let fullText = try await Self.load(full[index])
+                do {
+                    findings += Lint.checkDelta(full: try PlaylistParser.parseMedia(fullText), delta: parsed).map { var f = $0; f.source = source; return f }
+                } catch {
+                    findings.append(Finding(rule: error.rule, line: error.line, message: "full playlist: \(error.message)", source: full[index]))
+                }
+            }
             if index < previous.count {
                 let earlierText = try await Self.load(previous[index])
                 do {

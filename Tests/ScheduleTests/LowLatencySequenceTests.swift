@@ -56,6 +56,12 @@ struct LowLatencySequenceTests {
                 let parsedDelta = try PlaylistParser.parseMedia(delta)
                 #expect(Lint.check(parsedDelta).isEmpty, "\(scenario.name) \(rendition) delta at \(tick): \(Lint.check(parsedDelta))")
                 let deltaYES = try channel.renderDelta(rendition, at: at(tick), update: .segments)
+                let parsedYES = try PlaylistParser.parseMedia(deltaYES)
+                #expect(Lint.check(parsedYES).isEmpty, "\(scenario.name) \(rendition) YES at \(tick): \(Lint.check(parsedYES))")
+                for (name, checked) in [("v2", parsedDelta), ("YES", parsedYES)] {
+                    let findings = Lint.checkDelta(full: current, delta: checked)
+                    #expect(findings.isEmpty, "\(scenario.name) \(rendition) \(name) at \(tick): \(findings)")
+                }
                 if let last = previous[rendition]?.last {
                     let findings = Lint.checkUpdate(previous: try PlaylistParser.parseMedia(last), current: current)
                     #expect(findings.isEmpty, "\(scenario.name) \(rendition) \(tick): \(findings)")
@@ -145,6 +151,58 @@ struct LowLatencySequenceTests {
         #expect(events == [.playoutLimitSet(id: "brk-1", limitMilliseconds: 1250, kind: .cancelCurrent)])
         // In the playlist of the next part, as its first response to a client blocked on that part.
         #expect(try channel.render("720p", at: at(64.5)).contains("DURATION=1.250,X-PLAYOUT-LIMIT=1.250"))
+    }
+}
+
+@Suite("LL-HLS lint rules")
+struct LowLatencyLintTests {
+    @Test("a part longer than PART-TARGET, a short part mid-segment, parts far from the end, parts without blocking reload")
+    func partRules() throws {
+        let text = """
+            #EXTM3U
+            #EXT-X-VERSION:6
+            #EXT-X-TARGETDURATION:1
+            #EXT-X-MEDIA-SEQUENCE:0
+            #EXT-X-PART-INF:PART-TARGET=0.250
+            #EXT-X-PART:DURATION=0.300,URI="s0.0.m4s"
+            #EXT-X-PART:DURATION=0.100,URI="s0.1.m4s"
+            #EXT-X-PART:DURATION=0.600,URI="s0.2.m4s"
+            #EXTINF:1.000,
+            s0.m4s
+            #EXTINF:1.000,
+            s1.m4s
+            #EXTINF:1.000,
+            s2.m4s
+            #EXTINF:1.000,
+            s3.m4s
+            #EXT-X-PRELOAD-HINT:TYPE=PART,URI="s0.1.m4s"
+
+            """
+        let rules = Set(Lint.check(text).map(\.rule))
+        for rule in ["parts.over-target", "parts.under-target", "parts.far-from-edge", "parts.blocking-reload", "server-control.part-hold-back-missing", "preload-hint.listed"] {
+            #expect(rules.contains(rule), "\(rule) in \(rules)")
+        }
+        #expect(!rules.contains("parts.segment-sum"))  // 1.000 s in all
+    }
+
+    @Test("a delta that skips a break still running, or keeps too little, is a finding against its full playlist")
+    func deltaRules() throws {
+        var channel = try Channel(lowLatencyConfig())
+        try channel.apply(place("brk-1", start: 54, duration: 30), at: at(50))
+        let full = try PlaylistParser.parseMedia(try channel.render("720p", at: at(62.5)))
+        var delta = try PlaylistParser.parseMedia(try channel.renderDelta("720p", at: at(62.5), update: .segmentsAndDateRanges))
+        #expect(Lint.checkDelta(full: full, delta: delta).isEmpty)
+        // Drop the running break's tags from the delta, as a server skipping every range on a skipped segment would.
+        delta.playlist.segments = delta.playlist.segments.map { segment in
+            var segment = segment
+            segment.tags = segment.tags.filter { if case .dateRange = $0 { false } else { true } }
+            return segment
+        }
+        #expect(Lint.checkDelta(full: full, delta: delta).map(\.rule) == ["delta.daterange-still-running"])
+        var greedy = try PlaylistParser.parseMedia(try channel.renderDelta("720p", at: at(62.5), update: .segments))
+        greedy.playlist.skip!.skippedSegments += 2
+        greedy.playlist.segments.removeFirst(2)
+        #expect(Lint.checkDelta(full: full, delta: greedy).map(\.rule).contains("delta.skipped-too-much"))
     }
 }
 
