@@ -140,9 +140,13 @@ public enum OpenAPIDocument {
     },
     "/channels/{channel}/{rendition}.m3u8": {
       "get": { "summary": "Live media playlist with HLS Interstitials (public)", "description": "X-Cueline-Tick gives the instant these bytes were rendered for; GET …/replay?at= that instant returns the same bytes.",
-        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "rendition", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }],
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "rendition", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } },
+          { "name": "_HLS_msn", "in": "query", "description": "LL-HLS blocking reload (channels with parts): answer once this segment (or with _HLS_part, this part of it) exists", "schema": { "type": "string", "pattern": "^[0-9]{1,18}$" } },
+          { "name": "_HLS_part", "in": "query", "description": "with _HLS_msn: the part index", "schema": { "type": "string", "pattern": "^[0-9]{1,6}$" } },
+          { "name": "_HLS_skip", "in": "query", "description": "LL-HLS delta update: YES skips older segments, v2 also date ranges of ended breaks", "schema": { "type": "string", "enum": ["YES", "v2"] } }],
         "responses": { "200": { "description": "Playlist", "headers": { "X-Cueline-Tick": { "schema": { "$ref": "#/components/schemas/Instant" } } }, "content": { "application/vnd.apple.mpegurl": {} } },
-          "404": { "$ref": "#/components/responses/NotFound" }, "503": { "description": "The channel has not started yet, or a relay has no upstream playlist." } } }
+          "400": { "description": "A malformed delivery directive, or _HLS_msn more than two segments after the last one", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
+          "404": { "$ref": "#/components/responses/NotFound" }, "503": { "description": "The channel has not started yet, a relay has no upstream playlist, or a blocked request's part did not appear within 3 target durations." } } }
     },
     "/channels/{channel}/breaks/{id}/assets.json": {
       "get": { "summary": "HLS asset list of a pod or of a measured asset's chunks (public)", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }, { "name": "_HLS_start_offset", "in": "query", "description": "accepted and ignored: the list is the same for every player, laid out from the break's start (hls.js seeks into it itself)", "schema": { "type": "string" } }],
@@ -199,7 +203,7 @@ public enum OpenAPIDocument {
     },
     "/channels/{channel}/replay": {
       "get": { "summary": "The exact playlist served at an instant, rebuilt from the log", "security": [{ "token": [] }],
-        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "at", "in": "query", "required": true, "schema": { "$ref": "#/components/schemas/Instant" } }, { "name": "rendition", "in": "query", "schema": { "type": "string" } }, { "name": "multivariant", "in": "query", "schema": { "type": "string" } }],
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "at", "in": "query", "required": true, "schema": { "$ref": "#/components/schemas/Instant" } }, { "name": "rendition", "in": "query", "schema": { "type": "string" } }, { "name": "multivariant", "in": "query", "schema": { "type": "string" } }, { "name": "skip", "in": "query", "description": "YES or v2: the delta update served to _HLS_skip at that instant", "schema": { "type": "string", "enum": ["YES", "v2"] } }],
         "responses": { "200": { "description": "Playlist", "content": { "application/vnd.apple.mpegurl": {} } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/AuditBusy" } } }
     },
     "/channels/{channel}/as-run": {

@@ -25,23 +25,27 @@ public enum Replay {
 
     /// - Parameters:
     ///   - rendition: nil for the first rendition.
+    ///   - skip: the delta update served at `tick` to a request with `_HLS_skip` (channels with parts), instead of the full playlist.
     public static func playlist(
-        _ channel: ChannelID, _ events: [RecordedScheduleEvent], at tick: Timestamp, rendition: Identifier?, multivariant: Bool
+        _ channel: ChannelID, _ events: [RecordedScheduleEvent], at tick: Timestamp, rendition: Identifier?, multivariant: Bool,
+        skip: PlaylistBuilder.DeltaUpdate? = nil
     ) throws -> String {
-        try playlist(channel, state: fold(channel, events, asOf: tick, retention: .window), at: tick, rendition: rendition, multivariant: multivariant)
+        try playlist(channel, state: fold(channel, events, asOf: tick, retention: .window), at: tick, rendition: rendition, multivariant: multivariant, skip: skip)
     }
 
     /// The same, read from the store: only the events the instant needs when the store keeps checkpoints (from the
     /// latest checkpoint in effect at `tick`, the events after it decided by `tick`), else the whole log.
     public static func playlist(
-        _ channel: ChannelID, store: any EventStore, at tick: Timestamp, rendition: Identifier?, multivariant: Bool
+        _ channel: ChannelID, store: any EventStore, at tick: Timestamp, rendition: Identifier?, multivariant: Bool,
+        skip: PlaylistBuilder.DeltaUpdate? = nil
     ) async throws -> String {
-        try playlist(channel, state: try await state(channel, store: store, asOf: tick), at: tick, rendition: rendition, multivariant: multivariant)
+        try playlist(channel, state: try await state(channel, store: store, asOf: tick), at: tick, rendition: rendition, multivariant: multivariant, skip: skip)
     }
 
     /// The playlist rendered from `state`, the fold (`.window` retention) of the events in effect at `tick`.
     public static func playlist(
-        _ channel: ChannelID, state: ChannelState, at tick: Timestamp, rendition: Identifier?, multivariant: Bool
+        _ channel: ChannelID, state: ChannelState, at tick: Timestamp, rendition: Identifier?, multivariant: Bool,
+        skip: PlaylistBuilder.DeltaUpdate? = nil
     ) throws -> String {
         guard let config = state.config else { throw Failure.channelDidNotExist(channel: channel, at: tick) }
         guard config.source == .clock else { throw Failure.relayNotReplayable(channel: channel) }
@@ -51,8 +55,12 @@ public enum Replay {
         guard config.renditions.contains(where: { $0.name == name }) else {
             throw Failure.unknownRendition(channel: channel, rendition: name, at: tick, known: config.renditions.map(\.name))
         }
-        guard let text = rendered.bodies[name].map({ String(buffer: $0) }) else { throw Failure.windowNotFull(channel: channel, at: tick) }
-        return text
+        guard let body = rendered.bodies[name] else { throw Failure.windowNotFull(channel: channel, at: tick) }
+        if let skip {
+            // A channel without parts serves no delta update: a request with _HLS_skip gets the full playlist.
+            return String(buffer: rendered.deltaBodies[name]?[skip] ?? body)
+        }
+        return String(buffer: body)
     }
 
     /// The fold (`.window` retention) of the events of `channel` in effect at `tick`: `fold(_:_:asOf:retention:)` of

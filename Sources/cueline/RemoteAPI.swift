@@ -138,8 +138,9 @@ struct RemoteAPI {
     }
 
     /// `GET /channels/{channel}/replay`: the playlist served at `at`, as text.
-    func replay(_ channel: ChannelID, at: Timestamp, rendition: Identifier?, multivariant: Bool) async throws -> String {
+    func replay(_ channel: ChannelID, at: Timestamp, rendition: Identifier?, multivariant: Bool, skip: PlaylistBuilder.DeltaUpdate? = nil) async throws -> String {
         var query = "at=\(at.iso8601)"
+        if let skip { query += "&skip=\(skip.rawValue)" }
         if let rendition { query += "&rendition=\(rendition)" }  // an id: nothing to escape in a query
         if multivariant { query += "&multivariant=1" }
         let answer = try await send("GET", "/channels/\(channel)/replay?" + query)

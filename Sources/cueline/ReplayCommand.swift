@@ -24,6 +24,12 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "Rendition; defaults to the first one.", transform: storedIdentifier)
     var rendition: Identifier?
 
+    @Option(help: "YES or v2: the delta update served to a request with _HLS_skip (LL-HLS channels) instead of the full playlist.", transform: { text in
+        guard let update = PlaylistBuilder.DeltaUpdate(rawValue: text) else { throw ValidationError("--skip must be YES or v2") }
+        return update
+    })
+    var skip: PlaylistBuilder.DeltaUpdate?
+
     @Flag(help: "Print the multivariant playlist instead.")
     var multivariant = false
 
@@ -49,7 +55,7 @@ struct ReplayCommand: AsyncParsableCommand {
     func run() async throws {
         if let remote = RemoteAPI.configured(server: server, token: token) {
             if let at {
-                print(try await remote.replay(channel, at: at.timestamp, rendition: rendition, multivariant: multivariant), terminator: "")
+                print(try await remote.replay(channel, at: at.timestamp, rendition: rendition, multivariant: multivariant, skip: skip), terminator: "")
             } else {
                 // The server replays one instant per request: the log is read through the API and folded here.
                 let reader = try await ChannelLogReader.open(channel, database: database, server: server, token: token)
@@ -65,7 +71,7 @@ struct ReplayCommand: AsyncParsableCommand {
                     FileHandle.standardError.write(Data("note: replay checkpoints not written (\(error)); replaying from the log\n".utf8))
                 }
             }
-            print(try await Projector.Replay.playlist(channel, store: store, at: at.timestamp, rendition: rendition, multivariant: multivariant), terminator: "")
+            print(try await Projector.Replay.playlist(channel, store: store, at: at.timestamp, rendition: rendition, multivariant: multivariant, skip: skip), terminator: "")
             return
         }
         printVersions(try await Projector.Replay.events(channel, from: store))

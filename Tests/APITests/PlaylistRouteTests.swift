@@ -34,6 +34,40 @@ struct PlaylistRouteTests {
         }
     }
 
+    @Test("LL-HLS delivery directives: a part already there is answered at once; malformed or far-ahead ones are 400 naming the directive; _HLS_skip answers the delta; a channel without parts ignores them")
+    func deliveryDirectives() async throws {
+        let fixture = try await APIFixture()
+        var config = APIFixture.config("ll")
+        config.segmentDurationMilliseconds = 1000
+        config.windowSegments = 10
+        config.partDurationMilliseconds = 250
+        for index in config.renditions.indices { config.renditions[index].partURITemplate = "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s" }
+        _ = try await fixture.handler.handle(.createChannel(config), channel: "ll", context: APIFixture.context())
+        try await fixture.follower.catchUp()
+        fixture.clock.set(60.6)  // segment 60 in progress, its parts 0 and 1 have ended
+        try await fixture.test { [fixture] client in
+            let full = try await client.get("/channels/ll/720p.m3u8")
+            #expect(full.status == .ok && full.text.contains(#"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="https://cdn.example/720p/seg60.2.m4s""#))
+            // Part 1 of segment 60 exists: answered at once, cacheable for 6 target durations.
+            let held = try await client.get("/channels/ll/720p.m3u8?_HLS_msn=60&_HLS_part=1")
+            #expect(held.status == .ok && held.text == full.text && held.headers[.cacheControl] == "max-age=6")
+            #expect(try await client.get("/channels/ll/720p.m3u8?_HLS_msn=59").status == .ok)
+            for (query, field) in [("_HLS_msn=x", "_HLS_msn"), ("_HLS_msn=-1", "_HLS_msn"), ("_HLS_msn=1234567890123456789", "_HLS_msn"),
+                                   ("_HLS_part=1", "_HLS_part"), ("_HLS_msn=60&_HLS_part=1234567", "_HLS_part"), ("_HLS_skip=yes", "_HLS_skip"),
+                                   ("_HLS_msn=63", "_HLS_msn")] {
+                let answer = try await client.get("/channels/ll/720p.m3u8?" + query)
+                #expect(answer.status == .badRequest && answer.error?.field == field, "\(query): \(answer.status) \(answer.text)")
+            }
+            let delta = try await client.get("/channels/ll/720p.m3u8?_HLS_skip=v2")
+            #expect(delta.status == .ok && delta.text.contains("#EXT-X-SKIP:SKIPPED-SEGMENTS=4,RECENTLY-REMOVED-DATERANGES=\"\""))
+            let yes = try await client.get("/channels/ll/720p.m3u8?_HLS_skip=YES&_HLS_msn=60&_HLS_part=0")
+            #expect(yes.status == .ok && yes.text.contains("#EXT-X-SKIP:SKIPPED-SEGMENTS=4\n"))
+            // The same directives on a channel without parts: the full playlist, at once.
+            let plain = try await client.get("/channels/demo/720p.m3u8?_HLS_msn=99&_HLS_skip=v2")
+            #expect(plain.status == .ok && !plain.text.contains("EXT-X-SKIP"))
+        }
+    }
+
     @Test("a channel whose first segment is not due yet answers 503 with when it is")
     func notStarted() async throws {
         let fixture = try await APIFixture()

@@ -58,11 +58,15 @@ struct AuditController {
             return id
         }
         let multivariant = request.uri.queryParameters["multivariant"] != nil
+        let skip = try request.uri.queryParameters["skip"].map { text in
+            guard let update = PlaylistBuilder.DeltaUpdate(rawValue: String(text)) else { throw APIError.invalid("skip", "must be YES or v2") }
+            return update
+        }
         let store = store
         // Reads and folds the log from its latest checkpoint in effect at `at` (migration 0007): one of the audit reads.
         return try await auditReads.run {
             do {
-                let text = try await Replay.playlist(channel, store: store, at: at, rendition: rendition, multivariant: multivariant)
+                let text = try await Replay.playlist(channel, store: store, at: at, rendition: rendition, multivariant: multivariant, skip: skip)
                 var response = Responses.playlist(text, maxAge: 31_536_000)
                 response.headers[.cuelineTick] = at.iso8601
                 return response
