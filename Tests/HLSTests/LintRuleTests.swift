@@ -12,8 +12,11 @@ struct LintRuleTests {
         try? Fixtures.text("lint/" + name)
     }
 
-    private func findings(_ current: String, previous: String?, rendition2: String?) throws -> [Finding] {
+    private func findings(_ current: String, previous: String?, rendition2: String?, full: String? = nil) throws -> [Finding] {
         var findings = Lint.check(current)
+        if let full {
+            findings += Lint.checkDelta(full: try PlaylistParser.parseMedia(full), delta: try PlaylistParser.parseMedia(current))
+        }
         if let previous {
             findings += Lint.checkUpdate(previous: try PlaylistParser.parseMedia(previous), current: try PlaylistParser.parseMedia(current))
         }
@@ -33,10 +36,12 @@ struct LintRuleTests {
         let previous = optional("\(id).previous.m3u8")
         let passPrevious = optional("\(id).pass.previous.m3u8") ?? previous
 
-        let failing = try findings(fail, previous: previous, rendition2: optional("\(id).fail.rendition2.m3u8"))
+        // Delta rules: `<rule>.full.m3u8` is the full playlist both fixtures are delta updates of.
+        let full = optional("\(id).full.m3u8")
+        let failing = try findings(fail, previous: previous, rendition2: optional("\(id).fail.rendition2.m3u8"), full: full)
         #expect(failing.contains { $0.rule == id }, "expected \(id), got \(failing.map(\.rule))")
 
-        let passing = try findings(pass, previous: passPrevious, rendition2: optional("\(id).pass.rendition2.m3u8"))
+        let passing = try findings(pass, previous: passPrevious, rendition2: optional("\(id).pass.rendition2.m3u8"), full: full)
         #expect(passing.isEmpty, "\(passing.map(\.description).joined(separator: "\n"))")
         for earlier in [previous, passPrevious].compactMap({ $0 }) {
             #expect(Lint.check(earlier).isEmpty, "the previous playlist itself must be clean")
@@ -48,7 +53,7 @@ struct LintRuleTests {
         let ids = Set(LintRules.catalogue.map(\.id))
         let files = try FileManager.default.contentsOfDirectory(atPath: Fixtures.root.appendingPathComponent("lint").path)
         for file in files {
-            let rule = file.components(separatedBy: ".").prefix { !["fail", "pass", "previous"].contains($0) }.joined(separator: ".")
+            let rule = file.components(separatedBy: ".").prefix { !["fail", "pass", "previous", "full"].contains($0) }.joined(separator: ".")
             #expect(ids.contains(rule), "\(file) names no rule")
         }
     }

@@ -211,9 +211,6 @@ public enum Lint {
         guard let skip = delta.skip else {
             return [Finding(rule: "delta.no-skip", line: nil, message: "the delta playlist has no EXT-X-SKIP")]
         }
-        guard full.skip == nil else {
-            return [Finding(rule: "delta.full-is-delta", line: nil, message: "the full playlist given has EXT-X-SKIP itself")]
-        }
         if delta.mediaSequence != full.mediaSequence || delta.discontinuitySequence != full.discontinuitySequence {
             findings.append(Finding(rule: "delta.sequence", line: nil, message: "the delta's media or discontinuity sequence (\(delta.mediaSequence), \(delta.discontinuitySequence)) differs from the full playlist's (\(full.mediaSequence), \(full.discontinuitySequence))"))
         }

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# LL-HLS benchmark (issue 14), appended to Benchmarks/results.md:
+#   blocked : 1,000 clients on 100 channels (1 s segments, 0.25 s parts, all boundaries aligned), each blocking on the
+#             next part (_HLS_msn/_HLS_part) as a player does, for 30 s: how long after its part's boundary each answer
+#             arrived at the client (p50/p99/worst), the server's CPU and memory. Baseline: the same with 10 clients.
+#   early return: a break on air on 20 of the channels, cancel_current_event sent over HTTP to each: from sending the
+#             command to a client blocked on that channel holding the augmenting tag (X-PLAYOUT-LIMIT).
+# The clients run in one Python process on the same 2 cores as the server: their own delays count in the figures.
+set -euo pipefail
+source "$(dirname "$0")/lib/common.sh"
+cd "$(repo_root)"
+
+ensure_build_deps
+out=Benchmarks/results.md
+pgdir=$(mktemp -d /tmp/cueline-bench-ll.XXXXXX)
+chmod 755 "$pgdir"
+server=
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null || true; stop_cluster; rm -rf "$pgdir"; }
+trap cleanup EXIT
+start_cluster "$pgdir"
+log "building (release)"
+swift build -c release >/dev/null
+bin=$(swift build -c release --show-bin-path)
+export CUELINE_MIGRATIONS=$PWD/Migrations
+"$bin/cueline" migrate >/dev/null
+port=18791
+channels=${LL_CHANNELS:-100}
+clients=${LL_CLIENTS:-1000}
+seconds=${LL_SECONDS:-30}
+# One epoch for all: every channel's parts end at the same instants (the hardest case).
+epoch=$(date -u -d "@$(( $(date +%s) - 60 ))" +%Y-%m-%dT%H:%M:%SZ)
+epoch_ms=$(( $(date -u -d "$epoch" +%s) * 1000 ))
+log "creating $channels channels with parts"
+for i in $(seq 0 $((channels - 1))); do
+    "$bin/cueline" channel create "ll-$i" --segment-duration 1 --part-duration 0.25 --window 10 --epoch "$epoch" \
+        --rendition 720p,3000000,720p/seg{n}.m4s --map 720p=720p/init.mp4 --part 720p=720p/seg{n}.{p}.m4s \
+        --rendition 480p,1500000,480p/seg{n}.m4s --map 480p=480p/init.mp4 --part 480p=480p/seg{n}.{p}.m4s >/dev/null
+done
+secret=$("$bin/cueline" token create bench --role operator)
+"$bin/cueline" serve --port "$port" >/tmp/cueline-bench-ll.log 2>&1 &
+server=$!
+for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/channels/ll-0/720p.m3u8" >/dev/null && break; sleep 0.1; done
+
+measure() {  # clients trials -> JSON with the server's CPU seconds and peak RSS added
+    local before after rss
+    before=$(awk '{print $14 + $15}' /proc/$server/stat)
+    json=$(python3 scripts/lib/ll_clients.py 127.0.0.1 "$port" "$channels" "$1" "$seconds" "$epoch_ms" 250 4 "$secret" "$2")
+    after=$(awk '{print $14 + $15}' /proc/$server/stat)
+    rss=$(awk '/VmHWM/ {print $2}' /proc/$server/status)
+    python3 -c "import json,sys; d=json.loads(sys.argv[1]); d['server_cpu_percent']=round(($3-$2)/$(getconf CLK_TCK)/$seconds*100); d['server_peak_rss_mib']=round($4/1024); print(json.dumps(d))" "$json" "$before" "$after" "$rss"
+}
+log "10 clients (baseline)"
+base=$(measure 10 0)
+log "$clients clients on $channels channels, and 20 early returns"
+load=$(measure "$clients" 20)
+loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" >>"$out" <<'PY'
+import json, sys
+base, load = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+loadavg, channels, clients, seconds = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+print(f"""
+## LL-HLS blocking reload (`scripts/bench-ll.sh`)
+{channels} channels of 1 s segments and 0.25 s parts, 2 renditions, one epoch (every part boundary aligned), on a
+release build; each client blocks on the next part of `720p` as a player does, {seconds} s. Lateness: when the answer
+arrived at the client after its part's boundary (the clients share the 2 cores with the server and PostgreSQL).
+Load average at the end: {loadavg}.
+
+| clients | answers | errors | after the boundary p50 | p99 | worst | server CPU | server peak RSS |
+|---|---|---|---|---|---|---|---|
+| 10 (baseline) | {base['answers']} | {base['errors']} | {base['late_p50_ms']} ms | {base['late_p99_ms']} ms | {base['late_max_ms']} ms | {base['server_cpu_percent']} % | {base['server_peak_rss_mib']} MiB |
+| {clients} | {load['answers']} | {load['errors']} | {load['late_p50_ms']} ms | {load['late_p99_ms']} ms | {load['late_max_ms']} ms | {load['server_cpu_percent']} % | {load['server_peak_rss_mib']} MiB |
+
+Early return: cancel_current_event over HTTP on {load['trials']} channels with a break on air, one client of each
+channel blocked on the next part; from sending the command to that client holding the augmenting tag
+(X-PLAYOUT-LIMIT), {load['trials_seen']} seen: p50 {load['command_to_client_p50_ms']} ms, p99
+{load['command_to_client_p99_ms']} ms, worst {load['command_to_client_max_ms']} ms (includes the 50 ms effect delay and
+the wait for the next part boundary, up to 250 ms).
+""")
+PY
+tail -20 "$out"
