@@ -5,7 +5,7 @@
 #             arrived at the client (p50/p99/worst), the server's CPU and memory. Baseline: the same with 10 clients.
 #   early return: a break on air on 20 of the channels, cancel_current_event sent over HTTP to each: from sending the
 #             command to a client blocked on that channel holding the augmenting tag (X-PLAYOUT-LIMIT).
-# The clients run in one Python process on the same 2 cores as the server: their own delays count in the figures.
+# The clients run in Python processes on the same 2 cores as the server: their own delays count in the figures.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 cd "$(repo_root)"
@@ -41,28 +41,53 @@ secret=$("$bin/cueline" token create bench --role operator)
 server=$!
 for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/channels/ll-0/720p.m3u8" >/dev/null && break; sleep 0.1; done
 
+# The clients run in $procs Python processes (one alone spends ~40 us per answer, so 1,000 answers due at one instant
+# would queue ~40 ms in the client itself); the early-return trials run in the first.
+procs=${LL_PROCESSES:-4}
 measure() {  # clients trials -> JSON with the server's CPU seconds and peak RSS added
-    local before after rss
+    local before after rss i per dir
+    dir=$(mktemp -d)
+    per=$(( ($1 + procs - 1) / procs ))
     before=$(awk '{print $14 + $15}' /proc/$server/stat)
-    json=$(python3 scripts/lib/ll_clients.py 127.0.0.1 "$port" "$channels" "$1" "$seconds" "$epoch_ms" 250 4 "$secret" "$2")
+    for i in $(seq 0 $((procs - 1))); do
+        [ $((i * per)) -lt "$1" ] || break
+        python3 scripts/lib/ll_clients.py 127.0.0.1 "$port" "$channels" "$(( per < $1 - i * per ? per : $1 - i * per ))" "$seconds" \
+            "$epoch_ms" 250 4 "$secret" "$([ "$i" = 0 ] && echo "$2" || echo 0)" $((i * per)) >"$dir/$i.json" &
+    done
+    wait
     after=$(awk '{print $14 + $15}' /proc/$server/stat)
     rss=$(awk '/VmHWM/ {print $2}' /proc/$server/status)
-    python3 -c "import json,sys; d=json.loads(sys.argv[1]); d['server_cpu_percent']=round(($3-$2)/$(getconf CLK_TCK)/$seconds*100); d['server_peak_rss_mib']=round($4/1024); print(json.dumps(d))" "$json" "$before" "$after" "$rss"
+    python3 - "$dir" "$before" "$after" "$rss" "$(getconf CLK_TCK)" "$seconds" <<'PY'
+import glob, json, sys
+parts = [json.load(open(f)) for f in sorted(glob.glob(sys.argv[1] + "/*.json"))]
+b, a, r, hz, s = map(float, sys.argv[2:])
+late = sorted(x for p in parts for x in p["lateness_ms"])
+delays = sorted(x for p in parts for x in p["delays_ms"])
+pct = lambda v, q: round(v[min(len(v) - 1, int(len(v) * q))], 1) if v else None
+print(json.dumps({
+    "answers": len(late), "errors": sum(p["errors"] for p in parts),
+    "late_p50_ms": pct(late, 0.5), "late_p99_ms": pct(late, 0.99), "late_max_ms": round(late[-1], 1) if late else None,
+    "trials": sum(p["trials"] for p in parts), "trials_seen": len(delays),
+    "command_to_client_p50_ms": pct(delays, 0.5), "command_to_client_p99_ms": pct(delays, 0.99),
+    "command_to_client_max_ms": round(delays[-1], 1) if delays else None,
+    "server_cpu_percent": round((a - b) / hz / s * 100), "server_peak_rss_mib": round(r / 1024)}))
+PY
+    rm -rf "$dir"
 }
 log "10 clients (baseline)"
 base=$(measure 10 0)
 log "$clients clients on $channels channels, and 20 early returns"
 load=$(measure "$clients" 20)
 loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" >>"$out" <<'PY'
+python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" "$procs" >>"$out" <<'PY'
 import json, sys
 base, load = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-loadavg, channels, clients, seconds = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+loadavg, channels, clients, seconds, procs = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7]
 print(f"""
 ## LL-HLS blocking reload (`scripts/bench-ll.sh`)
 {channels} channels of 1 s segments and 0.25 s parts, 2 renditions, one epoch (every part boundary aligned), on a
 release build; each client blocks on the next part of `720p` as a player does, {seconds} s. Lateness: when the answer
-arrived at the client after its part's boundary (the clients share the 2 cores with the server and PostgreSQL).
+arrived at the client after its part's boundary (the clients, {procs} Python processes, share the 2 cores with the\nserver and PostgreSQL).
 Load average at the end: {loadavg}.
 
 | clients | answers | errors | after the boundary p50 | p99 | worst | server CPU | server peak RSS |

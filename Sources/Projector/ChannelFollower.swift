@@ -28,8 +28,9 @@ public final class ChannelFollower: Service, Sendable {
         public var bodies: [Identifier: ByteBuffer]
         /// Channels with parts: each rendition's delta updates (`_HLS_skip=YES` and `v2`), encoded with the full one.
         public var deltaBodies: [Identifier: DeltaBodies] = [:]
-        /// Channels with parts: parts per segment (`completedTicks` counts parts); nil without parts.
+        /// Channels with parts: parts per segment (`completedTicks` counts parts) and their duration; nil without parts.
         public var partsPerSegment: Int64?
+        public var partMilliseconds: Int64?
         public var multivariantBody: ByteBuffer
         /// The media playlists as text (made from the bytes when asked).
         public var playlists: [Identifier: String] { bodies.mapValues { String(buffer: $0) } }
@@ -90,6 +91,7 @@ public final class ChannelFollower: Service, Sendable {
         /// blocking reload compares `_HLS_msn` / `_HLS_part` with.
         public var completedTicks: Int64 = 0
         public var partsPerSegment: Int64?
+        public var partMilliseconds: Int64?
     }
 
     public enum LookupError: Error, Sendable, Equatable {
@@ -157,6 +159,8 @@ public final class ChannelFollower: Service, Sendable {
         var count = 0
         var nextID: UInt64 = 0
         var lastExpiry = Timestamp(milliseconds: .min)
+        /// The ticker stopped (shutdown): nothing would release a request any more, so none is held.
+        var closed = false
     }
 
     private let blocked = Mutex(Blocked())
@@ -430,6 +434,7 @@ public final class ChannelFollower: Service, Sendable {
     /// ready, and records how late after the boundary that happened. Channels wait in a queue ordered by their
     /// next boundary, so a wake touches only the channels that are due, however many there are.
     package func tickAtSegmentBoundaries() async throws {
+        defer { closeBlocked() }
         let rendered = Counter(label: "cueline_ticks_rendered_total")
         let lateness = Timer(label: "cueline_tick_lateness_seconds", preferredDisplayUnit: .seconds)
         var queue = BoundaryQueue()
@@ -575,13 +580,15 @@ public final class ChannelFollower: Service, Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let ready = blocked.withLock { blocked -> Bool in
+                let ready = blocked.withLock { blocked -> Bool? in
+                    // Cancelled already (the client went away before this ran): not registered.
+                    if Task.isCancelled || blocked.closed { return false }
                     if let published = blocked.published[channel], published >= target { return true }
                     blocked.waiters[channel, default: []].append(.init(id: id, target: target, deadline: deadline, continuation: continuation))
                     blocked.count += 1
-                    return false
+                    return nil
                 }
-                if ready { continuation.resume(returning: true) }
+                if let ready { continuation.resume(returning: ready) }
             }
         } onCancel: {
             // A client that went away: its slot is freed now (if it was registered yet; else at its deadline).
@@ -612,6 +619,18 @@ public final class ChannelFollower: Service, Sendable {
             return ready
         }
         for waiter in ready { waiter.continuation.resume(returning: true) }
+    }
+
+    /// The ticker stops: answers every held request (as timed out) and holds no more.
+    private func closeBlocked() {
+        let all = blocked.withLock { blocked -> [Blocked.Waiter] in
+            blocked.closed = true
+            let all = blocked.waiters.values.flatMap { $0 }
+            blocked.waiters = [:]
+            blocked.count = 0
+            return all
+        }
+        for waiter in all { waiter.continuation.resume(returning: false) }
     }
 
     /// Answers the requests whose deadline passed (at most every 100 ms).
@@ -705,7 +724,7 @@ public final class ChannelFollower: Service, Sendable {
         if let body = skip.flatMap({ rendered.deltaBodies[rendition]?[$0] }) ?? rendered.bodies[rendition] {
             return ServedMedia(
                 body: body, targetDuration: rendered.targetDuration, tick: rendered.tick, tickText: rendered.tickText,
-                completedTicks: rendered.completedTicks, partsPerSegment: rendered.partsPerSegment)
+                completedTicks: rendered.completedTicks, partsPerSegment: rendered.partsPerSegment, partMilliseconds: rendered.partMilliseconds)
         }
         // A miss: unknown rendition, not started, or a relay's upstream not read yet (the same answers as `mediaPlaylist`).
         // If a request rendered the rendition meanwhile, that window is served.
@@ -757,6 +776,7 @@ public final class ChannelFollower: Service, Sendable {
             multivariant: try PlaylistRenderer.render(PlaylistBuilder.multivariant(config: config)))
         rendered.deltaBodies = deltas
         rendered.partsPerSegment = config.source == .clock ? config.partsPerSegment : nil
+        rendered.partMilliseconds = config.source == .clock ? config.partDurationMilliseconds : nil
         return rendered
     }
 }

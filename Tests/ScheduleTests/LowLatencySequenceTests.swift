@@ -77,12 +77,7 @@ struct LowLatencySequenceTests {
             }
             #expect(Lint.checkRenditions(parsed).isEmpty, "\(Lint.checkRenditions(parsed))")
         }
-        let file = PlaylistSequenceTests.directory.appendingPathComponent(scenario.name + ".txt")
-        if ProcessInfo.processInfo.environment["CUELINE_RECORD_GOLDEN"] == "1" {
-            try Data(transcript.utf8).write(to: file)
-        }
-        let golden = try String(contentsOf: file, encoding: .utf8)
-        #expect(transcript == golden, "re-record with CUELINE_RECORD_GOLDEN=1 only if the change is intended")
+        try PlaylistSequenceTests.expectGolden(scenario.name, transcript)
     }
 
     @Test("parts, preload hint, rendition reports and server control at a tick inside a segment")

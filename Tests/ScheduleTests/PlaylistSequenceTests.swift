@@ -66,7 +66,12 @@ struct PlaylistSequenceTests {
             let across = Lint.checkRenditions(parsed)
             #expect(across.isEmpty, "\(across)")
         }
-        let file = Self.directory.appendingPathComponent(scenario.name + ".txt")
+        try Self.expectGolden(scenario.name, transcript)
+    }
+
+    /// Compares a transcript with `Fixtures/sequences/<name>.txt` (written instead with CUELINE_RECORD_GOLDEN=1).
+    static func expectGolden(_ name: String, _ transcript: String) throws {
+        let file = directory.appendingPathComponent(name + ".txt")
         if ProcessInfo.processInfo.environment["CUELINE_RECORD_GOLDEN"] == "1" {
             try Data(transcript.utf8).write(to: file)
         }

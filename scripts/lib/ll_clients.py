@@ -23,8 +23,10 @@ async def request(reader, writer, path):
     body = await reader.readexactly(length)
     return status, body
 
+first_client = int(sys.argv[11]) if len(sys.argv) > 11 else 0
+
 async def client(index, stop):
-    channel = f"ll-{index % channels}"
+    channel = f"ll-{(first_client + index) % channels}"
     path = f"/channels/{channel}/720p.m3u8"
     reader, writer = await asyncio.open_connection(host, port)
     status, body = await request(reader, writer, path)
@@ -81,6 +83,7 @@ async def main():
         "late_p50_ms": pct(lateness, 0.5), "late_p99_ms": pct(lateness, 0.99), "late_max_ms": round(lateness[-1], 1) if lateness else None,
         "trials": len(sent), "trials_seen": len(delays),
         "command_to_client_p50_ms": pct(delays, 0.5), "command_to_client_p99_ms": pct(delays, 0.99),
-        "command_to_client_max_ms": round(delays[-1], 1) if delays else None}))
+        "command_to_client_max_ms": round(delays[-1], 1) if delays else None,
+        "lateness_ms": [round(x, 2) for x in lateness], "delays_ms": [round(x, 1) for x in delays]}))
 
 asyncio.run(main())

@@ -38,25 +38,42 @@ struct PlaylistController {
             // The bytes encoded when the window was rendered: no copy, no formatting here.
             var served = try follower.servedMedia(channel, rendition: rendition, skip: directives.skip)
             // Blocking playlist reload (channels with parts; others answer at once, as a server without it must).
-            if let msn = directives.msn, let parts = served.partsPerSegment {
-                let lastSegment = (served.completedTicks - 1) / parts
+            if let msn = directives.msn, let parts = served.partsPerSegment, let partMilliseconds = served.partMilliseconds {
+                // §6.2.5.2: 400 for a segment more than two after the last complete one, or a part more than the Advance
+                // Part Limit (3 s of parts, or 3 parts when they last a second or more) after the last part.
+                let lastSegment = served.completedTicks / parts - 1
                 guard msn <= lastSegment + 2 else {
                     throw APIError(
                         .badRequest, "_HLS_msn \(msn) is more than two segments after the last one in the playlist (\(lastSegment))", field: "_HLS_msn")
                 }
+                let lastPart = served.completedTicks - 1
+                let advanceLimit = partMilliseconds < 1000 ? (3000 + partMilliseconds - 1) / partMilliseconds : 3
+                if let part = directives.part, msn * parts + part > lastPart + advanceLimit {
+                    throw APIError(
+                        .badRequest, "_HLS_part \(part) of segment \(msn) is more than \(advanceLimit) parts after the last one in the playlist", field: "_HLS_part")
+                }
                 // Part p of segment msn has ended once msn·parts + p + 1 parts have; a whole segment, once all its parts.
-                // A part index past the segment's last is part 0 of the next segment (§6.2.5.2), which this arithmetic gives.
+                // A part index past the segment's last counts on into the next segment (§6.2.5.2: the last part + 1 is
+                // part 0 of the next one), bounded by the limit above.
                 let target = msn * parts + (directives.part ?? (parts - 1)) + 1
-                if served.completedTicks < target {
-                    let timeout = Int64(3 * served.targetDuration) * 1000
-                    guard await follower.awaitWindow(channel, completedTicks: target, timeoutMilliseconds: timeout) else {
+                guard served.completedTicks < target else {
+                    // There already: answered at once, with the current playlist (which may have changed since that part).
+                    return Responses.playlist(served.body, maxAge: max(1, served.targetDuration / 2), tick: served.tickText)
+                }
+                let deadline = ContinuousClock.now + .seconds(3 * served.targetDuration)
+                while served.completedTicks < target {
+                    let left = deadline - ContinuousClock.now
+                    guard left > .zero,
+                        await follower.awaitWindow(channel, completedTicks: target, timeoutMilliseconds: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+                    else {
                         throw APIError(
                             .unavailable,
                             "segment \(msn)\(directives.part.map { " part \($0)" } ?? "") of channel \(channel) did not appear within 3 target durations")
                     }
                     served = try follower.servedMedia(channel, rendition: rendition, skip: directives.skip)
                 }
-                // The answer to a request for a part holds that part whenever it is given: a cache may keep it.
+                // The playlist published at the boundary of the part asked for: the answer every client blocked on it gets,
+                // which a cache in front may give to the next ones asking (6 target durations).
                 return Responses.playlist(served.body, maxAge: 6 * served.targetDuration, tick: served.tickText)
             }
             // A CDN may hold a live playlist for half a target duration: a schedule change reaches viewers
