@@ -57,10 +57,18 @@ measure() {  # clients trials -> JSON with the server's CPU seconds and peak RSS
     wait
     after=$(awk '{print $14 + $15}' /proc/$server/stat)
     rss=$(awk '/VmHWM/ {print $2}' /proc/$server/status)
+    curl -fs "http://127.0.0.1:$port/metrics" | grep '^cueline_blocked_reload_lateness_seconds_bucket' >"$dir/buckets" || true
     python3 - "$dir" "$before" "$after" "$rss" "$(getconf CLK_TCK)" "$seconds" <<'PY'
-import glob, json, sys
+import glob, json, re, sys
 parts = [json.load(open(f)) for f in sorted(glob.glob(sys.argv[1] + "/*.json"))]
 b, a, r, hz, s = map(float, sys.argv[2:])
+# Server side: when each blocked answer was ready after its part's boundary (cumulative histogram since start; the
+# previous measurement's counts are subtracted by the caller through LL_PREVIOUS_BUCKETS).
+buckets = {}
+for line in open(sys.argv[1] + "/buckets"):
+    m = re.match(r'.*le="([^"]+)".*\} (\S+)', line)
+    if m: buckets[m.group(1)] = float(m.group(2))
+
 late = sorted(x for p in parts for x in p["lateness_ms"])
 delays = sorted(x for p in parts for x in p["delays_ms"])
 pct = lambda v, q: round(v[min(len(v) - 1, int(len(v) * q))], 1) if v else None
@@ -70,7 +78,8 @@ print(json.dumps({
     "trials": sum(p["trials"] for p in parts), "trials_seen": len(delays),
     "command_to_client_p50_ms": pct(delays, 0.5), "command_to_client_p99_ms": pct(delays, 0.99),
     "command_to_client_max_ms": round(delays[-1], 1) if delays else None,
-    "server_cpu_percent": round((a - b) / hz / s * 100), "server_peak_rss_mib": round(r / 1024)}))
+    "server_cpu_percent": round((a - b) / hz / s * 100), "server_peak_rss_mib": round(r / 1024),
+    "server_buckets": buckets}))
 PY
     rm -rf "$dir"
 }
@@ -82,6 +91,18 @@ loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
 python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" "$procs" >>"$out" <<'PY'
 import json, sys
 base, load = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+# The server's histogram is cumulative over the run: the 1,000-client counts are the second reading less the first.
+def server_side(now, before):
+    keys = sorted((k for k in now if k != "+Inf"), key=float) + ["+Inf"]
+    counts = {k: now.get(k, 0) - before.get(k, 0) for k in keys}
+    total = counts["+Inf"] or 1
+    within20 = counts.get("0.02", 0) / total * 100
+    p99 = next((k for k in keys if counts[k] >= 0.99 * total), "+Inf")
+    p50 = next((k for k in keys if counts[k] >= 0.5 * total), "+Inf")
+    ms = lambda k: "over 1 s" if k == "+Inf" else f"≤ {float(k) * 1000:g} ms"
+    return f"{int(counts['+Inf'])} answers, {within20:.1f} % within 20 ms of the boundary, p50 {ms(p50)}, p99 {ms(p99)}"
+base_server = server_side(base["server_buckets"], {})
+load_server = server_side(load["server_buckets"], base["server_buckets"])
 loadavg, channels, clients, seconds, procs = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7]
 print(f"""
 ## LL-HLS blocking reload (`scripts/bench-ll.sh`)
@@ -94,6 +115,9 @@ Load average at the end: {loadavg}.
 |---|---|---|---|---|---|---|---|
 | 10 (baseline) | {base['answers']} | {base['errors']} | {base['late_p50_ms']} ms | {base['late_p99_ms']} ms | {base['late_max_ms']} ms | {base['server_cpu_percent']} % | {base['server_peak_rss_mib']} MiB |
 | {clients} | {load['answers']} | {load['errors']} | {load['late_p50_ms']} ms | {load['late_p99_ms']} ms | {load['late_max_ms']} ms | {load['server_cpu_percent']} % | {load['server_peak_rss_mib']} MiB |
+
+Server side (`cueline_blocked_reload_lateness_seconds`: when the answer was ready after its part's boundary, before
+it is written): 10 clients: {base_server}; {clients} clients: {load_server}.
 
 Early return: cancel_current_event over HTTP on {load['trials']} channels with a break on air, one client of each
 channel blocked on the next part; from sending the command to that client holding the augmenting tag

@@ -10,12 +10,21 @@ source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/demo.sh"
 cd "$(repo_root)"
 
+# --low-latency: the same on an LL-HLS channel (1 s segments of 0.25 s fMP4 parts, blocking reload, delta updates),
+# which hls.js plays in its default lowLatencyMode; also checks that it plays under 3 s behind the live edge.
+low_latency=false
+[ "${1:-}" = "--low-latency" ] && low_latency=true
+
 skip() { printf 'SKIPPED: %s\n' "$*" >&2; exit 0; }
 trap demo_down EXIT
 hlsjs_probe_setup || skip "$PROBE_SKIP"
 
 demo_server_up
-demo_channel probe 30   # 30 x 2 s: a 60 s window
+if [ "$low_latency" = true ]; then
+    demo_ll_channel probe 60   # 60 x 1 s: a 60 s window
+else
+    demo_channel probe 30      # 30 x 2 s: a 60 s window
+fi
 "$CUELINE" break place probe --id probe-1 --in 20s --duration 30s --asset-uri "$DEMO_URL/media/ad/ad.m3u8" --actor probe
 start=$("$CUELINE" schedule probe --json | sed -n 's/.*"start_date" : "\(.*\)".*/\1/p' | head -n 1)
 events=$(repo_root)/.demo/hlsjs-events.jsonl
@@ -36,10 +45,11 @@ limit=$(printf '%s\n' "$playlist" | sed -n 's/^#EXT-X-DATERANGE:.*ID="probe-1".*
 [ -n "$limit" ] || { printf '%s\n' "$playlist" | grep DATERANGE >&2
     die "the playlist no longer carries probe-1 with its X-PLAYOUT-LIMIT after the probe (range dropped, or no limit)"; }
 
-python3 - "$events" "$limit" <<'PY'
+python3 - "$events" "$limit" "$low_latency" <<'PY'
 import json, sys
 events = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 limit = float(sys.argv[2])
+low_latency = sys.argv[3] == "true"
 started = [e for e in events if e.get("ev") == "INTERSTITIAL_STARTED"]
 ended = [e for e in events if e.get("ev") == "INTERSTITIAL_ENDED"]
 resumed = [e for e in events if e.get("ev") == "INTERSTITIALS_PRIMARY_RESUMED"]
@@ -62,5 +72,13 @@ print(f"interstitial played {back:.1f} s for a published playout limit of {limit
 assert limits, "hls.js never saw the playout limit"
 assert back <= limit + 2, f"played {back:.1f} s, more than 2 s over the {limit:.3f} s limit"
 assert back >= limit - 1, f"played {back:.1f} s, more than 1 s short of the {limit:.3f} s limit"
+if low_latency:
+    # hls.latency: how far behind the live edge the primary plays (ticks every 2 s, while it is playing, after start-up).
+    behind = sorted(e["latency"] for e in events if e.get("ev") == "tick" and e["t"] > 8 and isinstance(e.get("latency"), (int, float))
+                    and (e.get("im") or {}).get("playing") == "primary" and not e.get("paused"))
+    assert behind, "no latency reading while the primary played"
+    median = behind[len(behind) // 2]
+    print(f"hls.js played the primary {median:.2f} s behind the live edge (median of {len(behind)} readings; max {behind[-1]:.2f} s)")
+    assert median < 3, f"{median:.2f} s behind the live edge, not under 3 s"
 print(f"PASS: the interstitial started, played {back:.1f} s for a {limit:.3f} s limit, no fatal error")
 PY

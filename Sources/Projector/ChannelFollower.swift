@@ -31,6 +31,8 @@ public final class ChannelFollower: Service, Sendable {
         /// Channels with parts: parts per segment (`completedTicks` counts parts) and their duration; nil without parts.
         public var partsPerSegment: Int64?
         public var partMilliseconds: Int64?
+        /// When the last completed tick ended (`Timeline.tickStart(completedTicks)`, clock channels).
+        public var tickBoundary = Timestamp(milliseconds: 0)
         public var multivariantBody: ByteBuffer
         /// The media playlists as text (made from the bytes when asked).
         public var playlists: [Identifier: String] { bodies.mapValues { String(buffer: $0) } }
@@ -92,6 +94,8 @@ public final class ChannelFollower: Service, Sendable {
         public var completedTicks: Int64 = 0
         public var partsPerSegment: Int64?
         public var partMilliseconds: Int64?
+        /// When the last of those ticks ended (clock channels).
+        public var tickBoundary = Timestamp(milliseconds: 0)
     }
 
     public enum LookupError: Error, Sendable, Equatable {
@@ -724,7 +728,8 @@ public final class ChannelFollower: Service, Sendable {
         if let body = skip.flatMap({ rendered.deltaBodies[rendition]?[$0] }) ?? rendered.bodies[rendition] {
             return ServedMedia(
                 body: body, targetDuration: rendered.targetDuration, tick: rendered.tick, tickText: rendered.tickText,
-                completedTicks: rendered.completedTicks, partsPerSegment: rendered.partsPerSegment, partMilliseconds: rendered.partMilliseconds)
+                completedTicks: rendered.completedTicks, partsPerSegment: rendered.partsPerSegment, partMilliseconds: rendered.partMilliseconds,
+                tickBoundary: rendered.tickBoundary)
         }
         // A miss: unknown rendition, not started, or a relay's upstream not read yet (the same answers as `mediaPlaylist`).
         // If a request rendered the rendition meanwhile, that window is served.
@@ -777,6 +782,7 @@ public final class ChannelFollower: Service, Sendable {
         rendered.deltaBodies = deltas
         rendered.partsPerSegment = config.source == .clock ? config.partsPerSegment : nil
         rendered.partMilliseconds = config.source == .clock ? config.partDurationMilliseconds : nil
+        if config.source == .clock { rendered.tickBoundary = Timeline(config).tickStart(rendered.completedTicks) }
         return rendered
     }
 }

@@ -45,7 +45,11 @@ struct Cueline: AsyncParsableCommand {
                 return handler
             }
             if command is Serve {
-                MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: metrics))
+                var factory = PrometheusMetricsFactory(registry: metrics)
+                // Blocked LL-HLS reloads are answered milliseconds after their part's boundary: buckets that resolve it.
+                factory.durationHistogramBuckets["cueline_blocked_reload_lateness_seconds"] =
+                    [1, 2, 5, 10, 15, 20, 30, 50, 100, 250, 1000].map { Duration.milliseconds($0) }
+                MetricsSystem.bootstrap(factory)
             }
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()

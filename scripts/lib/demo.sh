@@ -182,3 +182,52 @@ serve_open() {
     BACKGROUND_PIDS+=("$SERVER_PID")
     wait_http "http://127.0.0.1:$1/readyz" 30 || { tail -20 "$2" >&2; die "cueline serve on port $1 did not start"; }
 }
+
+DEMO_LL_LOOP=60    # seconds of LL media per rendition (60 segments of 1 s, four 0.25 s parts each), looped
+
+# make_ll_media DIR : Low-Latency HLS media in DIR/ll/<rendition>/: fMP4 parts of 0.25 s made by ffmpeg's HLS muxer
+# (a keyframe every 6 frames at 24 fps, so every part starts with one), named seg<n>.<p>.m4s (part p of segment n),
+# each 1 s segment seg<n>.m4s the concatenation of its four parts (moof/mdat pairs: a valid fMP4 segment), and init.mp4.
+make_ll_media() {
+    local dir=$1/ll spec name size rate k count
+    [ -f "$dir/.complete" ] && return 0
+    apt_install ffmpeg
+    rm -rf "$dir"
+    log "making LL-HLS demo media with ffmpeg (once; kept in $dir)"
+    for spec in 720p:1280x720:2000k 360p:640x360:500k; do
+        IFS=: read -r name size rate <<<"$spec"
+        mkdir -p "$dir/$name/raw"
+        ffmpeg -loglevel error -y -f lavfi -i "testsrc=size=$size:rate=24" -f lavfi -i "sine=frequency=660:sample_rate=48000" \
+            -t "$DEMO_LL_LOOP" -c:v libx264 -profile:v main -level 3.1 -preset veryfast -pix_fmt yuv420p -g 6 -keyint_min 6 \
+            -sc_threshold 0 -b:v "$rate" -c:a aac -b:a 96k -ac 2 -f hls -hls_time 0.25 -hls_list_size 0 -hls_segment_type fmp4 \
+            -hls_fmp4_init_filename init.mp4 -hls_segment_filename "$dir/$name/raw/p%d.m4s" "$dir/$name/raw/parts.m3u8" \
+            || die "ffmpeg failed making LL media for $name"
+        count=$(grep -c '^#EXTINF:0.250' "$dir/$name/raw/parts.m3u8")
+        [ "$count" -eq $((DEMO_LL_LOOP * 4)) ] || die "ffmpeg made $count parts of 0.25 s for $name, not $((DEMO_LL_LOOP * 4))"
+        mv "$dir/$name/raw/init.mp4" "$dir/$name/init.mp4"
+        for ((k = 0; k < DEMO_LL_LOOP * 4; k++)); do
+            mv "$dir/$name/raw/p$k.m4s" "$dir/$name/seg$((k / 4)).$((k % 4)).m4s"
+        done
+        for ((k = 0; k < DEMO_LL_LOOP; k++)); do
+            cat "$dir/$name/seg$k.0.m4s" "$dir/$name/seg$k.1.m4s" "$dir/$name/seg$k.2.m4s" "$dir/$name/seg$k.3.m4s" >"$dir/$name/seg$k.m4s"
+        done
+        rm -rf "$dir/$name/raw"
+    done
+    touch "$dir/.complete"
+}
+
+# demo_ll_channel NAME WINDOW : a channel with 1 s segments of 0.25 s parts on the LL demo media (2 renditions,
+# looped), a live window of WINDOW segments; waits until its playlist is served.
+demo_ll_channel() {
+    local name=$1 window=$2 r args=()
+    make_ll_media "$DEMO_MEDIA"
+    for r in 720p:2300000:1280x720 360p:700000:640x360; do
+        IFS=: read -r rendition bandwidth size <<<"$r"
+        args+=(--rendition "$rendition,$bandwidth,/media/ll/$rendition/seg{n%$DEMO_LL_LOOP}.m4s" --resolution "$rendition=$size"
+            --codecs "$rendition=avc1.4d401f,mp4a.40.2" --map "$rendition=/media/ll/$rendition/init.mp4"
+            --part "$rendition=/media/ll/$rendition/seg{n%$DEMO_LL_LOOP}.{p}.m4s" --independent-parts "$rendition=1")
+    done
+    "$CUELINE" channel create "$name" --segment-duration 1 --part-duration 0.25 --window "$window" --loop "$DEMO_LL_LOOP" \
+        "${args[@]}" --public-url "$DEMO_URL" --actor demo
+    wait_http "$DEMO_URL/channels/$name/720p.m3u8" 10 || die "the $name channel's playlist is not served"
+}

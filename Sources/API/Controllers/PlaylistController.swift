@@ -1,4 +1,5 @@
 import Hummingbird
+import Metrics
 import Logging
 import Projector
 import Schedule
@@ -9,6 +10,8 @@ struct PlaylistController {
     let follower: ChannelFollower
     let assets: AssetPlaylists
     let logger = Logger(label: "cueline.assets")
+
+    static let blockedLateness = Timer(label: "cueline_blocked_reload_lateness_seconds", preferredDisplayUnit: .seconds)
 
     func addRoutes(to group: RouterGroup<APIRequestContext>) {
         group.get("/channels/{channel}/master.m3u8", use: multivariant)
@@ -72,6 +75,9 @@ struct PlaylistController {
                     }
                     served = try follower.servedMedia(channel, rendition: rendition, skip: directives.skip)
                 }
+                // How long after its part's boundary the answer was ready (the boundary of tick `target`).
+                let boundary = served.tickBoundary.adding(milliseconds: -(served.completedTicks - target) * partMilliseconds)
+                Self.blockedLateness.recordNanoseconds(max(0, follower.clock().milliseconds(since: boundary)) * 1_000_000)
                 // The playlist published at the boundary of the part asked for: the answer every client blocked on it gets,
                 // which a cache in front may give to the next ones asking (6 target durations).
                 return Responses.playlist(served.body, maxAge: 6 * served.targetDuration, tick: served.tickText)
