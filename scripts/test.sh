@@ -47,4 +47,5 @@ scripts/fuzz-scte35.sh --replay
 
 log "what viewers see: the player scenarios in a real hls.js 1.6.15 (skipped with a message where Chromium cannot be installed)"
 scripts/player-scenarios.sh   # results: .demo/player-scenarios/
+scripts/probe.sh --low-latency   # an LL-HLS channel in hls.js: the interstitial, its early return, under 3 s behind live
 scripts/console-tests.sh      # the operator console in headless Chromium; screenshots: .demo/console-screenshots/

@@ -58,7 +58,13 @@ public enum PlaylistBuilder {
             discontinuitySequence = (window.lowerBound - 1) / Int64(loop)
         }
         var trailing: [SegmentTag] = []
-        if let ll, ll.partial > 0 { trailing = leadingTags(of: ll.segment) + parts(of: ll.segment, count: ll.partial) }
+        if let ll, ll.partial > 0 {
+            // The segment in progress: its discontinuity and date ranges, then its parts. No program date-time: it
+            // follows from the last segment's, and hls.js 1.6.15 given one on a segment without EXTINF anchors date
+            // ranges to a fragment that is not in the playlist and never finishes loading the level (README).
+            let tags = leadingTags(of: ll.segment).filter { if case .programDateTime = $0 { false } else { true } }
+            trailing = tags + parts(of: ll.segment, count: ll.partial)
+        }
         trailing += placed.trailing.map { .dateRange($0) }
         var serverControl: ServerControl?
         if let ll, let partTemplate {
