@@ -154,7 +154,8 @@ public final class ChannelFollower: Service, Sendable {
             var id: UInt64
             var target: Int64
             var deadline: Timestamp
-            var continuation: CheckedContinuation<Bool, Never>
+            /// Called once, with whether the window exists (false: deadline, cancellation, shutdown).
+            var resume: @Sendable (Bool) -> Void
         }
 
         /// The latest window the ticker published, by channel (`Rendered.completedTicks`).
@@ -584,15 +585,9 @@ public final class ChannelFollower: Service, Sendable {
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-                let ready = blocked.withLock { blocked -> Bool? in
-                    // Cancelled already (the client went away before this ran): not registered.
-                    if Task.isCancelled || blocked.closed { return false }
-                    if let published = blocked.published[channel], published >= target { return true }
-                    blocked.waiters[channel, default: []].append(.init(id: id, target: target, deadline: deadline, continuation: continuation))
-                    blocked.count += 1
-                    return nil
-                }
-                if let ready { continuation.resume(returning: ready) }
+                // Cancelled already (the client went away before this ran): not registered.
+                guard !Task.isCancelled else { return continuation.resume(returning: false) }
+                register(channel, id: id, target: target, deadline: deadline) { continuation.resume(returning: $0) }
             }
         } onCancel: {
             // A client that went away: its slot is freed now (if it was registered yet; else at its deadline).
@@ -601,8 +596,34 @@ public final class ChannelFollower: Service, Sendable {
                 blocked.count -= 1
                 return blocked.waiters[channel]!.remove(at: index)
             }
-            waiter?.continuation.resume(returning: false)
+            waiter?.resume(false)
         }
+    }
+
+    /// The same for a caller that is not a task (an HTTP handler on its event loop): `resume` is called once, from the
+    /// ticker (or at once when the window exists already), with whether the window exists; the caller hops to its own
+    /// thread. Returns false, without calling `resume`, when the ticker has stopped.
+    public func whenWindow(
+        _ channel: ChannelID, completedTicks target: Int64, timeoutMilliseconds: Int64, _ resume: @escaping @Sendable (Bool) -> Void
+    ) -> Bool {
+        let id = blocked.withLock { blocked in
+            blocked.nextID &+= 1
+            return blocked.nextID
+        }
+        guard !blocked.withLock({ $0.closed }) else { return false }
+        register(channel, id: id, target: target, deadline: clock().adding(milliseconds: timeoutMilliseconds), resume: resume)
+        return true
+    }
+
+    private func register(_ channel: ChannelID, id: UInt64, target: Int64, deadline: Timestamp, resume: @escaping @Sendable (Bool) -> Void) {
+        let ready = blocked.withLock { blocked -> Bool? in
+            if blocked.closed { return false }
+            if let published = blocked.published[channel], published >= target { return true }
+            blocked.waiters[channel, default: []].append(.init(id: id, target: target, deadline: deadline, resume: resume))
+            blocked.count += 1
+            return nil
+        }
+        if let ready { resume(ready) }
     }
 
     /// Requests blocked now, over all channels.
@@ -622,7 +643,7 @@ public final class ChannelFollower: Service, Sendable {
             blocked.count -= ready.count
             return ready
         }
-        for waiter in ready { waiter.continuation.resume(returning: true) }
+        for waiter in ready { waiter.resume(true) }
     }
 
     /// The ticker stops: answers every held request (as timed out) and holds no more.
@@ -634,7 +655,7 @@ public final class ChannelFollower: Service, Sendable {
             blocked.count = 0
             return all
         }
-        for waiter in all { waiter.continuation.resume(returning: false) }
+        for waiter in all { waiter.resume(false) }
     }
 
     /// Answers the requests whose deadline passed (at most every 100 ms).
@@ -652,7 +673,7 @@ public final class ChannelFollower: Service, Sendable {
             blocked.count -= expired.count
             return expired
         }
-        for waiter in expired { waiter.continuation.resume(returning: false) }
+        for waiter in expired { waiter.resume(false) }
     }
 
     // MARK: - Reads

@@ -104,4 +104,39 @@ struct PlaylistFastPathTests {
         // The two before the command at least were answered here (the rest may be, once the command's answer has gone).
         #expect(try await fastRequests(server.baseURL) - before >= 2)
     }
+
+    @Test("an LL-HLS blocking reload is held on the event loop and answered at its part; requests behind it wait their turn")
+    func heldInOrder() async throws {
+        let (_, cli, server) = try await ServerProcess.onFreshDatabase()
+        defer { server.stop() }
+        let create = try cli.run([
+            "channel", "create", "ll", "--segment-duration", "1", "--part-duration", "0.25", "--window", "8",
+            "--rendition", "720p,1000000,720p/seg{n}.m4s", "--part", "720p=720p/seg{n}.{p}.m4s",
+        ])
+        #expect(create.status == 0, "\(create.stderr)")
+        var text = ""
+        for _ in 0..<100 where !text.contains("PRELOAD-HINT") {
+            text = try await HTTP.get(server.baseURL + "/channels/ll/720p.m3u8").0
+            if !text.contains("PRELOAD-HINT") { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        // The hinted part (…/seg<n>.<p>.m4s), then two parts later: both not there yet.
+        let hint = try #require(text.split(separator: "\n").first { $0.hasPrefix("#EXT-X-PRELOAD-HINT") })
+        let numbers = hint.split(separator: "seg").last!.split(separator: ".").prefix(2).compactMap { Int64($0) }
+        let (msn, part) = (numbers[0], numbers[1])
+        let before = try await fastRequests(server.baseURL)
+        let held = "GET /channels/ll/720p.m3u8?_HLS_msn=\(msn)&_HLS_part=\(part) HTTP/1.1\r\nHost: x\r\n\r\n"
+        let connection = try RawConnection(port: server.port)
+        connection.send(held + "GET /channels/ll/master.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n" + "GET /channels/ll/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n")
+        let answers = Self.answers(connection.read(for: 1.5).text)
+        #expect(answers.map { String($0.status.prefix(12)) } == ["HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200"])
+        guard answers.count == 3 else { return }
+        // The held answer holds the part asked for and may be cached; the multivariant playlist, then the plain GET, follow it.
+        #expect(answers[0].body.contains("seg\(msn).\(part).m4s\"") && answers[0].headers["cache-control"] == "max-age=6")
+        #expect(answers[1].body.contains("#EXT-X-STREAM-INF") && answers[2].headers["cache-control"] == "max-age=1")
+        // The held one at least was answered here (the plain GET may go up behind the multivariant playlist's).
+        #expect(try await fastRequests(server.baseURL) - before >= 1)
+        // Malformed or far-ahead directives go up to the router: 400 naming the directive.
+        let (far, farStatus) = try await HTTP.get(server.baseURL + "/channels/ll/720p.m3u8?_HLS_msn=\(msn)&_HLS_part=99")
+        #expect(farStatus == 400 && far.contains(#""field":"_HLS_part""#))
+    }
 }
