@@ -148,19 +148,17 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         }
         // LL-HLS delivery directives, in their valid forms, on a channel with parts; the router answers the rest (and
         // every error) with the same rules (`PlaylistController.media`).
-        guard let directives = Self.directives(query),
-            let served = try? follower.servedMedia(channel, rendition: rendition, skip: directives.skip),
-            let parts = served.partsPerSegment, let partMilliseconds = served.partMilliseconds
+        guard let directives = DeliveryDirectives(query: query),
+            let served = try? follower.servedMedia(channel, rendition: rendition, skip: directives.skip), served.partsPerSegment != nil
         else { return nil }
-        guard let msn = directives.msn else {
-            return .answering(served, maxAge: max(1, served.targetDuration / 2), origin: origin, head: head, started: started)
+        let plan: DeliveryDirectives.Plan?
+        do {
+            plan = try directives.plan(served)
+        } catch {
+            return nil  // refused (400): the router refuses it, with its message
         }
-        let advanceLimit = partMilliseconds < 1000 ? (3000 + partMilliseconds - 1) / partMilliseconds : 3
-        guard msn <= served.completedTicks / parts + 1,
-            directives.part.map({ msn * parts + $0 <= served.completedTicks - 1 + advanceLimit }) ?? true
-        else { return nil }
-        let target = msn * parts + (directives.part ?? (parts - 1)) + 1
-        guard served.completedTicks < target else {
+        guard let msn = directives.msn, case .hold(let target)? = plan else {
+            // Only _HLS_skip, or the part is there already: at once.
             return .answering(served, maxAge: max(1, served.targetDuration / 2), origin: origin, head: head, started: started)
         }
         return .holding(Held(
@@ -172,27 +170,6 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     static func split(_ path: String) -> (String, Substring?) {
         guard let mark = path.firstIndex(of: "?") else { return (path, nil) }
         return (String(path[..<mark]), path[path.index(after: mark)...])
-    }
-
-    /// `_HLS_msn`, `_HLS_part` and `_HLS_skip`, each at most once with a valid value and nothing else, or nil.
-    static func directives(_ query: Substring) -> (msn: Int64?, part: Int64?, skip: PlaylistBuilder.DeltaUpdate?)? {
-        var msn: Int64?, part: Int64?, skip: PlaylistBuilder.DeltaUpdate?
-        func number(_ text: Substring, digits: Int) -> Int64? {
-            guard (1...digits).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-            return Int64(text)
-        }
-        for pair in query.split(separator: "&", omittingEmptySubsequences: false) {
-            guard let equals = pair.firstIndex(of: "=") else { return nil }
-            let key = pair[..<equals], value = pair[pair.index(after: equals)...]
-            switch key {
-            case "_HLS_msn" where msn == nil: guard let n = number(value, digits: 18) else { return nil }; msn = n
-            case "_HLS_part" where part == nil: guard let n = number(value, digits: 6) else { return nil }; part = n
-            case "_HLS_skip" where skip == nil: guard let s = PlaylistBuilder.DeltaUpdate(rawValue: String(value)) else { return nil }; skip = s
-            default: return nil
-            }
-        }
-        guard part == nil || msn != nil else { return nil }
-        return (msn, part, skip)
     }
 
     /// Registers a held request with the follower; its answer is written on this connection's event loop when the

@@ -41,25 +41,8 @@ struct PlaylistController {
             // The bytes encoded when the window was rendered: no copy, no formatting here.
             var served = try follower.servedMedia(channel, rendition: rendition, skip: directives.skip)
             // Blocking playlist reload (channels with parts; others answer at once, as a server without it must).
-            if let msn = directives.msn, let parts = served.partsPerSegment, let partMilliseconds = served.partMilliseconds {
-                // §6.2.5.2: 400 for a segment more than two after the last complete one, or a part more than the Advance
-                // Part Limit (3 s of parts, or 3 parts when they last a second or more) after the last part.
-                let lastSegment = served.completedTicks / parts - 1
-                guard msn <= lastSegment + 2 else {
-                    throw APIError(
-                        .badRequest, "_HLS_msn \(msn) is more than two segments after the last one in the playlist (\(lastSegment))", field: "_HLS_msn")
-                }
-                let lastPart = served.completedTicks - 1
-                let advanceLimit = partMilliseconds < 1000 ? (3000 + partMilliseconds - 1) / partMilliseconds : 3
-                if let part = directives.part, msn * parts + part > lastPart + advanceLimit {
-                    throw APIError(
-                        .badRequest, "_HLS_part \(part) of segment \(msn) is more than \(advanceLimit) parts after the last one in the playlist", field: "_HLS_part")
-                }
-                // Part p of segment msn has ended once msn·parts + p + 1 parts have; a whole segment, once all its parts.
-                // A part index past the segment's last counts on into the next segment (§6.2.5.2: the last part + 1 is
-                // part 0 of the next one), bounded by the limit above.
-                let target = msn * parts + (directives.part ?? (parts - 1)) + 1
-                guard served.completedTicks < target else {
+            if let msn = directives.msn, let partMilliseconds = served.partMilliseconds, let plan = try directives.plan(served) {
+                guard case .hold(let target) = plan else {
                     // There already: answered at once, with the current playlist (which may have changed since that part).
                     return Responses.playlist(served.body, maxAge: max(1, served.targetDuration / 2), tick: served.tickText)
                 }
@@ -190,6 +173,50 @@ struct DeliveryDirectives {
         if part != nil && msn == nil {
             throw APIError(.badRequest, "_HLS_part needs _HLS_msn", field: "_HLS_part")
         }
+    }
+
+    /// The same from a raw query (`PlaylistFastPath`): only these three keys, each once; nil for anything else.
+    init?(query: Substring) {
+        var pairs: [(key: Substring, value: Substring)] = []
+        for pair in query.split(separator: "&", omittingEmptySubsequences: false) {
+            guard let equals = pair.firstIndex(of: "=") else { return nil }
+            let key = pair[..<equals]
+            guard ["_HLS_msn", "_HLS_part", "_HLS_skip"].contains(key), !pairs.contains(where: { $0.key == key }) else { return nil }
+            pairs.append((key, pair[pair.index(after: equals)...]))
+        }
+        guard let parsed = try? Self(pairs) else { return nil }
+        self = parsed
+    }
+
+    /// What a blocking reload does with `served`, the playlist now.
+    enum Plan: Equatable {
+        /// The part (or segment) asked for is there: answer at once.
+        case now
+        /// Hold the request until `target` ticks (parts) have ended.
+        case hold(target: Int64)
+    }
+
+    /// The plan for this request on a channel with parts; nil without `_HLS_msn` or parts (answered at once, as a
+    /// server without blocking reload must).
+    ///
+    /// - Throws: 400 (§6.2.5.2) for a segment more than two after the last complete one, or a part more than the
+    ///   Advance Part Limit (3 s of parts, or 3 parts when they last a second or more) after the last part.
+    func plan(_ served: ChannelFollower.ServedMedia) throws(APIError) -> Plan? {
+        guard let msn, let parts = served.partsPerSegment, let partMilliseconds = served.partMilliseconds else { return nil }
+        let lastSegment = served.completedTicks / parts - 1
+        guard msn <= lastSegment + 2 else {
+            throw APIError(.badRequest, "_HLS_msn \(msn) is more than two segments after the last one in the playlist (\(lastSegment))", field: "_HLS_msn")
+        }
+        let advanceLimit = partMilliseconds < 1000 ? (3000 + partMilliseconds - 1) / partMilliseconds : 3
+        if let part, msn * parts + part > served.completedTicks - 1 + advanceLimit {
+            throw APIError(
+                .badRequest, "_HLS_part \(part) of segment \(msn) is more than \(advanceLimit) parts after the last one in the playlist", field: "_HLS_part")
+        }
+        // Part p of segment msn has ended once msn·parts + p + 1 parts have; a whole segment, once all its parts. A part
+        // index past the segment's last counts on into the next segment (§6.2.5.2: the last part + 1 is part 0 of the
+        // next one), bounded by the limit above.
+        let target = msn * parts + (part ?? (parts - 1)) + 1
+        return served.completedTicks < target ? .hold(target: target) : .now
     }
 
     private static func number(_ text: Substring, digits: Int) -> Int64? {
