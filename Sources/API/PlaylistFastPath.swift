@@ -53,9 +53,17 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         var started: UInt64
     }
 
-    /// A request is held: the requests that follow it on this connection wait here, in order, until it is answered.
+    /// A request is held: what follows it on this connection (request parts, and events such as a half-close) waits
+    /// here, in order, until it is answered.
     private var holdingRequest = false
-    private var queued: [NIOAny] = []
+    private var queued: [Inbound] = []
+    /// The held request's registration with the follower (dropped if the connection closes first).
+    private var registration: (channel: ChannelID, id: UInt64)?
+
+    private enum Inbound {
+        case read(NIOAny)
+        case event(Any)
+    }
 
     let follower: ChannelFollower
     private var state = State.idle
@@ -97,7 +105,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         if holdingRequest {
             // A client pipelining more than a few requests behind a held one is not a player: not buffered without end.
             guard queued.count < 64 else { return context.close(promise: nil) }
-            queued.append(data)
+            queued.append(.read(data))
             return
         }
         let part = unwrapInboundIn(data)
@@ -126,6 +134,28 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         default:
             context.fireChannelRead(data)
         }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if holdingRequest {
+            if event is ChannelShouldQuiesceEvent {
+                // Shutting down: the held request is answered now (503, retry) rather than cut off with the connection.
+                release(context: context, ready: false)
+            } else {
+                // A half-close and the like take their turn after the held answer.
+                queued.append(.event(event))
+                return
+            }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let registration { follower.cancelWindow(registration.channel, id: registration.id) }
+        registration = nil
+        holdingRequest = false
+        queued = []
+        context.fireChannelInactive()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -177,20 +207,26 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private func hold(context: ChannelHandlerContext, _ held: Held) {
         holdingRequest = true
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let registered = follower.whenWindow(held.channel, completedTicks: held.target, timeoutMilliseconds: held.timeoutMilliseconds) { ready in
+        let id = follower.whenWindow(held.channel, completedTicks: held.target, timeoutMilliseconds: held.timeoutMilliseconds) { ready in
             bound.eventLoop.execute {
                 let (handler, context) = bound.value
-                handler.release(context: context, held, ready: ready)
+                handler.release(context: context, ready: ready)
             }
         }
-        if !registered { release(context: context, held, ready: false) }
+        guard let id else { return release(context: context, ready: false) }
+        registration = (held.channel, id)
     }
 
-    private func release(context: ChannelHandlerContext, _ held: Held, ready: Bool) {
-        guard holdingRequest else { return }
+    /// Answers the held request (its part, or 503), then lets what queued behind it through.
+    private func release(context: ChannelHandlerContext, ready: Bool) {
+        guard holdingRequest, case .holding(let held) = state else { return }
         holdingRequest = false
+        registration = nil
         state = .idle
-        guard context.channel.isActive else { return }
+        guard context.channel.isActive else {
+            queued = []
+            return
+        }
         if ready, let served = try? follower.servedMedia(held.channel, rendition: held.rendition, skip: held.skip), served.completedTicks >= held.target,
             let partMilliseconds = served.partMilliseconds
         {
@@ -203,6 +239,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             let body = ByteBuffer(bytes: encodeJSON(ErrorBody(error: message)))
             var fields = HTTPFields()
             fields[.contentType] = "application/json"
+            fields[.cacheControl] = "no-cache"
             fields[.contentLength] = String(body.readableBytes)
             if held.origin { fields[.accessControlAllowOrigin] = "*" }
             fields[.date] = date.now()
@@ -213,7 +250,12 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         }
         let waiting = queued
         queued = []
-        for data in waiting { channelRead(context: context, data: data) }
+        for item in waiting {
+            switch item {
+            case .read(let data): channelRead(context: context, data: data)
+            case .event(let event): userInboundEventTriggered(context: context, event: event)
+            }
+        }
         // Outside a read from the socket: what went up to the router is delivered at the end of a read.
         if !waiting.isEmpty { context.fireChannelReadComplete() }
     }

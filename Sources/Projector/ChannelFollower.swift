@@ -602,17 +602,28 @@ public final class ChannelFollower: Service, Sendable {
 
     /// The same for a caller that is not a task (an HTTP handler on its event loop): `resume` is called once, from the
     /// ticker (or at once when the window exists already), with whether the window exists; the caller hops to its own
-    /// thread. Returns false, without calling `resume`, when the ticker has stopped.
+    /// thread. Returns the registration's id (for `cancelWindow`), or nil, without calling `resume`, when the ticker
+    /// has stopped.
     public func whenWindow(
         _ channel: ChannelID, completedTicks target: Int64, timeoutMilliseconds: Int64, _ resume: @escaping @Sendable (Bool) -> Void
-    ) -> Bool {
+    ) -> UInt64? {
         let id = blocked.withLock { blocked in
             blocked.nextID &+= 1
             return blocked.nextID
         }
-        guard !blocked.withLock({ $0.closed }) else { return false }
+        guard !blocked.withLock({ $0.closed }) else { return nil }
         register(channel, id: id, target: target, deadline: clock().adding(milliseconds: timeoutMilliseconds), resume: resume)
-        return true
+        return id
+    }
+
+    /// Drops a registration of `whenWindow` whose caller went away (its connection closed): its `resume` is not called.
+    public func cancelWindow(_ channel: ChannelID, id: UInt64) {
+        blocked.withLock { blocked in
+            guard let index = blocked.waiters[channel]?.firstIndex(where: { $0.id == id }) else { return }
+            blocked.waiters[channel]!.remove(at: index)
+            if blocked.waiters[channel]!.isEmpty { blocked.waiters[channel] = nil }
+            blocked.count -= 1
+        }
     }
 
     private func register(_ channel: ChannelID, id: UInt64, target: Int64, deadline: Timestamp, resume: @escaping @Sendable (Bool) -> Void) {
