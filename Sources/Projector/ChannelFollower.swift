@@ -33,6 +33,10 @@ public final class ChannelFollower: Service, Sendable {
         public var partMilliseconds: Int64?
         /// When the last completed tick ended (`Timeline.tickStart(completedTicks)`, clock channels).
         public var tickBoundary = Timestamp(milliseconds: 0)
+        /// Relay channels whose upstream has parts: where each rendition's upstream stood (what blocking reloads wait for).
+        public var relayParts: [Identifier: RelayDecorator.PartsPosition] = [:]
+        /// Relay channels: each rendition's target duration is its upstream's (cache lifetimes, blocking time-outs).
+        public var relayTargetDurations: [Identifier: Int] = [:]
         public var multivariantBody: ByteBuffer
         /// The media playlists as text (made from the bytes when asked).
         public var playlists: [Identifier: String] { bodies.mapValues { String(buffer: $0) } }
@@ -96,6 +100,12 @@ public final class ChannelFollower: Service, Sendable {
         public var partMilliseconds: Int64?
         /// When the last of those ticks ended (clock channels).
         public var tickBoundary = Timestamp(milliseconds: 0)
+        /// A relay channel's rendition whose upstream has parts: where it stands (blocking reloads wait on it instead).
+        public var relayParts: RelayDecorator.PartsPosition?
+
+        /// What a blocking reload's target is compared with: the upstream's position for a relay rendition with parts,
+        /// else the window (`completedTicks`).
+        public var blockingPosition: Int64 { relayParts?.ordinal ?? completedTicks }
     }
 
     public enum LookupError: Error, Sendable, Equatable {
@@ -158,9 +168,16 @@ public final class ChannelFollower: Service, Sendable {
             var resume: @Sendable (Bool) -> Void
         }
 
-        /// The latest window the ticker published, by channel (`Rendered.completedTicks`).
-        var published: [ChannelID: Int64] = [:]
-        var waiters: [ChannelID: [Waiter]] = [:]
+        /// What is waited for: a channel's windows (clock channels, `Rendered.completedTicks`), or one rendition of a
+        /// relay channel with parts (its upstream's `RelayDecorator.PartsPosition.ordinal`: renditions move apart).
+        struct Key: Hashable {
+            var channel: ChannelID
+            var rendition: Identifier?
+        }
+
+        /// The latest window published, by key.
+        var published: [Key: Int64] = [:]
+        var waiters: [Key: [Waiter]] = [:]
         var count = 0
         var nextID: UInt64 = 0
         var lastExpiry = Timestamp(milliseconds: .min)
@@ -577,7 +594,10 @@ public final class ChannelFollower: Service, Sendable {
     /// Waits until the ticker has published a window of `channel` with at least `target` completed ticks (parts), at
     /// most `timeoutMilliseconds`. Returns false on time-out or cancellation. Costs no thread: a continuation in a list
     /// that the channel's next tick walks once.
-    public func awaitWindow(_ channel: ChannelID, completedTicks target: Int64, timeoutMilliseconds: Int64) async -> Bool {
+    public func awaitWindow(
+        _ channel: ChannelID, rendition: Identifier? = nil, completedTicks target: Int64, timeoutMilliseconds: Int64
+    ) async -> Bool {
+        let key = Blocked.Key(channel: channel, rendition: rendition)
         let deadline = clock().adding(milliseconds: timeoutMilliseconds)
         let id = blocked.withLock { blocked in
             blocked.nextID &+= 1
@@ -587,14 +607,14 @@ public final class ChannelFollower: Service, Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 // Cancelled already (the client went away before this ran): not registered.
                 guard !Task.isCancelled else { return continuation.resume(returning: false) }
-                register(channel, id: id, target: target, deadline: deadline) { continuation.resume(returning: $0) }
+                register(key, id: id, target: target, deadline: deadline) { continuation.resume(returning: $0) }
             }
         } onCancel: {
             // A client that went away: its slot is freed now (if it was registered yet; else at its deadline).
             let waiter = blocked.withLock { blocked -> Blocked.Waiter? in
-                guard let index = blocked.waiters[channel]?.firstIndex(where: { $0.id == id }) else { return nil }
+                guard let index = blocked.waiters[key]?.firstIndex(where: { $0.id == id }) else { return nil }
                 blocked.count -= 1
-                return blocked.waiters[channel]!.remove(at: index)
+                return blocked.waiters[key]!.remove(at: index)
             }
             waiter?.resume(false)
         }
@@ -605,32 +625,33 @@ public final class ChannelFollower: Service, Sendable {
     /// thread. Returns the registration's id (for `cancelWindow`), or nil, without calling `resume`, when the ticker
     /// has stopped.
     public func whenWindow(
-        _ channel: ChannelID, completedTicks target: Int64, timeoutMilliseconds: Int64, _ resume: @escaping @Sendable (Bool) -> Void
+        _ channel: ChannelID, rendition: Identifier? = nil, completedTicks target: Int64, timeoutMilliseconds: Int64, _ resume: @escaping @Sendable (Bool) -> Void
     ) -> UInt64? {
         let id = blocked.withLock { blocked in
             blocked.nextID &+= 1
             return blocked.nextID
         }
         guard !blocked.withLock({ $0.closed }) else { return nil }
-        register(channel, id: id, target: target, deadline: clock().adding(milliseconds: timeoutMilliseconds), resume: resume)
+        register(Blocked.Key(channel: channel, rendition: rendition), id: id, target: target, deadline: clock().adding(milliseconds: timeoutMilliseconds), resume: resume)
         return id
     }
 
     /// Drops a registration of `whenWindow` whose caller went away (its connection closed): its `resume` is not called.
-    public func cancelWindow(_ channel: ChannelID, id: UInt64) {
+    public func cancelWindow(_ channel: ChannelID, rendition: Identifier? = nil, id: UInt64) {
+        let key = Blocked.Key(channel: channel, rendition: rendition)
         blocked.withLock { blocked in
-            guard let index = blocked.waiters[channel]?.firstIndex(where: { $0.id == id }) else { return }
-            blocked.waiters[channel]!.remove(at: index)
-            if blocked.waiters[channel]!.isEmpty { blocked.waiters[channel] = nil }
+            guard let index = blocked.waiters[key]?.firstIndex(where: { $0.id == id }) else { return }
+            blocked.waiters[key]!.remove(at: index)
+            if blocked.waiters[key]!.isEmpty { blocked.waiters[key] = nil }
             blocked.count -= 1
         }
     }
 
-    private func register(_ channel: ChannelID, id: UInt64, target: Int64, deadline: Timestamp, resume: @escaping @Sendable (Bool) -> Void) {
+    private func register(_ key: Blocked.Key, id: UInt64, target: Int64, deadline: Timestamp, resume: @escaping @Sendable (Bool) -> Void) {
         let ready = blocked.withLock { blocked -> Bool? in
             if blocked.closed { return false }
-            if let published = blocked.published[channel], published >= target { return true }
-            blocked.waiters[channel, default: []].append(.init(id: id, target: target, deadline: deadline, resume: resume))
+            if let published = blocked.published[key], published >= target { return true }
+            blocked.waiters[key, default: []].append(.init(id: id, target: target, deadline: deadline, resume: resume))
             blocked.count += 1
             return nil
         }
@@ -641,16 +662,17 @@ public final class ChannelFollower: Service, Sendable {
     public var blockedRequests: Int { blocked.withLock { $0.count } }
 
     /// The ticker published a window of `channel`: releases the requests waiting for it or an earlier one.
-    private func releaseBlocked(_ channel: ChannelID, completedTicks: Int64) {
+    private func releaseBlocked(_ channel: ChannelID, rendition: Identifier? = nil, completedTicks: Int64) {
+        let key = Blocked.Key(channel: channel, rendition: rendition)
         let ready = blocked.withLock { blocked -> [Blocked.Waiter] in
-            blocked.published[channel] = max(blocked.published[channel] ?? .min, completedTicks)
-            guard let waiting = blocked.waiters[channel] else { return [] }
+            blocked.published[key] = max(blocked.published[key] ?? .min, completedTicks)
+            guard let waiting = blocked.waiters[key] else { return [] }
             var ready: [Blocked.Waiter] = []
             var still: [Blocked.Waiter] = []
             for waiter in waiting {
                 if waiter.target <= completedTicks { ready.append(waiter) } else { still.append(waiter) }
             }
-            blocked.waiters[channel] = still.isEmpty ? nil : still
+            blocked.waiters[key] = still.isEmpty ? nil : still
             blocked.count -= ready.count
             return ready
         }
@@ -675,11 +697,11 @@ public final class ChannelFollower: Service, Sendable {
             guard blocked.count > 0, now.milliseconds(since: blocked.lastExpiry) >= 100 else { return [] }
             blocked.lastExpiry = now
             var expired: [Blocked.Waiter] = []
-            for (channel, waiting) in blocked.waiters {
+            for (key, waiting) in blocked.waiters {
                 let still = waiting.filter { $0.deadline > now }
                 guard still.count != waiting.count else { continue }
                 expired += waiting.filter { $0.deadline <= now }
-                blocked.waiters[channel] = still.isEmpty ? nil : still
+                blocked.waiters[key] = still.isEmpty ? nil : still
             }
             blocked.count -= expired.count
             return expired
@@ -730,8 +752,10 @@ public final class ChannelFollower: Service, Sendable {
             rendered.effect = effect
             rendered.readyAt = clock()
             shared.withLock { shared in
-                // Another request may have rendered a later tick meanwhile: keep the newest.
-                if let current = shared.channels[channel]?.rendered, current.tick > rendered.tick { return }
+                // Another request may have rendered a later tick (or a later upstream) meanwhile: keep the newest.
+                if let current = shared.channels[channel]?.rendered, current.tick > rendered.tick || current.completedTicks > rendered.completedTicks {
+                    return
+                }
                 shared.channels[channel]?.rendered = rendered
             }
             return rendered
@@ -759,9 +783,10 @@ public final class ChannelFollower: Service, Sendable {
         let rendered = try rendered(channel)
         if let body = skip.flatMap({ rendered.deltaBodies[rendition]?[$0] }) ?? rendered.bodies[rendition] {
             return ServedMedia(
-                body: body, targetDuration: rendered.targetDuration, tick: rendered.tick, tickText: rendered.tickText,
+                body: body, targetDuration: rendered.relayTargetDurations[rendition] ?? rendered.targetDuration, tick: rendered.tick,
+                tickText: rendered.tickText,
                 completedTicks: rendered.completedTicks, partsPerSegment: rendered.partsPerSegment, partMilliseconds: rendered.partMilliseconds,
-                tickBoundary: rendered.tickBoundary)
+                tickBoundary: rendered.tickBoundary, relayParts: rendered.relayParts[rendition])
         }
         // A miss: unknown rendition, not started, or a relay's upstream not read yet (the same answers as `mediaPlaylist`).
         // If a request rendered the rendition meanwhile, that window is served.
@@ -769,15 +794,21 @@ public final class ChannelFollower: Service, Sendable {
         return ServedMedia(body: ByteBuffer(string: text), targetDuration: targetDuration, tick: tick, tickText: tick.iso8601)
     }
 
-    /// Relay channels: the upstream playlist of one rendition changed.
+    /// Relay channels: the upstream playlist of one rendition changed. For an upstream with parts the window is
+    /// rendered now and the requests blocked on that rendition's next parts are released (one wake-up per upstream
+    /// part, like a clock channel's per part boundary).
     public func updateUpstream(_ channel: ChannelID, rendition: Identifier, playlist: MediaPlaylist) {
-        shared.withLock { shared in
-            guard var entry = shared.channels[channel], entry.upstreams[rendition] != playlist else { return }
+        let changed = shared.withLock { shared -> Bool in
+            guard var entry = shared.channels[channel], entry.upstreams[rendition] != playlist else { return false }
             entry.upstreams[rendition] = playlist
             entry.upstreamGeneration += 1
             entry.rendered = nil
             shared.channels[channel] = entry
+            return true
         }
+        guard changed, let position = RelayDecorator.partsPosition(playlist) else { return }
+        guard let rendered = try? rendered(channel), rendered.relayParts[rendition] != nil else { return }
+        releaseBlocked(channel, rendition: rendition, completedTicks: position.ordinal)
     }
 
     /// Renders every rendition of a channel from one snapshot. Pure; also used by replay.
@@ -786,6 +817,8 @@ public final class ChannelFollower: Service, Sendable {
     ) throws -> Rendered {
         var playlists: [Identifier: String] = [:]
         var deltas: [Identifier: DeltaBodies] = [:]
+        var relayParts: [Identifier: RelayDecorator.PartsPosition] = [:]
+        var relayTargetDurations: [Identifier: Int] = [:]
         for rendition in config.renditions {
             switch config.source {
             case .clock:
@@ -804,6 +837,8 @@ public final class ChannelFollower: Service, Sendable {
                     let url = RelayDecorator.upstreamURL(template: template, rendition: rendition.name)
                     playlists[rendition.name] = try PlaylistRenderer.render(
                         try RelayDecorator.decorate(upstream, upstreamURL: url, config: config, state: state))
+                    relayParts[rendition.name] = RelayDecorator.partsPosition(upstream)
+                    relayTargetDurations[rendition.name] = upstream.targetDuration
                 }
             }
         }
@@ -812,6 +847,8 @@ public final class ChannelFollower: Service, Sendable {
             targetDuration: config.targetDuration, playlists: playlists,
             multivariant: try PlaylistRenderer.render(PlaylistBuilder.multivariant(config: config)))
         rendered.deltaBodies = deltas
+        rendered.relayParts = relayParts
+        rendered.relayTargetDurations = relayTargetDurations
         rendered.partsPerSegment = config.source == .clock ? config.partsPerSegment : nil
         rendered.partMilliseconds = config.source == .clock ? config.partDurationMilliseconds : nil
         if config.source == .clock { rendered.tickBoundary = Timeline(config).tickStart(rendered.completedTicks) }

@@ -3,16 +3,23 @@ import HLS
 import Logging
 import Schedule
 import ServiceLifecycle
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// Fetches the upstream playlists of relay channels (HTTP or file) and hands them to the follower.
+/// Follows the upstream playlists of relay channels (HTTP or file) and hands them to the follower.
+///
+/// One task per channel rendition. An upstream without blocking reload is read every `interval`. An LL-HLS upstream
+/// (parts and `CAN-BLOCK-RELOAD=YES`, over HTTP) is asked for its next part with `_HLS_msn`/`_HLS_part`, as a player
+/// does: each answer comes when the part exists, so a relayed part is served a round trip after the packager made it.
 public final class RelayPoller: Service, Sendable {
     let follower: ChannelFollower
     let interval: Duration
     let logger: Logger
+    /// The upstreams a task follows now.
+    private let running = Mutex<Set<Upstream>>([])
 
     public init(follower: ChannelFollower, interval: Duration = .milliseconds(500), logger: Logger = Logger(label: "cueline.relay")) {
         self.follower = follower
@@ -20,31 +27,92 @@ public final class RelayPoller: Service, Sendable {
         self.logger = logger
     }
 
+    /// One followed upstream: a channel's rendition and the URL its source gives it.
+    struct Upstream: Hashable, Sendable {
+        var channel: ChannelID
+        var rendition: Identifier
+        var url: String
+    }
+
+    /// The upstreams the channels name now.
+    func upstreams() -> Set<Upstream> {
+        var all: Set<Upstream> = []
+        for state in follower.channels() {
+            guard let config = state.config, case .relay(let template) = config.source else { continue }
+            for rendition in config.renditions {
+                all.insert(Upstream(channel: config.id, rendition: rendition.name, url: RelayDecorator.upstreamURL(template: template, rendition: rendition.name)))
+            }
+        }
+        return all
+    }
+
+    /// Whether its channel still names this upstream.
+    func isNamed(_ upstream: Upstream) -> Bool {
+        guard let config = follower.state(of: upstream.channel)?.config, case .relay(let template) = config.source,
+            config.renditions.contains(where: { $0.name == upstream.rendition })
+        else { return false }
+        return RelayDecorator.upstreamURL(template: template, rendition: upstream.rendition) == upstream.url
+    }
+
     public func run() async throws {
-        var failing: Set<String> = []
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            for state in follower.channels() {
-                guard let config = state.config, case .relay(let template) = config.source else { continue }
-                for rendition in config.renditions {
-                    let url = RelayDecorator.upstreamURL(template: template, rendition: rendition.name)
-                    let key = "\(config.id)/\(rendition.name)"
-                    do {
-                        let parsed = try PlaylistParser.parseMedia(try await Self.fetch(url))
-                        follower.updateUpstream(config.id, rendition: rendition.name, playlist: parsed.playlist)
-                        if failing.remove(key) != nil {
-                            logger.notice("upstream playlist is back", metadata: ["channel": "\(config.id)", "rendition": "\(rendition.name)"])
-                        }
-                    } catch {
-                        if failing.insert(key).inserted {
-                            logger.error("cannot read the upstream playlist; serving the last one", metadata: [
-                                "channel": "\(config.id)", "rendition": "\(rendition.name)", "upstream": "\(url)", "error": "\(error)",
-                            ])
-                        }
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                for upstream in upstreams() where self.running.withLock({ $0.insert(upstream).inserted }) {
+                    group.addTask {
+                        await self.follow(upstream)
+                        self.running.withLock { _ = $0.remove(upstream) }
                     }
                 }
+                try? await Task.sleep(for: interval)
             }
-            try? await Task.sleep(for: interval)
+            group.cancelAll()
         }
+    }
+
+    /// Reads one upstream until its channel no longer names it (a rendition removed, the source changed) or shutdown.
+    func follow(_ upstream: Upstream) async {
+        let metadata: Logger.Metadata = ["channel": "\(upstream.channel)", "rendition": "\(upstream.rendition)", "upstream": "\(upstream.url)"]
+        var failing = false
+        var next: (msn: Int64, part: Int64)?
+        var timeoutSeconds = 5.0
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            // Checked every round: a blocking read ends within 3 target durations, so a removed upstream stops soon.
+            guard isNamed(upstream) else { return }
+            let url = next.map { Self.blockingURL(upstream.url, msn: $0.msn, part: $0.part) } ?? upstream.url
+            do {
+                let playlist = try PlaylistParser.parseMedia(try await Self.fetch(url, timeoutSeconds: timeoutSeconds)).playlist
+                follower.updateUpstream(upstream.channel, rendition: upstream.rendition, playlist: playlist)
+                if failing {
+                    failing = false
+                    logger.notice("upstream playlist is back", metadata: metadata)
+                }
+                let position = upstream.url.hasPrefix("http") ? RelayDecorator.partsPosition(playlist) : nil
+                let asked = next
+                next = position.map { ($0.lastSegment + 1, $0.partial) }
+                timeoutSeconds = Double(3 * playlist.targetDuration + 2)
+                if let asked, let next, (next.msn, next.part) <= (asked.msn, asked.part) {
+                    // Answered before the part asked for (an upstream that does not hold): wait a part, then ask again.
+                    try? await Task.sleep(for: .milliseconds(max(50, position!.partTargetMilliseconds / 2)))
+                } else if position == nil {
+                    try? await Task.sleep(for: interval)
+                }
+            } catch {
+                if !failing {
+                    failing = true
+                    var details = metadata
+                    details["error"] = "\(error)"
+                    logger.error("cannot read the upstream playlist; serving the last one", metadata: details)
+                }
+                next = nil
+                timeoutSeconds = 5
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    /// The upstream URL with the delivery directives of a blocking reload for part `part` of segment `msn`.
+    static func blockingURL(_ url: String, msn: Int64, part: Int64) -> String {
+        url + (url.contains("?") ? "&" : "?") + "_HLS_msn=\(msn)&_HLS_part=\(part)"
     }
 
     public struct FetchError: Error, CustomStringConvertible {
@@ -52,11 +120,11 @@ public final class RelayPoller: Service, Sendable {
     }
 
     /// Reads a playlist from an http(s) URL or a file path.
-    public static func fetch(_ source: String) async throws -> String {
+    public static func fetch(_ source: String, timeoutSeconds: Double = 5) async throws -> String {
         if source.hasPrefix("http://") || source.hasPrefix("https://") {
             guard let url = URL(string: source) else { throw FetchError(description: "\(source) is not a valid URL") }
             var request = URLRequest(url: url)
-            request.timeoutInterval = 5
+            request.timeoutInterval = timeoutSeconds
             request.cachePolicy = .reloadIgnoringLocalCacheData
             let (data, response) = try await URLSession.shared.data(for: request)
             if let http = response as? HTTPURLResponse, http.statusCode != 200 {

@@ -114,7 +114,7 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         }
         if let part = partDurationMilliseconds {
             guard case .clock = source else {
-                throw .invalidField("part-duration", "parts are served for clock channels only (a relay channel's parts would come from its upstream, which is not supported yet)")
+                throw .invalidField("part-duration", "is for clock channels: a relay channel serves the parts of its upstream LL-HLS playlist (EXT-X-PART-INF), as they come")
             }
             guard (100...segmentDurationMilliseconds).contains(part), segmentDurationMilliseconds % part == 0 else {
                 throw .invalidField(

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Schedule
+import HLS
 import Testing
 
 @Suite("Playlist routes, in process")
@@ -68,6 +69,56 @@ struct PlaylistRouteTests {
             // The same directives on a channel without parts: the full playlist, at once.
             let plain = try await client.get("/channels/demo/720p.m3u8?_HLS_msn=99&_HLS_skip=v2")
             #expect(plain.status == .ok && !plain.text.contains("EXT-X-SKIP"))
+        }
+    }
+
+    /// An LL-HLS upstream playlist of `rendition`: segments up to `complete` (1 s, from the fixture's epoch), then
+    /// `partial` parts of the next one, with the hint and a report of the other rendition.
+    static func upstream(_ rendition: String, complete: Int64, partial: Int) throws -> MediaPlaylist {
+        var lines = [
+            "#EXTM3U", "#EXT-X-VERSION:6", "#EXT-X-TARGETDURATION:1", "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.75",
+            "#EXT-X-PART-INF:PART-TARGET=0.25", "#EXT-X-MEDIA-SEQUENCE:\(complete - 5)",
+        ]
+        for n in (complete - 5)...complete {
+            lines += ["#EXT-X-PROGRAM-DATE-TIME:\(TestClock.epoch.adding(milliseconds: n * 1000).iso8601)", "#EXTINF:1.0,", "seg\(n).m4s"]
+        }
+        lines += (0..<partial).map { #"#EXT-X-PART:DURATION=0.25,URI="seg\#(complete + 1).\#($0).m4s""# }
+        lines.append(#"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="seg\#(complete + 1).\#(partial).m4s""#)
+        return try PlaylistParser.parseMedia(lines.joined(separator: "\n") + "\n").playlist
+    }
+
+    @Test("a relay channel with an LL-HLS upstream: each rendition's requests wait for its own upstream's next part")
+    func relayBlockingReload() async throws {
+        let fixture = try await APIFixture()
+        var config = APIFixture.config("rl")
+        config.source = .relay(upstream: "http://encoder.example/{rendition}/index.m3u8")
+        for index in config.renditions.indices { config.renditions[index].uriTemplate = "" }
+        _ = try await fixture.handler.handle(.createChannel(config), channel: "rl", context: APIFixture.context())
+        try await fixture.follower.catchUp()
+        fixture.clock.set(80.6)
+        fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 79, partial: 2))
+        fixture.follower.updateUpstream("rl", rendition: "360p", playlist: try Self.upstream("360p", complete: 79, partial: 2))
+        try await fixture.test { [fixture] client in
+            let full = try await client.get("/channels/rl/720p.m3u8")
+            #expect(full.status == .ok && full.text.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.75\n"), "\(full.text)")
+            // There already (part 1 of segment 80, all of 79): at once.
+            #expect(try await client.get("/channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=1").text == full.text)
+            #expect(try await client.get("/channels/rl/720p.m3u8?_HLS_msn=79").text == full.text)
+            for (query, field) in [("_HLS_msn=82", "_HLS_msn"), ("_HLS_msn=80&_HLS_part=15", "_HLS_part"), ("_HLS_msn=81&_HLS_part=12", "_HLS_part")] {
+                let answer = try await client.get("/channels/rl/720p.m3u8?" + query)
+                #expect(answer.status == .badRequest && answer.error?.field == field, "\(query): \(answer.status) \(answer.text)")
+            }
+            // Held until that rendition's upstream lists the part: 360p's next part does not release a 720p request.
+            async let held = client.get("/channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=2")
+            while fixture.follower.blockedRequests < 1 { try await Task.sleep(for: .milliseconds(5)) }
+            fixture.follower.updateUpstream("rl", rendition: "360p", playlist: try Self.upstream("360p", complete: 79, partial: 3))
+            try await Task.sleep(for: .milliseconds(50))
+            #expect(fixture.follower.blockedRequests == 1)
+            fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 79, partial: 3))
+            let answer = try await held
+            #expect(answer.status == .ok && answer.text.contains(#"URI="http://encoder.example/720p/seg80.2.m4s""#), "\(answer.text)")
+            #expect(answer.headers[.cacheControl] == "max-age=6", "6 target durations of the upstream")
+            #expect(fixture.follower.blockedRequests == 0)
         }
     }
 

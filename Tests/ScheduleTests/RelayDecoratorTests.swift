@@ -1,6 +1,6 @@
 import Foundation
 import HLS
-import Schedule
+@testable import Schedule
 import Testing
 
 @Suite("Relay source")
@@ -39,6 +39,47 @@ struct RelayDecoratorTests {
         #expect(text.contains("#EXT-X-ENCODER-HEARTBEAT:42"))
         #expect(decorated.dateRanges.filter { $0.id == "brk-1" }.count == 1)
         #expect(decorated.mediaSequence == 300 && decorated.discontinuitySequence == 2)
+    }
+
+    @Test("an LL-HLS upstream: parts and hint resolved, reports pointed at our playlists, our server control, a range in the segment in progress before its parts")
+    func decorateLowLatency() throws {
+        var config = demoConfig(renditions: ["720p", "480p"])
+        config.source = .relay(upstream: "http://encoder.example/live/{rendition}/index.m3u8")
+        for index in config.renditions.indices { config.renditions[index].uriTemplate = "" }
+        var channel = try Channel(config)
+        // Starts at 12:01:20, in the segment in progress upstream (its parts 0 and 1 are listed).
+        try channel.apply(place("brk-1", start: 80, duration: 60), at: at(62))
+        let upstream = try PlaylistParser.parseMedia(String(contentsOf: Self.fixtures.appendingPathComponent("upstream-ll.m3u8"), encoding: .utf8))
+        let decorated = try RelayDecorator.decorate(
+            upstream.playlist, upstreamURL: "http://encoder.example/live/720p/index.m3u8", config: channel.state.config!, state: channel.state)
+        let text = try PlaylistRenderer.render(decorated)
+        let golden = Self.fixtures.appendingPathComponent("decorated-ll.m3u8")
+        if ProcessInfo.processInfo.environment["CUELINE_RECORD_GOLDEN"] == "1" { try Data(text.utf8).write(to: golden) }
+        #expect(text == (try String(contentsOf: golden, encoding: .utf8)))
+        #expect(Lint.check(text).isEmpty, "\(Lint.check(text))")
+        // Server control is ours: blocking reload, upstream's hold-back, no delta updates (we make none).
+        #expect(text.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.750\n"))
+        #expect(text.contains(#"#EXT-X-PART:DURATION=0.250,URI="http://encoder.example/live/720p/seg80.1.m4s""#))
+        #expect(text.contains(#"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="http://encoder.example/live/720p/seg80.2.m4s""#))
+        // The report of 480p names our 480p playlist; the one of a rendition this channel does not have is dropped.
+        #expect(text.contains(#"#EXT-X-RENDITION-REPORT:URI="480p.m3u8",LAST-MSN=80,LAST-PART=1"#))
+        #expect(!text.contains("1080p") && !text.contains("upstream-ad-"))
+        // The break starting in the segment in progress: its range before that segment's parts, not after the hint.
+        let range = try #require(text.range(of: #"ID="brk-1""#)), firstPart = try #require(text.range(of: "seg80.0.m4s"))
+        #expect(range.lowerBound < firstPart.lowerBound)
+        #expect(!text.contains("#EXT-X-PROGRAM-DATE-TIME:2026-03-01T12:01:20"), "no date on the segment in progress (README: hls.js)")
+
+        let position = try #require(RelayDecorator.partsPosition(upstream.playlist))
+        #expect(position == RelayDecorator.PartsPosition(lastSegment: 79, partial: 2, partTargetMilliseconds: 250))
+        typealias Position = RelayDecorator.PartsPosition
+        #expect(Position.ordinal(segment: 80, part: 1) <= position.ordinal && Position.ordinal(segment: 80, part: 2) > position.ordinal)
+        #expect(Position.ordinal(segment: 79, part: nil) <= position.ordinal && Position.ordinal(segment: 80, part: nil) > position.ordinal)
+        #expect(Position.ordinal(segment: 79, part: 999_999) <= position.ordinal)
+        // Without blocking reload upstream there is nothing to hold a request on.
+        var polled = upstream.playlist
+        polled.serverControl = ServerControl(canBlockReload: false, partHoldBack: DecimalNumber(milliseconds: 750))
+        #expect(RelayDecorator.partsPosition(polled) == nil)
+        #expect(RelayDecorator.serverControl(polled) == nil)
     }
 
     @Test("an upstream without program date-times cannot be decorated")

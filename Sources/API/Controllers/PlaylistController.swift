@@ -41,16 +41,20 @@ struct PlaylistController {
             // The bytes encoded when the window was rendered: no copy, no formatting here.
             var served = try follower.servedMedia(channel, rendition: rendition, skip: directives.skip)
             // Blocking playlist reload (channels with parts; others answer at once, as a server without it must).
-            if let msn = directives.msn, let partMilliseconds = served.partMilliseconds, let plan = try directives.plan(served) {
+            if let msn = directives.msn, let plan = try directives.plan(served) {
                 guard case .hold(let target) = plan else {
                     // There already: answered at once, with the current playlist (which may have changed since that part).
                     return Responses.playlist(served.body, maxAge: max(1, served.targetDuration / 2), tick: served.tickText)
                 }
+                // A relay rendition waits for its own upstream's parts; a clock channel's renditions share their windows.
+                let waitOn = served.relayParts != nil ? rendition : nil
                 let deadline = ContinuousClock.now + .seconds(3 * served.targetDuration)
-                while served.completedTicks < target {
+                while served.blockingPosition < target {
                     let left = deadline - ContinuousClock.now
                     guard left > .zero,
-                        await follower.awaitWindow(channel, completedTicks: target, timeoutMilliseconds: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+                        await follower.awaitWindow(
+                            channel, rendition: waitOn, completedTicks: target,
+                            timeoutMilliseconds: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
                     else {
                         throw APIError(
                             .unavailable,
@@ -58,9 +62,11 @@ struct PlaylistController {
                     }
                     served = try follower.servedMedia(channel, rendition: rendition, skip: directives.skip)
                 }
-                // How long after its part's boundary the answer was ready (the boundary of tick `target`).
-                let boundary = served.tickBoundary.adding(milliseconds: -(served.completedTicks - target) * partMilliseconds)
-                Self.blockedLateness.recordNanoseconds(max(0, follower.clock().milliseconds(since: boundary)) * 1_000_000)
+                // How long after its part's boundary the answer was ready (the boundary of tick `target`; clock channels).
+                if served.relayParts == nil, let partMilliseconds = served.partMilliseconds {
+                    let boundary = served.tickBoundary.adding(milliseconds: -(served.completedTicks - target) * partMilliseconds)
+                    Self.blockedLateness.recordNanoseconds(max(0, follower.clock().milliseconds(since: boundary)) * 1_000_000)
+                }
                 // The playlist published at the boundary of the part asked for: the answer every client blocked on it gets,
                 // which a cache in front may give to the next ones asking (6 target durations).
                 return Responses.playlist(served.body, maxAge: 6 * served.targetDuration, tick: served.tickText)
@@ -202,21 +208,48 @@ struct DeliveryDirectives {
     /// - Throws: 400 (§6.2.5.2) for a segment more than two after the last complete one, or a part more than the
     ///   Advance Part Limit (3 s of parts, or 3 parts when they last a second or more) after the last part.
     func plan(_ served: ChannelFollower.ServedMedia) throws(APIError) -> Plan? {
-        guard let msn, let parts = served.partsPerSegment, let partMilliseconds = served.partMilliseconds else { return nil }
+        guard let msn else { return nil }
+        if let relay = served.relayParts { return try plan(msn: msn, relay: relay) }
+        guard let parts = served.partsPerSegment, let partMilliseconds = served.partMilliseconds else { return nil }
         let lastSegment = served.completedTicks / parts - 1
-        guard msn <= lastSegment + 2 else {
-            throw APIError(.badRequest, "_HLS_msn \(msn) is more than two segments after the last one in the playlist (\(lastSegment))", field: "_HLS_msn")
-        }
-        let advanceLimit = partMilliseconds < 1000 ? (3000 + partMilliseconds - 1) / partMilliseconds : 3
+        try checkAhead(msn: msn, lastSegment: lastSegment)
+        let advanceLimit = Self.advancePartLimit(partMilliseconds: partMilliseconds)
         if let part, msn * parts + part > served.completedTicks - 1 + advanceLimit {
-            throw APIError(
-                .badRequest, "_HLS_part \(part) of segment \(msn) is more than \(advanceLimit) parts after the last one in the playlist", field: "_HLS_part")
+            throw Self.partTooFar(msn: msn, part: part, limit: advanceLimit)
         }
         // Part p of segment msn has ended once msn·parts + p + 1 parts have; a whole segment, once all its parts. A part
         // index past the segment's last counts on into the next segment (§6.2.5.2: the last part + 1 is part 0 of the
         // next one), bounded by the limit above.
         let target = msn * parts + (part ?? (parts - 1)) + 1
         return served.completedTicks < target ? .hold(target: target) : .now
+    }
+
+    /// A relay rendition with parts: the same rules against where its upstream stands (parts per segment are the
+    /// upstream's, so a part two segments ahead is counted from part 0 of that segment: the least it can be ahead).
+    private func plan(msn: Int64, relay: RelayDecorator.PartsPosition) throws(APIError) -> Plan {
+        try checkAhead(msn: msn, lastSegment: relay.lastSegment)
+        let advanceLimit = Self.advancePartLimit(partMilliseconds: relay.partTargetMilliseconds)
+        if let part {
+            let ahead = msn <= relay.lastSegment ? 0 : msn == relay.lastSegment + 1 ? part + 1 - relay.partial : part + 1
+            if ahead > advanceLimit { throw Self.partTooFar(msn: msn, part: part, limit: advanceLimit) }
+        }
+        let target = RelayDecorator.PartsPosition.ordinal(segment: msn, part: part)
+        return relay.ordinal < target ? .hold(target: target) : .now
+    }
+
+    private func checkAhead(msn: Int64, lastSegment: Int64) throws(APIError) {
+        guard msn <= lastSegment + 2 else {
+            throw APIError(.badRequest, "_HLS_msn \(msn) is more than two segments after the last one in the playlist (\(lastSegment))", field: "_HLS_msn")
+        }
+    }
+
+    /// The Advance Part Limit (§6.2.5.2): 3 s of parts, or 3 parts when they last a second or more.
+    static func advancePartLimit(partMilliseconds: Int64) -> Int64 {
+        partMilliseconds < 1000 ? (3000 + partMilliseconds - 1) / partMilliseconds : 3
+    }
+
+    private static func partTooFar(msn: Int64, part: Int64, limit: Int64) -> APIError {
+        APIError(.badRequest, "_HLS_part \(part) of segment \(msn) is more than \(limit) parts after the last one in the playlist", field: "_HLS_part")
     }
 
     private static func number(_ text: Substring, digits: Int) -> Int64? {

@@ -1,0 +1,127 @@
+import Foundation
+import HLS
+import TestSupport
+import Testing
+
+/// A relay channel whose upstream is an LL-HLS packager (`scripts/lib/ll_upstream.py`: 1 s segments of 0.25 s parts
+/// appearing on the wall clock, blocking reload, preload hints, rendition reports): the relay follows it part by part
+/// with blocking requests, serves its parts with this channel's date ranges, and holds its own clients on the next part.
+@Suite(
+    "Low-latency relay end to end",
+    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+struct RelayLowLatencyEndToEndTests {
+    /// The packager stand-in on a free port, stopped with the test.
+    final class Upstream: @unchecked Sendable {
+        let process = Process()
+        let port: Int
+
+        init() throws {
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("scripts/lib/ll_upstream.py")
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", script.path, "--port", "0"]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            // "listening PORT"
+            var line = Data()
+            while let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
+            guard let port = Int(String(decoding: line, as: UTF8.self).split(separator: " ").last ?? "") else {
+                throw StartFailure(output: String(decoding: line, as: UTF8.self))
+            }
+            self.port = port
+        }
+
+        struct StartFailure: Error {
+            var output: String
+        }
+
+        var baseURL: String { "http://127.0.0.1:\(port)" }
+
+        /// SIGKILL: the test process holds SIGTERM blocked, and a child inherits that.
+        func stop() {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+    }
+
+    /// The next part a player asks for: the preload hint `…/seg<n>.<p>.m4s`.
+    static func hinted(_ text: String) -> (msn: Int64, part: Int64)? {
+        LowLatencyEndToEndTests.hinted(text)
+    }
+
+    @Test("parts, hints and reports relayed; clients block on the upstream's next part; the early return reaches the first answer after its effect")
+    func relayedParts() async throws {
+        let upstream = try Upstream()
+        defer { upstream.stop() }
+        let (_, cli, server) = try await ServerProcess.onFreshDatabase()
+        defer { server.stop() }
+        let create = try cli.run([
+            "channel", "create", "rl", "--relay", "\(upstream.baseURL)/{rendition}/index.m3u8", "--rendition", "720p,1000000",
+            "--rendition", "480p,600000", "--segment-duration", "1", "--window", "8", "--public-url", server.baseURL,
+        ])
+        #expect(create.status == 0, "\(create.stderr)")
+        let tokens = try cli.createTokens([("desk", ["--role", "operator"])])
+        let playlist = "\(server.baseURL)/channels/rl/720p.m3u8"
+        var (text, status) = (String(), 0)
+        for _ in 0..<100 where status != 200 {
+            (text, status) = try await HTTP.get(playlist)
+            if status != 200 { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(status == 200, "\(text)")
+
+        // The upstream's LL-HLS tags, relayed: parts and the hint with absolute URIs, the report pointing at this
+        // channel's playlist of that rendition, server control of our own (blocking reload, no delta updates).
+        #expect(text.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.750\n"), "\(text)")
+        #expect(text.contains("#EXT-X-PART-INF:PART-TARGET=0.250\n"))
+        #expect(text.contains(#"#EXT-X-PART:DURATION=0.250,URI="\#(upstream.baseURL)/720p/seg"#))
+        #expect(text.contains(#"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="\#(upstream.baseURL)/720p/seg"#))
+        #expect(text.contains(#"#EXT-X-RENDITION-REPORT:URI="480p.m3u8",LAST-MSN="#))
+        #expect(!text.contains("upstream-ad-"), "the upstream's own interstitial is dropped")
+        #expect(Lint.check(text).isEmpty, "\(Lint.check(text))")
+        let (far, farStatus) = try await HTTP.get(playlist + "?_HLS_msn=\(Self.hinted(text)!.msn + 3)")
+        #expect(farStatus == 400 && far.contains("more than two segments"), "\(far)")
+
+        let place = try cli.run(["break", "place", "rl", "--id", "brk-1", "--in", "2s", "--duration", "20s", "--asset-uri", "https://ads.example.com/a.m3u8"])
+        #expect(place.status == 0, "\(place.stderr)")
+        let started = Date()
+        var answers: [LowLatencyEndToEndTests.Answer] = []
+        var sentAt: Date?
+        var decidedAt: Date?
+        while Date().timeIntervalSince(started) < 7 {
+            let next = Self.hinted(answers.last?.text ?? text)!
+            let (body, code, headers) = try await HTTP.getWithHeaders(playlist + "?_HLS_msn=\(next.msn)&_HLS_part=\(next.part)")
+            #expect(code == 200, "\(body)")
+            answers.append(
+                .init(asked: next, at: Date(), tick: LowLatencyEndToEndTests.isoDate(headers["x-cueline-tick"] ?? "") ?? .distantPast, text: body))
+            #expect(body.contains("/seg\(next.msn).\(next.part).m4s\""), "asked \(next), got \(body.suffix(300))")
+            if sentAt == nil, Date().timeIntervalSince(started) > 3.3 {
+                sentAt = Date()
+                let (answer, code) = try await HTTP.post(
+                    "\(server.baseURL)/channels/rl/commands", json: #"{"command":"cancel_current_event"}"#,
+                    headers: ["Authorization": "Bearer \(tokens["desk"]!)"])
+                #expect(code == 201, "\(answer)")
+                let decided = answer.range(of: #""decided_at":""#).map { answer[$0.upperBound...].prefix(while: { $0 != "\"" }) }
+                decidedAt = decided.flatMap { LowLatencyEndToEndTests.isoDate(String($0)) }
+            }
+        }
+        let decided = try #require(decidedAt)
+        #expect(answers.contains { $0.text.contains(#"ID="brk-1""#) })
+        for answer in answers {
+            #expect(answer.text.contains("X-PLAYOUT-LIMIT=") == (answer.tick >= decided), "tick \(answer.tick) decided \(decided)")
+            #expect(Lint.check(answer.text).isEmpty, "\(Lint.check(answer.text))")
+        }
+        let first = try #require(answers.first { $0.text.contains("X-PLAYOUT-LIMIT=") })
+        #expect(first.at.timeIntervalSince(sentAt!) < 1.0, "command → client holding the augmenting tag: \(first.at.timeIntervalSince(sentAt!)) s")
+        // The upstream's parts end on multiples of 250 ms from a whole second: each answer comes soon after one (a
+        // relay that polled instead of blocking upstream would answer up to its poll interval later).
+        let late = answers.dropFirst().map { ($0.at.timeIntervalSince1970 * 1000).truncatingRemainder(dividingBy: 250) }.sorted()
+        #expect(late.count > 20)
+        #expect(late[late.count / 2] < 100, "median answer \(late[late.count / 2]) ms after the upstream's part boundary")
+        let (stats, _) = try await HTTP.get(upstream.baseURL + "/stats")
+        let blocking = stats.range(of: #""blocking": "#).flatMap { Int(stats[$0.upperBound...].prefix(while: \.isNumber)) } ?? 0
+        #expect(blocking > 40, "the relay asked the upstream with blocking reloads: \(stats)")
+    }
+}
