@@ -665,7 +665,10 @@ public final class ChannelFollower: Service, Sendable {
     private func releaseBlocked(_ channel: ChannelID, rendition: Identifier? = nil, completedTicks: Int64) {
         let key = Blocked.Key(channel: channel, rendition: rendition)
         let ready = blocked.withLock { blocked -> [Blocked.Waiter] in
-            blocked.published[key] = max(blocked.published[key] ?? .min, completedTicks)
+            // A clock channel's windows only move forward. A relay rendition's upstream can go back (a restarted or
+            // failed-over packager): what is published is where it is now, so a request for a part it has not reached
+            // again is held, not woken at once into a loop.
+            blocked.published[key] = rendition != nil ? completedTicks : max(blocked.published[key] ?? .min, completedTicks)
             guard let waiting = blocked.waiters[key] else { return [] }
             var ready: [Blocked.Waiter] = []
             var still: [Blocked.Waiter] = []
@@ -797,18 +800,28 @@ public final class ChannelFollower: Service, Sendable {
     /// Relay channels: the upstream playlist of one rendition changed. For an upstream with parts the window is
     /// rendered now and the requests blocked on that rendition's next parts are released (one wake-up per upstream
     /// part, like a clock channel's per part boundary).
-    public func updateUpstream(_ channel: ChannelID, rendition: Identifier, playlist: MediaPlaylist) {
+    ///
+    /// - Parameter url: the upstream URL it was read from: dropped unless the channel's source still gives that URL for
+    ///   that rendition (a read that began before the source or the renditions changed is not kept).
+    public func updateUpstream(_ channel: ChannelID, rendition: Identifier, playlist: MediaPlaylist, from url: String? = nil) {
         let changed = shared.withLock { shared -> Bool in
-            guard var entry = shared.channels[channel], entry.upstreams[rendition] != playlist else { return false }
+            guard var entry = shared.channels[channel], entry.upstreams[rendition] != playlist,
+                let config = entry.state.config, case .relay(let template) = config.source,
+                config.renditions.contains(where: { $0.name == rendition }),
+                url == nil || url == RelayDecorator.upstreamURL(template: template, rendition: rendition)
+            else { return false }
+            // Renditions no longer configured are not kept.
+            entry.upstreams = entry.upstreams.filter { name, _ in config.renditions.contains { $0.name == name } }
             entry.upstreams[rendition] = playlist
             entry.upstreamGeneration += 1
             entry.rendered = nil
             shared.channels[channel] = entry
             return true
         }
-        guard changed, let position = RelayDecorator.partsPosition(playlist) else { return }
-        guard let rendered = try? rendered(channel), rendered.relayParts[rendition] != nil else { return }
-        releaseBlocked(channel, rendition: rendition, completedTicks: position.ordinal)
+        guard changed else { return }
+        _ = try? rendered(channel)
+        // Upstream without parts now: nothing to wait for (the held requests are answered with what there is).
+        releaseBlocked(channel, rendition: rendition, completedTicks: RelayDecorator.partsPosition(playlist)?.ordinal ?? .max)
     }
 
     /// Renders every rendition of a channel from one snapshot. Pure; also used by replay.
@@ -834,10 +847,13 @@ public final class ChannelFollower: Service, Sendable {
                 }
             case .relay(let template):
                 if let upstream = upstreams[rendition.name] {
+                    if relayParts.isEmpty {
+                        // Where every rendition's copy stands, for each one's rendition reports (one snapshot for all).
+                        relayParts = upstreams.compactMapValues { RelayDecorator.partsPosition($0) }
+                    }
                     let url = RelayDecorator.upstreamURL(template: template, rendition: rendition.name)
                     playlists[rendition.name] = try PlaylistRenderer.render(
-                        try RelayDecorator.decorate(upstream, upstreamURL: url, config: config, state: state))
-                    relayParts[rendition.name] = RelayDecorator.partsPosition(upstream)
+                        try RelayDecorator.decorate(upstream, upstreamURL: url, config: config, state: state, positions: relayParts))
                     relayTargetDurations[rendition.name] = upstream.targetDuration
                 }
             }

@@ -79,9 +79,11 @@ public final class RelayPoller: Service, Sendable {
             // Checked every round: a blocking read ends within 3 target durations, so a removed upstream stops soon.
             guard isNamed(upstream) else { return }
             let url = next.map { Self.blockingURL(upstream.url, msn: $0.msn, part: $0.part) } ?? upstream.url
+            let asking = ContinuousClock.now
             do {
                 let playlist = try PlaylistParser.parseMedia(try await Self.fetch(url, timeoutSeconds: timeoutSeconds)).playlist
-                follower.updateUpstream(upstream.channel, rendition: upstream.rendition, playlist: playlist)
+                try RelayDecorator.check(playlist)
+                follower.updateUpstream(upstream.channel, rendition: upstream.rendition, playlist: playlist, from: upstream.url)
                 if failing {
                     failing = false
                     logger.notice("upstream playlist is back", metadata: metadata)
@@ -91,10 +93,15 @@ public final class RelayPoller: Service, Sendable {
                 next = position.map { ($0.lastSegment + 1, $0.partial) }
                 timeoutSeconds = Double(3 * playlist.targetDuration + 2)
                 if let asked, let next, (next.msn, next.part) <= (asked.msn, asked.part) {
-                    // Answered before the part asked for (an upstream that does not hold): wait a part, then ask again.
-                    try? await Task.sleep(for: .milliseconds(max(50, position!.partTargetMilliseconds / 2)))
+                    // Answered before the part asked for (an upstream that does not hold): wait half a part, then ask again.
+                    try? await Task.sleep(for: min(interval, .milliseconds(max(50, position!.partTargetMilliseconds / 2))))
                 } else if position == nil {
                     try? await Task.sleep(for: interval)
+                } else {
+                    // Never more often than a quarter part (at least 20 ms): an upstream that answers every request at
+                    // once with a new position cannot drive a tight loop.
+                    let gap = Duration.milliseconds(max(20, position!.partTargetMilliseconds / 4)) - (ContinuousClock.now - asking)
+                    if gap > .zero { try? await Task.sleep(for: gap) }
                 }
             } catch {
                 if !failing {
@@ -119,6 +126,15 @@ public final class RelayPoller: Service, Sendable {
         public var description: String
     }
 
+    /// One session for every upstream, allowed many connections to one host: each rendition followed part by part keeps
+    /// a request held upstream (the default of 6 per host would queue the seventh behind a part).
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.default
+        configuration.httpMaximumConnectionsPerHost = 1024
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return URLSession(configuration: configuration)
+    }()
+
     /// Reads a playlist from an http(s) URL or a file path.
     public static func fetch(_ source: String, timeoutSeconds: Double = 5) async throws -> String {
         if source.hasPrefix("http://") || source.hasPrefix("https://") {
@@ -126,10 +142,25 @@ public final class RelayPoller: Service, Sendable {
             var request = URLRequest(url: url)
             request.timeoutInterval = timeoutSeconds
             request.cachePolicy = .reloadIgnoringLocalCacheData
-            let (data, response) = try await URLSession.shared.data(for: request)
-            if let http = response as? HTTPURLResponse, http.statusCode != 200 {
-                throw FetchError(description: "GET \(source) answered \(http.statusCode)")
+            // A hard deadline: the request's time-out is only an idle time-out (a byte now and then keeps it alive).
+            let prepared = request
+            let (data, status) = try await withThrowingTaskGroup(of: (Data, Int)?.self) { group in
+                group.addTask {
+                    let (data, response) = try await session.data(for: prepared)
+                    return (data, (response as? HTTPURLResponse)?.statusCode ?? 200)
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(timeoutSeconds + 1))
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let answer = first else {
+                    throw FetchError(description: "GET \(source) did not answer within \(Int(timeoutSeconds + 1)) s")
+                }
+                return answer
             }
+            guard data.count <= 16 << 20 else { throw FetchError(description: "GET \(source) answered over 16 MiB") }
+            if status != 200 { throw FetchError(description: "GET \(source) answered \(status)") }
             return String(decoding: data, as: UTF8.self)
         }
         guard let data = FileManager.default.contents(atPath: source) else {

@@ -13,8 +13,24 @@ public enum RelayDecorator {
         /// The parts of the segment in progress listed so far.
         public var partial: Int64
         public var partTargetMilliseconds: Int64
+        /// The parts listed for the last complete segment (0 if none are).
+        public var lastSegmentParts: Int64 = 0
 
-        /// One number that grows with every part: (the segment in progress) · 2¹⁶ + its parts. Part p of segment m is
+        public init(lastSegment: Int64, partial: Int64, partTargetMilliseconds: Int64, lastSegmentParts: Int64 = 0) {
+            self.lastSegment = lastSegment
+            self.partial = partial
+            self.partTargetMilliseconds = partTargetMilliseconds
+            self.lastSegmentParts = lastSegmentParts
+        }
+
+        /// EXT-X-RENDITION-REPORT's LAST-MSN and LAST-PART: the last part listed (nil when it is not known).
+        public var lastPart: (msn: Int64, part: Int)? {
+            if partial > 0 { return (lastSegment + 1, Int(partial - 1)) }
+            return lastSegmentParts > 0 ? (lastSegment, Int(lastSegmentParts - 1)) : nil
+        }
+
+        /// One number that grows with every part (`check` bounds the sequence numbers and parts, so it cannot overflow):
+        /// (the segment in progress) · 2¹⁶ + its parts. Part p of segment m is
         /// there once it reaches `m · 2¹⁶ + p + 1`; the whole segment m, once it reaches `(m + 1) · 2¹⁶`.
         public var ordinal: Int64 { (lastSegment + 1) << 16 + partial }
 
@@ -27,13 +43,46 @@ public enum RelayDecorator {
     public enum Failure: Error, Hashable, Sendable, CustomStringConvertible {
         case noProgramDateTime
         case empty
+        case outOfRange(String)
 
         public var description: String {
             switch self {
             case .noProgramDateTime: return "the upstream playlist has no EXT-X-PROGRAM-DATE-TIME: date ranges cannot be placed"
             case .empty: return "the upstream playlist has no segments"
+            case .outOfRange(let what): return "the upstream playlist is not relayed: \(what)"
             }
         }
+    }
+
+    /// The bounds an upstream playlist is held to before it is relayed (what it gives feeds time-outs, cache lifetimes
+    /// and part arithmetic: a packager's bug or a hostile upstream must not trap or stall the server).
+    public static func check(_ upstream: MediaPlaylist) throws(Failure) {
+        guard !upstream.segments.isEmpty else { throw .empty }
+        guard (1...3600).contains(upstream.targetDuration) else {
+            throw .outOfRange("EXT-X-TARGETDURATION \(upstream.targetDuration) is not between 1 and 3600 s")
+        }
+        guard upstream.mediaSequence >= 0, upstream.mediaSequence <= 1 << 40, upstream.segments.count <= 100_000 else {
+            throw .outOfRange("EXT-X-MEDIA-SEQUENCE \(upstream.mediaSequence) is beyond 2^40 (or over 100,000 segments)")
+        }
+        let limit = Int64(upstream.targetDuration) * 1000 + 1000
+        if let target = upstream.partTarget, !(1...limit).contains(target.milliseconds) {
+            throw .outOfRange("PART-TARGET \(target) is not between 0.001 s and the target duration")
+        }
+        var parts = 0
+        for segment in upstream.segments {
+            guard (0...limit).contains(segment.duration.milliseconds) else {
+                throw .outOfRange("a segment lasts \(segment.duration) s, over the target duration")
+            }
+            for case .part(let part) in segment.tags {
+                parts += 1
+                guard (0...limit).contains(part.duration.milliseconds) else { throw .outOfRange("a part lasts \(part.duration) s") }
+            }
+        }
+        for case .part(let part) in upstream.trailingTags {
+            parts += 1
+            guard (0...limit).contains(part.duration.milliseconds) else { throw .outOfRange("a part lasts \(part.duration) s") }
+        }
+        guard parts <= 10_000 else { throw .outOfRange("\(parts) parts listed (at most 10,000)") }
     }
 
     /// The upstream playlist URL of one rendition: the source's template with `{rendition}` replaced.
@@ -41,10 +90,13 @@ public enum RelayDecorator {
         template.replacingOccurrences(of: "{rendition}", with: rendition.rawValue)
     }
 
+    /// - Parameter positions: where this channel's copy of each rendition's upstream stands (`partsPosition`): the
+    ///   rendition reports say that, not what upstream reported (a player switching asks this server for it).
     public static func decorate(
-        _ upstream: MediaPlaylist, upstreamURL: String, config: ChannelConfig, state: ChannelState
+        _ upstream: MediaPlaylist, upstreamURL: String, config: ChannelConfig, state: ChannelState,
+        positions: [Identifier: PartsPosition] = [:]
     ) throws(Failure) -> MediaPlaylist {
-        guard !upstream.segments.isEmpty else { throw .empty }
+        try check(upstream)
         // Program date-times: upstream's where given, carried forward (and back, for segments before the first
         // dated one) by the segment durations.
         guard let firstDated = upstream.segments.firstIndex(where: { $0.programDateTime != nil }) else { throw .noProgramDateTime }
@@ -61,11 +113,15 @@ public enum RelayDecorator {
         var liveEdge = starts[last].adding(milliseconds: upstream.segments[last].duration.milliseconds)
         // Low latency upstream: the parts of the segment in progress end the playlist; the live edge is the end of the
         // last one, and a date range starting in that segment goes before its parts (as for a clock channel).
-        let lowLatency = upstream.partTarget != nil
+        // Parts need blocking reload (and PART-HOLD-BACK): an upstream with parts but without it is relayed as segments.
+        let lowLatency = upstream.partTarget != nil && upstream.serverControl?.canBlockReload == true
         let partial = lowLatency ? upstream.trailingTags.compactMap { tag -> Part? in if case .part(let part) = tag { return part } else { return nil } } : []
         if !partial.isEmpty {
-            starts.append(liveEdge)
-            liveEdge = liveEdge.adding(milliseconds: partial.reduce(0) { $0 + $1.duration.milliseconds })
+            // The segment in progress starts where upstream dates it (after a jump), else where the last one ended.
+            let dated = upstream.trailingTags.lazy.compactMap { tag -> Timestamp? in if case .programDateTime(let date) = tag { return date } else { return nil } }.first
+            let start = dated ?? liveEdge
+            starts.append(start)
+            liveEdge = start.adding(milliseconds: partial.reduce(Int64(0)) { $0 + $1.duration.milliseconds })
         }
         let placed = PlaylistBuilder.dateRanges(config: config, state: state, segmentStarts: starts, liveEdge: liveEdge)
 
@@ -76,28 +132,41 @@ public enum RelayDecorator {
         // until the upstream's part is here); no delta updates (a relay channel does not make them). The hold-backs
         // are upstream's, which knows its parts and segments.
         playlist.serverControl = Self.serverControl(upstream)
+        if !lowLatency { playlist.partTarget = nil }
         var trailing: [SegmentTag] = []
         var hints: [SegmentTag] = []
         for tag in upstream.trailingTags where !isUpstreamInterstitial(tag) {
             switch tag {
             case .programDateTime: continue
             case .part(var part):
+                guard lowLatency else { continue }
                 part.uri = PlaylistURI.resolve(part.uri, against: upstreamURL)
                 trailing.append(.part(part))
             case .map(var map):
                 map.uri = PlaylistURI.resolve(map.uri, against: upstreamURL)
                 trailing.append(.map(map))
             case .preloadHint(var hint):
+                guard lowLatency else { continue }
                 hint.uri = PlaylistURI.resolve(hint.uri, against: upstreamURL)
                 hints.append(.preloadHint(hint))
             case .renditionReport(let report):
-                if let mapped = Self.renditionReport(report, upstreamURL: upstreamURL, config: config) { hints.append(.renditionReport(mapped)) }
+                guard lowLatency,
+                    let mapped = Self.renditionReport(report, upstreamURL: upstreamURL, config: config, positions: positions)
+                else { continue }
+                hints.append(.renditionReport(mapped))
             default: trailing.append(tag)
             }
         }
-        if !lowLatency { hints = hints.filter { if case .renditionReport = $0 { false } else { true } } }
+        // Ranges starting in the segment in progress: after its discontinuity, key and map, before its parts.
         let inProgress = (placed.bySegment[upstream.segments.count] ?? []).map { SegmentTag.dateRange($0) }
-        playlist.trailingTags = inProgress + trailing + placed.trailing.map { .dateRange($0) } + hints
+        let rangesAt = trailing.firstIndex { tag in
+            switch tag {
+            case .discontinuity, .key, .map: return false
+            default: return true
+            }
+        } ?? trailing.endIndex
+        trailing.insert(contentsOf: inProgress, at: rangesAt)
+        playlist.trailingTags = trailing + placed.trailing.map { .dateRange($0) } + hints
         for (index, segment) in upstream.segments.enumerated() {
             var tags: [SegmentTag] = []
             for tag in segment.tags where !isUpstreamInterstitial(tag) {
@@ -107,6 +176,7 @@ public enum RelayDecorator {
                     map.uri = PlaylistURI.resolve(map.uri, against: upstreamURL)
                     tags.append(.map(map))
                 case .part(var part):
+                    guard lowLatency else { continue }
                     part.uri = PlaylistURI.resolve(part.uri, against: upstreamURL)
                     tags.append(.part(part))
                 default: tags.append(tag)
@@ -132,9 +202,12 @@ public enum RelayDecorator {
     /// blocking reload of the relayed playlist waits for); nil for an upstream without parts or without blocking reload.
     public static func partsPosition(_ upstream: MediaPlaylist) -> PartsPosition? {
         guard let target = upstream.partTarget, upstream.serverControl?.canBlockReload == true, !upstream.segments.isEmpty else { return nil }
+        guard (try? check(upstream)) != nil else { return nil }
         let partial = upstream.trailingTags.count { if case .part = $0 { true } else { false } }
+        let lastParts = upstream.segments.last!.tags.count { if case .part = $0 { true } else { false } }
         return PartsPosition(
-            lastSegment: upstream.sequenceNumbers.upperBound - 1, partial: Int64(partial), partTargetMilliseconds: max(1, target.milliseconds))
+            lastSegment: upstream.sequenceNumbers.upperBound - 1, partial: Int64(partial), partTargetMilliseconds: max(1, target.milliseconds),
+            lastSegmentParts: Int64(lastParts))
     }
 
     /// EXT-X-SERVER-CONTROL of a relayed playlist.
@@ -145,34 +218,44 @@ public enum RelayDecorator {
         }
         return ServerControl(
             canBlockReload: true, holdBack: holdBack,
-            partHoldBack: upstream.serverControl?.partHoldBack ?? DecimalNumber(milliseconds: 3 * target.milliseconds))
+            partHoldBack: upstream.serverControl?.partHoldBack ?? DecimalNumber(milliseconds: 3 * min(target.milliseconds, 3_600_000)))
     }
 
     /// An upstream rendition report, pointed at this channel's playlist of that rendition (the rendition whose
-    /// upstream URL it names); nil when it names none of them.
-    static func renditionReport(_ report: RenditionReport, upstreamURL: String, config: ChannelConfig) -> RenditionReport? {
+    /// upstream URL it names: path and query, or the path alone when only one rendition has it), with where this
+    /// channel's copy of it stands; nil when it names none of them or that copy has no parts yet.
+    static func renditionReport(
+        _ report: RenditionReport, upstreamURL: String, config: ChannelConfig, positions: [Identifier: PartsPosition]
+    ) -> RenditionReport? {
         guard case .relay(let template) = config.source else { return nil }
         let named = normalized(PlaylistURI.resolve(report.uri, against: upstreamURL))
-        for rendition in config.renditions where normalized(Self.upstreamURL(template: template, rendition: rendition.name)) == named {
-            var mapped = report
-            mapped.uri = "\(rendition.name).m3u8"
-            return mapped
+        let urls = config.renditions.map { ($0.name, normalized(Self.upstreamURL(template: template, rendition: $0.name))) }
+        var matches = urls.filter { $0.1 == named }
+        if matches.isEmpty {
+            matches = urls.filter { withoutQuery($0.1) == withoutQuery(named) }
+            if matches.count != 1 { return nil }
         }
-        return nil
+        guard let name = matches.first?.0, let last = positions[name]?.lastPart else { return nil }
+        return RenditionReport(uri: "\(name).m3u8", lastMediaSequence: last.msn, lastPart: last.part)
     }
 
-    /// A URL without its query or fragment, with `.` and `..` path segments applied.
+    /// A URL without its fragment, with `.` and `..` path segments applied (the query kept).
     static func normalized(_ url: String) -> String {
-        let path = url[..<(url.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? url.endIndex)]
+        let cut = url.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? url.endIndex
+        let query = url[cut...].prefix { $0 != "#" }
         var kept: [Substring] = []
-        for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
+        for segment in url[..<cut].split(separator: "/", omittingEmptySubsequences: false) {
             switch segment {
             case ".": continue
             case "..": if kept.count > 3 { kept.removeLast() }
             default: kept.append(segment)
             }
         }
-        return kept.joined(separator: "/")
+        return kept.joined(separator: "/") + query
+    }
+
+    static func withoutQuery(_ url: String) -> Substring {
+        url[..<(url.firstIndex(of: "?") ?? url.endIndex)]
     }
 
     private static func isUpstreamInterstitial(_ tag: SegmentTag) -> Bool {

@@ -110,7 +110,7 @@ struct PlaylistRouteTests {
             }
             // Held until that rendition's upstream lists the part: 360p's next part does not release a 720p request.
             async let held = client.get("/channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=2")
-            while fixture.follower.blockedRequests < 1 { try await Task.sleep(for: .milliseconds(5)) }
+            try await Self.waitUntil { fixture.follower.blockedRequests == 1 }
             fixture.follower.updateUpstream("rl", rendition: "360p", playlist: try Self.upstream("360p", complete: 79, partial: 3))
             try await Task.sleep(for: .milliseconds(50))
             #expect(fixture.follower.blockedRequests == 1)
@@ -119,6 +119,43 @@ struct PlaylistRouteTests {
             #expect(answer.status == .ok && answer.text.contains(#"URI="http://encoder.example/720p/seg80.2.m4s""#), "\(answer.text)")
             #expect(answer.headers[.cacheControl] == "max-age=6", "6 target durations of the upstream")
             #expect(fixture.follower.blockedRequests == 0)
+
+            // The packager restarts behind where it was (segment 1000, then 79 again): a request for a part it has not
+            // reached again is held until it does, not woken at once into a loop by the position it had before.
+            fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 1000, partial: 1))
+            fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 79, partial: 3))
+            async let again = client.get("/channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=3")
+            try await Self.waitUntil { fixture.follower.blockedRequests == 1 }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(fixture.follower.blockedRequests == 1)
+            fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 80, partial: 0))
+            let restarted = try await again
+            #expect(restarted.status == .ok && restarted.text.contains("seg80.m4s"), "\(restarted.text)")
+
+            // An upstream that drops its parts: nothing to wait for, the held request is answered with what there is.
+            async let dropped = client.get("/channels/rl/720p.m3u8?_HLS_msn=81&_HLS_part=1")
+            try await Self.waitUntil { fixture.follower.blockedRequests == 1 }
+            var segmentsOnly = try Self.upstream("720p", complete: 80, partial: 0)
+            segmentsOnly.serverControl = nil
+            fixture.follower.updateUpstream("rl", rendition: "720p", playlist: segmentsOnly)
+            let plain = try await dropped
+            #expect(plain.status == .ok && !plain.text.contains("#EXT-X-PART"), "\(plain.text)")
+            // A read of an upstream URL the channel no longer names is not kept.
+            fixture.follower.updateUpstream(
+                "rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 90, partial: 0), from: "http://old-encoder.example/720p/index.m3u8")
+            #expect(!(try await client.get("/channels/rl/720p.m3u8").text.contains("seg90.m4s")))
+        }
+    }
+
+    /// Waits (at most 5 s) until `condition` holds; fails the test instead of hanging.
+    static func waitUntil(_ condition: @Sendable () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the condition did not hold within 5 s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
         }
     }
 

@@ -50,8 +50,11 @@ struct RelayDecoratorTests {
         // Starts at 12:01:20, in the segment in progress upstream (its parts 0 and 1 are listed).
         try channel.apply(place("brk-1", start: 80, duration: 60), at: at(62))
         let upstream = try PlaylistParser.parseMedia(String(contentsOf: Self.fixtures.appendingPathComponent("upstream-ll.m3u8"), encoding: .utf8))
+        // Our copy of 480p is a part behind what upstream reported: the report says where our copy is.
+        let positions: [Identifier: RelayDecorator.PartsPosition] = ["480p": RelayDecorator.PartsPosition(lastSegment: 79, partial: 1, partTargetMilliseconds: 250, lastSegmentParts: 4)]
         let decorated = try RelayDecorator.decorate(
-            upstream.playlist, upstreamURL: "http://encoder.example/live/720p/index.m3u8", config: channel.state.config!, state: channel.state)
+            upstream.playlist, upstreamURL: "http://encoder.example/live/720p/index.m3u8", config: channel.state.config!, state: channel.state,
+            positions: positions)
         let text = try PlaylistRenderer.render(decorated)
         let golden = Self.fixtures.appendingPathComponent("decorated-ll.m3u8")
         if ProcessInfo.processInfo.environment["CUELINE_RECORD_GOLDEN"] == "1" { try Data(text.utf8).write(to: golden) }
@@ -61,8 +64,12 @@ struct RelayDecoratorTests {
         #expect(text.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.750\n"))
         #expect(text.contains(#"#EXT-X-PART:DURATION=0.250,URI="http://encoder.example/live/720p/seg80.1.m4s""#))
         #expect(text.contains(#"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="http://encoder.example/live/720p/seg80.2.m4s""#))
-        // The report of 480p names our 480p playlist; the one of a rendition this channel does not have is dropped.
-        #expect(text.contains(#"#EXT-X-RENDITION-REPORT:URI="480p.m3u8",LAST-MSN=80,LAST-PART=1"#))
+        // The report of 480p names our 480p playlist, at our copy's last part; one of a rendition this channel does not
+        // have is dropped, and so is one of a rendition whose copy has no parts yet.
+        #expect(text.contains(#"#EXT-X-RENDITION-REPORT:URI="480p.m3u8",LAST-MSN=80,LAST-PART=0"#))
+        let unknown = try RelayDecorator.decorate(
+            upstream.playlist, upstreamURL: "http://encoder.example/live/720p/index.m3u8", config: channel.state.config!, state: channel.state)
+        #expect(!(try PlaylistRenderer.render(unknown)).contains("RENDITION-REPORT"))
         #expect(!text.contains("1080p") && !text.contains("upstream-ad-"))
         // The break starting in the segment in progress: its range before that segment's parts, not after the hint.
         let range = try #require(text.range(of: #"ID="brk-1""#)), firstPart = try #require(text.range(of: "seg80.0.m4s"))
@@ -70,16 +77,48 @@ struct RelayDecoratorTests {
         #expect(!text.contains("#EXT-X-PROGRAM-DATE-TIME:2026-03-01T12:01:20"), "no date on the segment in progress (README: hls.js)")
 
         let position = try #require(RelayDecorator.partsPosition(upstream.playlist))
-        #expect(position == RelayDecorator.PartsPosition(lastSegment: 79, partial: 2, partTargetMilliseconds: 250))
+        #expect(position == RelayDecorator.PartsPosition(lastSegment: 79, partial: 2, partTargetMilliseconds: 250, lastSegmentParts: 4))
         typealias Position = RelayDecorator.PartsPosition
         #expect(Position.ordinal(segment: 80, part: 1) <= position.ordinal && Position.ordinal(segment: 80, part: 2) > position.ordinal)
         #expect(Position.ordinal(segment: 79, part: nil) <= position.ordinal && Position.ordinal(segment: 80, part: nil) > position.ordinal)
         #expect(Position.ordinal(segment: 79, part: 999_999) <= position.ordinal)
-        // Without blocking reload upstream there is nothing to hold a request on.
+        #expect(position.lastSegmentParts == 4 && position.lastPart! == (80, 1))
+        // Without blocking reload upstream there is nothing to hold a request on: relayed as segments, without parts
+        // (parts need blocking reload and PART-HOLD-BACK).
         var polled = upstream.playlist
         polled.serverControl = ServerControl(canBlockReload: false, partHoldBack: DecimalNumber(milliseconds: 750))
         #expect(RelayDecorator.partsPosition(polled) == nil)
         #expect(RelayDecorator.serverControl(polled) == nil)
+        let segmentsOnly = try PlaylistRenderer.render(try RelayDecorator.decorate(
+            polled, upstreamURL: "http://encoder.example/live/720p/index.m3u8", config: channel.state.config!, state: channel.state))
+        #expect(!segmentsOnly.contains("#EXT-X-PART") && !segmentsOnly.contains("PRELOAD-HINT") && segmentsOnly.contains(#"ID="brk-1""#))
+        #expect(Lint.check(segmentsOnly).isEmpty, "\(Lint.check(segmentsOnly))")
+    }
+
+    @Test("an upstream whose numbers would overflow or stall the server is not relayed", arguments: [
+        ("#EXT-X-TARGETDURATION:9223372036854775807", "EXT-X-TARGETDURATION"),
+        ("#EXT-X-TARGETDURATION:0", "EXT-X-TARGETDURATION"),
+        ("#EXT-X-MEDIA-SEQUENCE:9223372036854775800", "EXT-X-MEDIA-SEQUENCE"),
+        ("#EXT-X-PART-INF:PART-TARGET=9999999999999999", "PART-TARGET"),
+        ("#EXT-X-PART:DURATION=9223372036854775,URI=\"a.m4s\"", "a part lasts"),
+    ])
+    func hostileNumbers(line: String, named: String) throws {
+        var lines = ["#EXTM3U", "#EXT-X-TARGETDURATION:1", "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES", "#EXT-X-PART-INF:PART-TARGET=0.25"]
+        lines = lines.filter { !$0.hasPrefix(String(line.prefix { $0 != ":" }) + ":") }
+        lines.append(line.hasPrefix("#EXT-X-PART:") ? "#EXT-X-MEDIA-SEQUENCE:1" : line)
+        for n in 0..<7 { lines += ["#EXT-X-PROGRAM-DATE-TIME:2026-03-01T12:01:0\(n).000Z", "#EXTINF:1.0,", "s\(n).m4s"] }
+        if line.hasPrefix("#EXT-X-PART:") { lines += [line, line] }
+        let upstream = try PlaylistParser.parseMedia(lines.joined(separator: "\n") + "\n").playlist
+        #expect {
+            try RelayDecorator.check(upstream)
+        } throws: { error in
+            "\(error)".contains(named)
+        }
+        #expect(RelayDecorator.partsPosition(upstream) == nil)
+        let channel = try relayChannel()
+        #expect(throws: RelayDecorator.Failure.self) {
+            try RelayDecorator.decorate(upstream, upstreamURL: "http://x/a.m3u8", config: channel.state.config!, state: channel.state)
+        }
     }
 
     @Test("an upstream without program date-times cannot be decorated")

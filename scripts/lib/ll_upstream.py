@@ -12,7 +12,7 @@ As a packager does it:
 - an upstream interstitial date range of its own, which the relay must drop.
 
 GET /stats answers {"blocking": n, "plain": n}: how many playlist requests held or not (did the relay block?).
-Prints "listening PORT" on its first line of output.
+Prints "listening PORT EPOCH" on its first line of output (EPOCH: when segment 0 started, in Unix seconds).
 """
 
 import argparse
@@ -166,7 +166,7 @@ def main():
     packager = Packager(args)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(packager))
     server.daemon_threads = True
-    print("listening %d" % server.server_address[1], flush=True)
+    print("listening %d %d" % (server.server_address[1], packager.epoch), flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

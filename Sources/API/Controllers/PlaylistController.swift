@@ -61,6 +61,8 @@ struct PlaylistController {
                             "segment \(msn)\(directives.part.map { " part \($0)" } ?? "") of channel \(channel) did not appear within 3 target durations")
                     }
                     served = try follower.servedMedia(channel, rendition: rendition, skip: directives.skip)
+                    // A relay whose upstream no longer has parts: nothing to wait for.
+                    if waitOn != nil && served.relayParts == nil { break }
                 }
                 // How long after its part's boundary the answer was ready (the boundary of tick `target`; clock channels).
                 if served.relayParts == nil, let partMilliseconds = served.partMilliseconds {
@@ -225,15 +227,22 @@ struct DeliveryDirectives {
     }
 
     /// A relay rendition with parts: the same rules against where its upstream stands (parts per segment are the
-    /// upstream's, so a part two segments ahead is counted from part 0 of that segment: the least it can be ahead).
+    /// upstream's: a part two segments ahead is counted as if the segment in progress had as many as the last one).
     private func plan(msn: Int64, relay: RelayDecorator.PartsPosition) throws(APIError) -> Plan {
         try checkAhead(msn: msn, lastSegment: relay.lastSegment)
         let advanceLimit = Self.advancePartLimit(partMilliseconds: relay.partTargetMilliseconds)
         if let part {
-            let ahead = msn <= relay.lastSegment ? 0 : msn == relay.lastSegment + 1 ? part + 1 - relay.partial : part + 1
+            // Two segments ahead: the rest of the segment in progress (as many parts as the last one had) and then these.
+            let ahead = msn <= relay.lastSegment ? 0 : msn == relay.lastSegment + 1 ? part + 1 - relay.partial
+                : part + 1 + max(0, relay.lastSegmentParts - relay.partial)
             if ahead > advanceLimit { throw Self.partTooFar(msn: msn, part: part, limit: advanceLimit) }
         }
-        let target = RelayDecorator.PartsPosition.ordinal(segment: msn, part: part)
+        // A part index past the last part of a segment is part 0 of the next one (§6.2.5.2); known for the last complete
+        // segment (older ones are long complete, and the next one is there too).
+        var target = RelayDecorator.PartsPosition.ordinal(segment: msn, part: part)
+        if let part, msn == relay.lastSegment, relay.lastSegmentParts > 0, part >= relay.lastSegmentParts {
+            target = RelayDecorator.PartsPosition.ordinal(segment: msn + 1, part: 0)
+        }
         return relay.ordinal < target ? .hold(target: target) : .now
     }
 
