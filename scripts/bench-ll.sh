@@ -5,7 +5,7 @@
 #             arrived at the client (p50/p99/worst), the server's CPU and memory. Baseline: the same with 10 clients.
 #   early return: a break on air on 20 of the channels, cancel_current_event sent over HTTP to each: from sending the
 #             command to a client blocked on that channel holding the augmenting tag (X-PLAYOUT-LIMIT).
-# The clients run in Python processes on the same 2 cores as the server: their own delays count in the figures.
+# The clients run on the same 2 cores as the server (one C process, and Python for the trials): their delays count.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 cd "$(repo_root)"
@@ -41,19 +41,20 @@ secret=$("$bin/cueline" token create bench --role operator)
 server=$!
 for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/channels/ll-0/720p.m3u8" >/dev/null && break; sleep 0.1; done
 
-# The clients run in $procs Python processes (one alone spends ~40 us per answer, so 1,000 answers due at one instant
-# would queue ~40 ms in the client itself); the early-return trials run in the first.
-procs=${LL_PROCESSES:-4}
+# The blocked clients run in one C process (scripts/lib/ll_clients.c, epoll: a few microseconds per answer, where a
+# Python asyncio client spends ~40 us, so 1,000 answers due at one instant would queue ~40 ms of client CPU on the
+# cores the server shares); the early-return trials, with a client blocked on each trial channel, run in Python.
+clients_bin="$pgdir/ll_clients"
+"${CC:-$(command -v clang || command -v cc)}" -O2 -o "$clients_bin" scripts/lib/ll_clients.c
 measure() {  # clients trials -> JSON with the server's CPU seconds and peak RSS added
-    local before after rss i per dir
+    local before after rss dir py
     dir=$(mktemp -d)
-    per=$(( ($1 + procs - 1) / procs ))
+    py=$(( $2 > 0 ? $2 : 0 ))
     before=$(awk '{print $14 + $15}' /proc/$server/stat)
-    for i in $(seq 0 $((procs - 1))); do
-        [ $((i * per)) -lt "$1" ] || break
-        python3 scripts/lib/ll_clients.py 127.0.0.1 "$port" "$channels" "$(( per < $1 - i * per ? per : $1 - i * per ))" "$seconds" \
-            "$epoch_ms" 250 4 "$secret" "$([ "$i" = 0 ] && echo "$2" || echo 0)" $((i * per)) >"$dir/$i.json" &
-    done
+    if [ "$py" -gt 0 ]; then
+        python3 scripts/lib/ll_clients.py 127.0.0.1 "$port" "$channels" "$py" "$seconds" "$epoch_ms" 250 4 "$secret" "$2" 0 >"$dir/py.json" &
+    fi
+    "$clients_bin" 127.0.0.1 "$port" "$channels" $(( $1 - py )) "$seconds" "$epoch_ms" 250 4 "$py" >"$dir/c.json" &
     wait
     after=$(awk '{print $14 + $15}' /proc/$server/stat)
     rss=$(awk '/VmHWM/ {print $2}' /proc/$server/status)
@@ -88,7 +89,7 @@ base=$(measure 10 0)
 log "$clients clients on $channels channels, and 20 early returns"
 load=$(measure "$clients" 20)
 loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" "$procs" >>"$out" <<'PY'
+python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" >>"$out" <<'PY'
 import json, sys
 base, load = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 # The server's histogram is cumulative over the run: the 1,000-client counts are the second reading less the first.
@@ -103,12 +104,13 @@ def server_side(now, before):
     return f"{int(counts['+Inf'])} answers, {within20:.1f} % within 20 ms of the boundary, p50 {ms(p50)}, p99 {ms(p99)}"
 base_server = server_side(base["server_buckets"], {})
 load_server = server_side(load["server_buckets"], base["server_buckets"])
-loadavg, channels, clients, seconds, procs = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7]
+loadavg, channels, clients, seconds = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 print(f"""
 ## LL-HLS blocking reload (`scripts/bench-ll.sh`)
 {channels} channels of 1 s segments and 0.25 s parts, 2 renditions, one epoch (every part boundary aligned), on a
 release build; each client blocks on the next part of `720p` as a player does, {seconds} s. Lateness: when the answer
-arrived at the client after its part's boundary (the clients, {procs} Python processes, share the 2 cores with the\nserver and PostgreSQL).
+arrived at the client after its part's boundary (the clients share the 2 cores with the server and PostgreSQL: one C
+process, epoll, `scripts/lib/ll_clients.c`; the 20 clients of the early-return trials in Python).
 Load average at the end: {loadavg}.
 
 | clients | answers | errors | after the boundary p50 | p99 | worst | server CPU | server peak RSS |
