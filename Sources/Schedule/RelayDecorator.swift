@@ -137,58 +137,27 @@ public enum RelayDecorator {
         var hints: [SegmentTag] = []
         for tag in upstream.trailingTags where !isUpstreamInterstitial(tag) {
             switch tag {
-            case .programDateTime: continue
-            case .part(var part):
-                guard lowLatency else { continue }
-                part.uri = PlaylistURI.resolve(part.uri, against: upstreamURL)
-                trailing.append(.part(part))
-            case .map(var map):
-                map.uri = PlaylistURI.resolve(map.uri, against: upstreamURL)
-                trailing.append(.map(map))
-            case .preloadHint(var hint):
-                guard lowLatency else { continue }
-                hint.uri = PlaylistURI.resolve(hint.uri, against: upstreamURL)
-                hints.append(.preloadHint(hint))
+            case .preloadHint:
+                if let hint = relayed(tag, lowLatency: lowLatency, upstreamURL: upstreamURL) { hints.append(hint) }
             case .renditionReport(let report):
                 guard lowLatency,
                     let mapped = Self.renditionReport(report, upstreamURL: upstreamURL, config: config, positions: positions)
                 else { continue }
                 hints.append(.renditionReport(mapped))
-            default: trailing.append(tag)
+            default:
+                if let kept = relayed(tag, lowLatency: lowLatency, upstreamURL: upstreamURL) { trailing.append(kept) }
             }
         }
         // Ranges starting in the segment in progress: after its discontinuity, key and map, before its parts.
         let inProgress = (placed.bySegment[upstream.segments.count] ?? []).map { SegmentTag.dateRange($0) }
-        let rangesAt = trailing.firstIndex { tag in
-            switch tag {
-            case .discontinuity, .key, .map: return false
-            default: return true
-            }
-        } ?? trailing.endIndex
-        trailing.insert(contentsOf: inProgress, at: rangesAt)
+        trailing.insert(contentsOf: inProgress, at: afterLeadingTags(trailing))
         playlist.trailingTags = trailing + placed.trailing.map { .dateRange($0) } + hints
         for (index, segment) in upstream.segments.enumerated() {
-            var tags: [SegmentTag] = []
-            for tag in segment.tags where !isUpstreamInterstitial(tag) {
-                switch tag {
-                case .programDateTime: continue
-                case .map(var map):
-                    map.uri = PlaylistURI.resolve(map.uri, against: upstreamURL)
-                    tags.append(.map(map))
-                case .part(var part):
-                    guard lowLatency else { continue }
-                    part.uri = PlaylistURI.resolve(part.uri, against: upstreamURL)
-                    tags.append(.part(part))
-                default: tags.append(tag)
-                }
+            var tags = segment.tags.filter { !isUpstreamInterstitial($0) }.compactMap {
+                relayed($0, lowLatency: lowLatency, upstreamURL: upstreamURL)
             }
             // The date after discontinuity/key/map, before the segment's other tags; then our ranges.
-            let insertAt = tags.firstIndex { tag in
-                switch tag {
-                case .discontinuity, .key, .map: return false
-                default: return true
-                }
-            } ?? tags.endIndex
+            let insertAt = afterLeadingTags(tags)
             tags.insert(.programDateTime(starts[index]), at: insertAt)
             let rangesAt = tags.index(after: insertAt)
             tags.insert(contentsOf: (placed.bySegment[index] ?? []).map { .dateRange($0) }, at: rangesAt)
@@ -256,6 +225,36 @@ public enum RelayDecorator {
 
     static func withoutQuery(_ url: String) -> Substring {
         url[..<(url.firstIndex(of: "?") ?? url.endIndex)]
+    }
+
+    /// An upstream tag as relayed: URIs resolved against the upstream URL; program date-times left out (they are set
+    /// on every segment); parts and hints only for a relayed LL-HLS upstream.
+    private static func relayed(_ tag: SegmentTag, lowLatency: Bool, upstreamURL: String) -> SegmentTag? {
+        switch tag {
+        case .programDateTime: return nil
+        case .map(var map):
+            map.uri = PlaylistURI.resolve(map.uri, against: upstreamURL)
+            return .map(map)
+        case .part(var part):
+            guard lowLatency else { return nil }
+            part.uri = PlaylistURI.resolve(part.uri, against: upstreamURL)
+            return .part(part)
+        case .preloadHint(var hint):
+            guard lowLatency else { return nil }
+            hint.uri = PlaylistURI.resolve(hint.uri, against: upstreamURL)
+            return .preloadHint(hint)
+        default: return tag
+        }
+    }
+
+    /// Where a segment's tags after its discontinuity, key and map begin.
+    private static func afterLeadingTags(_ tags: [SegmentTag]) -> Int {
+        tags.firstIndex { tag in
+            switch tag {
+            case .discontinuity, .key, .map: return false
+            default: return true
+            }
+        } ?? tags.endIndex
     }
 
     private static func isUpstreamInterstitial(_ tag: SegmentTag) -> Bool {

@@ -32,6 +32,34 @@ struct LowLatencyEndToEndTests {
         return (msn, part)
     }
 
+    /// A client blocking on every next part of `playlist` (starting from the hint in `text`) for `seconds`, as a player
+    /// does; 3.3 s in (mid-part as the clock goes), `cancel_current_event` is sent to `commands`. Each answer must hold
+    /// the part asked for. Returns the answers, when the command was sent, and the effect instant it answered.
+    static func blockOnEveryPart(
+        playlist: String, from text: String, seconds: Double, commands: String, token: String
+    ) async throws -> (answers: [Answer], sentAt: Date, decidedAt: Date) {
+        let started = Date()
+        var answers: [Answer] = []
+        var sentAt: Date?
+        var decidedAt: Date?
+        while Date().timeIntervalSince(started) < seconds {
+            let next = try #require(Self.hinted(answers.last?.text ?? text))
+            let (body, code, headers) = try await HTTP.getWithHeaders(playlist + "?_HLS_msn=\(next.msn)&_HLS_part=\(next.part)")
+            #expect(code == 200, "\(body)")
+            answers.append(Answer(asked: next, at: Date(), tick: Self.isoDate(headers["x-cueline-tick"] ?? "") ?? .distantPast, text: body))
+            #expect(body.contains("seg\(next.msn).\(next.part).m4s\""), "asked \(next), got \(body.suffix(300))")
+            if sentAt == nil, Date().timeIntervalSince(started) > 3.3 {
+                sentAt = Date()
+                let (answer, code) = try await HTTP.post(
+                    commands, json: #"{"command":"cancel_current_event"}"#, headers: ["Authorization": "Bearer \(token)"])
+                #expect(code == 201, "\(answer)")
+                let decided = answer.range(of: #""decided_at":""#).map { answer[$0.upperBound...].prefix(while: { $0 != "\"" }) }
+                decidedAt = decided.flatMap { Self.isoDate(String($0)) }
+            }
+        }
+        return (answers, try #require(sentAt), try #require(decidedAt))
+    }
+
     @Test("blocking reload answers each next part at its boundary; the early return is in the first answer at or after its effect")
     func blockingClientSeesEarlyReturn() async throws {
         let (_, cli, server) = try await ServerProcess.onFreshDatabase()
@@ -63,35 +91,15 @@ struct LowLatencyEndToEndTests {
 
         let place = try cli.run(["break", "place", "ll", "--id", "brk-1", "--in", "2s", "--duration", "20s", "--asset-uri", "https://ads.example.com/a.m3u8"])
         #expect(place.status == 0, "\(place.stderr)")
-        let started = Date()
-        var answers: [Answer] = []
-        var sentAt: Date?
-        var decidedAt: Date?
-        while Date().timeIntervalSince(started) < 8 {
-            let next = Self.hinted(answers.last?.text ?? text)!
-            let (body, code, headers) = try await HTTP.getWithHeaders(playlist + "?_HLS_msn=\(next.msn)&_HLS_part=\(next.part)")
-            #expect(code == 200, "\(body)")
-            answers.append(Answer(asked: next, at: Date(), tick: Self.isoDate(headers["x-cueline-tick"] ?? "") ?? .distantPast, text: body))
-            // The answer holds the part asked for.
-            #expect(body.contains("seg\(next.msn).\(next.part).m4s\""), "asked \(next), got \(body.suffix(300))")
-            // 3.3 s after placing (1.3 s into the break, mid-part as the clock goes), end it early over HTTP.
-            if sentAt == nil, Date().timeIntervalSince(started) > 3.3 {
-                sentAt = Date()
-                let (answer, code) = try await HTTP.post(
-                    "\(server.baseURL)/channels/ll/commands", json: #"{"command":"cancel_current_event"}"#,
-                    headers: ["Authorization": "Bearer \(tokens["desk"]!)"])
-                #expect(code == 201, "\(answer)")
-                let decided = answer.range(of: #""decided_at":""#).map { answer[$0.upperBound...].prefix(while: { $0 != "\"" }) }
-                decidedAt = decided.flatMap { Self.isoDate(String($0)) }
-            }
-        }
-        let decided = try #require(decidedAt)
+        let (answers, sentAt, decidedAt) = try await Self.blockOnEveryPart(
+            playlist: playlist, from: text, seconds: 8, commands: "\(server.baseURL)/channels/ll/commands", token: tokens["desk"]!)
+        let decided = decidedAt
         // Every answer rendered for a tick at or after the command's effect holds the augmenting tag; none before.
         for answer in answers {
             #expect(answer.text.contains("X-PLAYOUT-LIMIT=") == (answer.tick >= decided), "tick \(answer.tick) decided \(decided)")
         }
         let first = try #require(answers.first { $0.text.contains("X-PLAYOUT-LIMIT=") })
-        let commandToClient = first.at.timeIntervalSince(sentAt!)
+        let commandToClient = first.at.timeIntervalSince(sentAt)
         #expect(commandToClient < 1.0, "command → client holding the augmenting tag: \(commandToClient) s")
         // Answers come at part boundaries (parts end on multiples of 250 ms from a whole second), soon after them.
         let late = answers.dropFirst().map { ($0.at.timeIntervalSince1970 * 1000).truncatingRemainder(dividingBy: 250) }.sorted()

@@ -90,35 +90,15 @@ struct RelayLowLatencyEndToEndTests {
 
         let place = try cli.run(["break", "place", "rl", "--id", "brk-1", "--in", "2s", "--duration", "20s", "--asset-uri", "https://ads.example.com/a.m3u8"])
         #expect(place.status == 0, "\(place.stderr)")
-        let started = Date()
-        var answers: [LowLatencyEndToEndTests.Answer] = []
-        var sentAt: Date?
-        var decidedAt: Date?
-        while Date().timeIntervalSince(started) < 7 {
-            let next = Self.hinted(answers.last?.text ?? text)!
-            let (body, code, headers) = try await HTTP.getWithHeaders(playlist + "?_HLS_msn=\(next.msn)&_HLS_part=\(next.part)")
-            #expect(code == 200, "\(body)")
-            answers.append(
-                .init(asked: next, at: Date(), tick: LowLatencyEndToEndTests.isoDate(headers["x-cueline-tick"] ?? "") ?? .distantPast, text: body))
-            #expect(body.contains("/seg\(next.msn).\(next.part).m4s\""), "asked \(next), got \(body.suffix(300))")
-            if sentAt == nil, Date().timeIntervalSince(started) > 3.3 {
-                sentAt = Date()
-                let (answer, code) = try await HTTP.post(
-                    "\(server.baseURL)/channels/rl/commands", json: #"{"command":"cancel_current_event"}"#,
-                    headers: ["Authorization": "Bearer \(tokens["desk"]!)"])
-                #expect(code == 201, "\(answer)")
-                let decided = answer.range(of: #""decided_at":""#).map { answer[$0.upperBound...].prefix(while: { $0 != "\"" }) }
-                decidedAt = decided.flatMap { LowLatencyEndToEndTests.isoDate(String($0)) }
-            }
-        }
-        let decided = try #require(decidedAt)
+        let (answers, sentAt, decided) = try await LowLatencyEndToEndTests.blockOnEveryPart(
+            playlist: playlist, from: text, seconds: 7, commands: "\(server.baseURL)/channels/rl/commands", token: tokens["desk"]!)
         #expect(answers.contains { $0.text.contains(#"ID="brk-1""#) })
         for answer in answers {
             #expect(answer.text.contains("X-PLAYOUT-LIMIT=") == (answer.tick >= decided), "tick \(answer.tick) decided \(decided)")
             #expect(Lint.check(answer.text).isEmpty, "\(Lint.check(answer.text))")
         }
         let first = try #require(answers.first { $0.text.contains("X-PLAYOUT-LIMIT=") })
-        #expect(first.at.timeIntervalSince(sentAt!) < 1.0, "command → client holding the augmenting tag: \(first.at.timeIntervalSince(sentAt!)) s")
+        #expect(first.at.timeIntervalSince(sentAt) < 1.0, "command → client holding the augmenting tag: \(first.at.timeIntervalSince(sentAt)) s")
         // How long after the part asked for ended upstream each answer came (a relay polling upstream instead of
         // blocking would be up to its poll interval late).
         let late = answers.dropFirst().map {
