@@ -1,5 +1,6 @@
 import Foundation
 import HLS
+import Schedule
 import TestSupport
 import Testing
 
@@ -96,6 +97,30 @@ struct RelayLowLatencyEndToEndTests {
         for answer in answers {
             #expect(answer.text.contains("X-PLAYOUT-LIMIT=") == (answer.tick >= decided), "tick \(answer.tick) decided \(decided)")
             #expect(Lint.check(answer.text).isEmpty, "\(Lint.check(answer.text))")
+        }
+        // Each answer is a valid update of the one before (sequence, segments and date ranges kept as the rules say).
+        for (previous, current) in zip(answers, answers.dropFirst()) {
+            let findings = Lint.checkUpdate(previous: try PlaylistParser.parseMedia(previous.text), current: try PlaylistParser.parseMedia(current.text))
+            #expect(findings.isEmpty, "\(findings)")
+        }
+        // Both renditions from one render (the same X-Cueline-Tick): they agree, and each one's report of the other says
+        // where the other's playlist ends.
+        var renditions: [(name: String, text: String)] = []
+        for _ in 0..<20 {
+            let (high, _, highHeaders) = try await HTTP.getWithHeaders(playlist)
+            let (low, _, lowHeaders) = try await HTTP.getWithHeaders("\(server.baseURL)/channels/rl/480p.m3u8")
+            if highHeaders["x-cueline-tick"] == lowHeaders["x-cueline-tick"] {
+                renditions = [("720p", high), ("480p", low)]
+                break
+            }
+        }
+        try #require(renditions.count == 2, "no two renditions from one render in 20 tries")
+        let parsed = try renditions.map { (name: $0.name, parsed: try PlaylistParser.parseMedia($0.text)) }
+        #expect(Lint.checkRenditions(parsed).isEmpty, "\(Lint.checkRenditions(parsed))")
+        for (index, other) in [(0, 1), (1, 0)] {
+            let last = try #require(RelayDecorator.partsPosition(parsed[other].parsed.playlist)?.lastPart)
+            #expect(renditions[index].text.contains(
+                #"#EXT-X-RENDITION-REPORT:URI="\#(renditions[other].name).m3u8",LAST-MSN=\#(last.msn),LAST-PART=\#(last.part)"#), "\(renditions[index].text)")
         }
         let first = try #require(answers.first { $0.text.contains("X-PLAYOUT-LIMIT=") })
         #expect(first.at.timeIntervalSince(sentAt) < 1.0, "command → client holding the augmenting tag: \(first.at.timeIntervalSince(sentAt)) s")
