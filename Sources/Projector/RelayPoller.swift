@@ -81,8 +81,7 @@ public final class RelayPoller: Service, Sendable {
             let url = next.map { Self.blockingURL(upstream.url, msn: $0.msn, part: $0.part) } ?? upstream.url
             let asking = ContinuousClock.now
             do {
-                let playlist = try PlaylistParser.parseMedia(try await Self.fetch(url, timeoutSeconds: timeoutSeconds)).playlist
-                try RelayDecorator.check(playlist)
+                let playlist = try Self.upstreamPlaylist(try await Self.fetch(url, timeoutSeconds: timeoutSeconds))
                 follower.updateUpstream(upstream.channel, rendition: upstream.rendition, playlist: playlist, from: upstream.url)
                 if failing {
                     failing = false
@@ -115,6 +114,18 @@ public final class RelayPoller: Service, Sendable {
                 try? await Task.sleep(for: interval)
             }
         }
+    }
+
+    /// An upstream playlist's text, taken only if it can be relayed: it parses, holds no control character (a CR in a
+    /// URI would parse, then fail every render of the channel, all renditions) and its numbers are in bounds
+    /// (`RelayDecorator.check`). Else the last good one stays served.
+    static func upstreamPlaylist(_ text: String) throws -> MediaPlaylist {
+        if let finding = Lint.controlCharacters(text).first {
+            throw FetchError(description: "line \(finding.line.map(String.init) ?? "?"): \(finding.message); not relayed")
+        }
+        let playlist = try PlaylistParser.parseMedia(text).playlist
+        try RelayDecorator.check(playlist)
+        return playlist
     }
 
     /// The upstream URL with the delivery directives of a blocking reload for part `part` of segment `msn`.
