@@ -107,7 +107,7 @@ let package = Package(
             path: "Benchmarks/ScaleBenchmarks"),
         .executableTarget(
             name: "cueline-retention-bench", dependencies: ["HLS", "Schedule", "Projector"], path: "Benchmarks/RetentionBenchmarks"),
-        .testTarget(name: "HLSTests", dependencies: ["HLS"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "HLSTests", dependencies: ["HLS", "TestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS"], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["EventStore", "Postgres", "HLS"], path: "Tests/TestSupport"),
         .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "Schedule", "HLS", "TestSupport"]),
@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(
             name: "APITests",
             dependencies: [
-                "API", "EventStore", "Projector", "Schedule", "HLS",
+                "API", "EventStore", "Projector", "Schedule", "HLS", "TestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),

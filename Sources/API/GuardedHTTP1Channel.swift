@@ -58,7 +58,12 @@ package struct GuardedHTTP1Channel: ServerChildChannel {
         }
         let guarded = HTTP1Channel(responder: http.responder, configuration: configuration)
         return channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(ByteSideHandler(tracker: tracker), position: .first)
+            let byteSide = ByteSideHandler(tracker: tracker)
+            try channel.pipeline.syncOperations.addHandler(byteSide, position: .first)
+            // Players' requests answered on raw bytes until a request that is not theirs (``PlaylistRawPath``).
+            if let playlists {
+                try channel.pipeline.syncOperations.addHandler(PlaylistRawPath(follower: playlists, tracker: tracker), position: .after(byteSide))
+            }
         }.flatMap { guarded.setup(channel: channel, logger: logger) }
     }
 

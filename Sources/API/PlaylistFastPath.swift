@@ -167,14 +167,31 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     /// What to answer here for this request head, or nil to pass it to the router.
     private func answer(_ request: HTTPRequest) -> State? {
         guard request.method == .get || request.method == .head, let path = request.path else { return nil }
-        let (plain, query) = Self.split(path)
-        guard let (channel, rendition) = Self.mediaPlaylistPath(plain) else { return nil }
         if let connection = request.headerFields[.connection], connection.lowercased().contains("close") { return nil }
         let origin = request.headerFields[.origin] != nil, head = request.method == .head
         let started = DispatchTime.now().uptimeNanoseconds
+        switch Self.decide(follower: follower, path: path, origin: origin, head: head, started: started) {
+        case .answer(let served, let maxAge)?: return .answering(served, maxAge: maxAge, origin: origin, head: head, started: started)
+        case .hold(let held)?: return .holding(held)
+        case nil: return nil
+        }
+    }
+
+    /// What both paths before the router (this one and ``PlaylistRawPath``) do with a media playlist request.
+    enum Decision {
+        /// Answer at once with this window.
+        case answer(ChannelFollower.ServedMedia, maxAge: Int)
+        /// A blocking reload for a part not there yet.
+        case hold(Held)
+    }
+
+    /// What to do with a `GET` or `HEAD` of `path` answered before the router, or nil to leave it to the router.
+    static func decide(follower: ChannelFollower, path: String, origin: Bool, head: Bool, started: UInt64) -> Decision? {
+        let (plain, query) = split(path)
+        guard let (channel, rendition) = mediaPlaylistPath(plain) else { return nil }
         guard let query else {
             guard let served = try? follower.servedMedia(channel, rendition: rendition) else { return nil }
-            return .answering(served, maxAge: max(1, served.targetDuration / 2), origin: origin, head: head, started: started)
+            return .answer(served, maxAge: max(1, served.targetDuration / 2))
         }
         // LL-HLS delivery directives, in their valid forms, on a channel with parts; the router answers the rest (and
         // every error) with the same rules (`PlaylistController.media`).
@@ -189,11 +206,37 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         }
         guard let msn = directives.msn, case .hold(let target)? = plan else {
             // Only _HLS_skip, or the part is there already: at once.
-            return .answering(served, maxAge: max(1, served.targetDuration / 2), origin: origin, head: head, started: started)
+            return .answer(served, maxAge: max(1, served.targetDuration / 2))
         }
-        return .holding(Held(
+        return .hold(Held(
             channel: channel, rendition: rendition, skip: directives.skip, msn: msn, part: directives.part, target: target,
             timeoutMilliseconds: Int64(3 * served.targetDuration) * 1000, origin: origin, head: head, started: started))
+    }
+
+    /// The window a held request is answered with once the follower says its part is there (`ready`), with the
+    /// lateness recorded; nil: its deadline passed (503).
+    static func released(follower: ChannelFollower, _ held: Held, ready: Bool) -> ChannelFollower.ServedMedia? {
+        guard ready, let served = try? follower.servedMedia(held.channel, rendition: held.rendition, skip: held.skip),
+            served.completedTicks >= held.target, let partMilliseconds = served.partMilliseconds
+        else { return nil }
+        let boundary = served.tickBoundary.adding(milliseconds: -(served.completedTicks - held.target) * partMilliseconds)
+        PlaylistController.blockedLateness.recordNanoseconds(max(0, follower.clock().milliseconds(since: boundary)) * 1_000_000)
+        return served
+    }
+
+    /// The 503 of a held request whose part did not come within 3 target durations: its headers (in the router's
+    /// order) and body.
+    static func timedOut(_ held: Held, date: String) -> (HTTPFields, ByteBuffer) {
+        let message = "segment \(held.msn)\(held.part.map { " part \($0)" } ?? "") of channel \(held.channel) did not appear within 3 target durations"
+        let body = ByteBuffer(bytes: encodeJSON(ErrorBody(error: message)))
+        var fields = HTTPFields()
+        fields[.contentType] = "application/json"
+        fields[.cacheControl] = "no-cache"
+        fields[.contentLength] = String(body.readableBytes)
+        if held.origin { fields[.accessControlAllowOrigin] = "*" }
+        fields[.date] = date
+        fields[.server] = "cueline"
+        return (fields, body)
     }
 
     /// The path and its query (nil without `?`).
@@ -227,23 +270,11 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             queued = []
             return
         }
-        if ready, let served = try? follower.servedMedia(held.channel, rendition: held.rendition, skip: held.skip), served.completedTicks >= held.target,
-            let partMilliseconds = served.partMilliseconds
-        {
-            let boundary = served.tickBoundary.adding(milliseconds: -(served.completedTicks - held.target) * partMilliseconds)
-            PlaylistController.blockedLateness.recordNanoseconds(max(0, follower.clock().milliseconds(since: boundary)) * 1_000_000)
+        if let served = Self.released(follower: follower, held, ready: ready) {
             respond(context: context, served: served, maxAge: 6 * served.targetDuration, origin: held.origin, head: held.head)
             Self.served(head: held.head).record(since: held.started)
         } else {
-            let message = "segment \(held.msn)\(held.part.map { " part \($0)" } ?? "") of channel \(held.channel) did not appear within 3 target durations"
-            let body = ByteBuffer(bytes: encodeJSON(ErrorBody(error: message)))
-            var fields = HTTPFields()
-            fields[.contentType] = "application/json"
-            fields[.cacheControl] = "no-cache"
-            fields[.contentLength] = String(body.readableBytes)
-            if held.origin { fields[.accessControlAllowOrigin] = "*" }
-            fields[.date] = date.now()
-            fields[.server] = "cueline"
+            let (fields, body) = Self.timedOut(held, date: date.now())
             context.write(wrapOutboundOut(.head(HTTPResponse(status: .serviceUnavailable, headerFields: fields))), promise: nil)
             if !held.head { context.write(wrapOutboundOut(.body(body)), promise: nil) }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
@@ -295,15 +326,23 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         if let kept, kept.key == key, kept.date == date { return kept.fields }
         var fields = HTTPFields()
         fields.reserveCapacity(7)
-        fields[.contentType] = Responses.playlistContentType
-        fields[.cacheControl] = Responses.maxAge(maxAge)
-        fields[.cuelineTick] = served.tickText
-        fields[.contentLength] = String(served.body.readableBytes)
-        if origin { fields[.accessControlAllowOrigin] = "*" }
-        fields[.date] = date
-        fields[.server] = "cueline"
+        Self.playlistFields(served, maxAge: maxAge, origin: origin, date: date) { fields[$0] = $1 }
         kept = KeptHeaders(key: key, date: date, fields: fields)
         return fields
+    }
+
+    /// The headers of a playlist answer, in order: the router's (`Responses.playlist`, CORS for a request with an
+    /// Origin, and the Date and Server headers Hummingbird adds). Both paths before the router write these.
+    static func playlistFields(
+        _ served: ChannelFollower.ServedMedia, maxAge: Int, origin: Bool, date: String, _ field: (HTTPField.Name, String) -> Void
+    ) {
+        field(.contentType, Responses.playlistContentType)
+        field(.cacheControl, Responses.maxAge(maxAge))
+        field(.cuelineTick, served.tickText)
+        field(.contentLength, String(served.body.readableBytes))
+        if origin { field(.accessControlAllowOrigin, "*") }
+        field(.date, date)
+        field(.server, "cueline")
     }
 
     private struct KeptHeaders {

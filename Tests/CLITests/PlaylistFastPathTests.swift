@@ -12,29 +12,36 @@ struct PlaylistFastPathTests {
 
     /// Splits a stream of HTTP/1.1 answers (each with a Content-Length) into (status line, headers, body).
     /// `bodies: false` for answers to HEAD (a Content-Length but no body).
-    static func answers(_ text: String, bodies: Bool = true) -> [(status: String, headers: [String: String], body: String)] {
+    static func answers(_ text: String, bodies: Bool = true) -> [(status: String, headers: [String: String], body: String, names: [String])] {
         var rest = Substring(text)
-        var result: [(String, [String: String], String)] = []
+        var result: [(String, [String: String], String, [String])] = []
         while let end = rest.range(of: "\r\n\r\n") {
             let lines = rest[..<end.lowerBound].components(separatedBy: "\r\n")
             var headers: [String: String] = [:]
+            var names: [String] = []
             for line in lines.dropFirst() {
                 guard let colon = line.firstIndex(of: ":") else { continue }
                 headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                names.append(String(line[..<colon]))
             }
             let length = bodies ? Int(headers["content-length"] ?? "0") ?? 0 : 0
             let bodyStart = end.upperBound
             let bodyEnd = rest.utf8.index(bodyStart, offsetBy: length, limitedBy: rest.endIndex) ?? rest.endIndex
-            result.append((lines[0], headers, String(rest[bodyStart..<bodyEnd])))
+            result.append((lines[0], headers, String(rest[bodyStart..<bodyEnd]), names))
             rest = rest[bodyEnd...]
         }
         return result
     }
 
-    func fastRequests(_ base: String) async throws -> Int {
+    func fastRequests(_ base: String, _ counter: String = "cueline_playlist_fast_requests_total") async throws -> Int {
         let (metrics, _) = try await HTTP.get(base + "/metrics")
-        let line = metrics.split(separator: "\n").first { $0.hasPrefix("cueline_playlist_fast_requests_total ") }
+        let line = metrics.split(separator: "\n").first { $0.hasPrefix(counter + " ") }
         return Int(line?.split(separator: " ").last ?? "0") ?? 0
+    }
+
+    /// Answered on raw bytes (`PlaylistRawPath`), before the HTTP codec.
+    func rawRequests(_ base: String) async throws -> Int {
+        try await fastRequests(base, "cueline_playlist_raw_requests_total")
     }
 
     @Test("a plain GET or HEAD is answered before the router with the router's bytes and headers; other forms go up")
@@ -44,7 +51,7 @@ struct PlaylistFastPathTests {
         defer { server.stop() }
         #expect(try cli.run(["channel", "create", "one", "--segment-duration", "60", "--window", "3", "--epoch", "2020-01-01T00:00:00Z", "--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
         try await Task.sleep(for: .milliseconds(300))
-        let before = try await fastRequests(server.baseURL)
+        let before = try await fastRequests(server.baseURL), rawBefore = try await rawRequests(server.baseURL)
         for (method, origin) in [("GET", ""), ("GET", "Origin: https://player.example\r\n"), ("HEAD", "")] {
             let connection = try RawConnection(port: server.port)
             // The same request twice: plain (answered before the router), and with a query (the router answers).
@@ -58,11 +65,15 @@ struct PlaylistFastPathTests {
             routed["date"] = nil
             #expect(pair[0].status == "HTTP/1.1 200 OK" && pair[1].status == pair[0].status)
             #expect(fast == routed, "\(method) \(origin)")
+            // The same header names, spelled and ordered as the HTTP/1.1 encoder writes them.
+            #expect(pair[0].names == pair[1].names, "\(method) \(origin)")
             #expect(pair[0].body == pair[1].body && (method == "HEAD" || pair[0].body.hasPrefix("#EXTM3U")))
             #expect((fast["access-control-allow-origin"] == "*") == !origin.isEmpty)
         }
-        // Three plain requests answered before the router, the three with a query by the router.
+        // Three plain requests answered before the router, on raw bytes (each the first of its connection); the three
+        // with a query by the router, after the codec.
         #expect(try await fastRequests(server.baseURL) - before == 3)
+        #expect(try await rawRequests(server.baseURL) - rawBefore == 3)
 
         // Misses and other forms are the router's: its 404s with their bodies, the multivariant playlist.
         let (unknown, unknownStatus) = try await HTTP.get(server.baseURL + "/channels/nope/720p.m3u8")

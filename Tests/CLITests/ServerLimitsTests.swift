@@ -77,11 +77,14 @@ struct ServerLimitsTests {
     func timeouts() async throws {
         let setup = try await setUp(["--header-timeout", "1", "--idle-timeout", "2"])
         defer { setup.server.stop() }
-        let slow = try RawConnection(port: setup.server.port)
-        slow.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
-        let answer = slow.read(for: 4)
-        #expect(answer.closed && answer.text.hasPrefix("HTTP/1.1 408"), "\(answer)")
-        #expect(answer.after > 0.8 && answer.after < 2.5, "\(answer.after)")
+        // Through the HTTP codec, and a player's playlist request read on raw bytes (`PlaylistRawPath`).
+        for start in ["GET /healthz HTTP/1.1\r\nHost: x\r\n", "GET /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\n"] {
+            let slow = try RawConnection(port: setup.server.port)
+            slow.send(start)
+            let answer = slow.read(for: 4)
+            #expect(answer.closed && answer.text.hasPrefix("HTTP/1.1 408"), "\(start): \(answer)")
+            #expect(answer.after > 0.8 && answer.after < 2.5, "\(answer.after)")
+        }
 
         // Kept alive after a request, then silent: closed after the idle timeout, without an answer.
         let idle = try RawConnection(port: setup.server.port)
@@ -96,10 +99,12 @@ struct ServerLimitsTests {
     func sizes() async throws {
         let setup = try await setUp(["--max-header-bytes", "2048", "--max-body-bytes", "4096"])
         defer { setup.server.stop() }
-        let header = try RawConnection(port: setup.server.port)
-        header.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 3000))\r\n\r\n")
-        let refusedHeader = header.read(for: 3)
-        #expect(refusedHeader.closed && refusedHeader.text.hasPrefix("HTTP/1.1 431"), "\(refusedHeader)")
+        for path in ["/healthz", "/channels/one/720p.m3u8"] {
+            let header = try RawConnection(port: setup.server.port)
+            header.send("GET \(path) HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 3000))\r\n\r\n")
+            let refusedHeader = header.read(for: 3)
+            #expect(refusedHeader.closed && refusedHeader.text.hasPrefix("HTTP/1.1 431"), "\(path): \(refusedHeader)")
+        }
         let body = try RawConnection(port: setup.server.port)
         body.send("POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n")
         let refusedBody = body.read(for: 3)

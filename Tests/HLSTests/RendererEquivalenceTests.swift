@@ -1,4 +1,5 @@
 @testable import HLS
+import TestSupport
 import Testing
 
 /// The byte renderer (issue 12) writes what the String renderer wrote, byte for byte, and refuses what it refused
@@ -75,18 +76,6 @@ struct RendererEquivalenceTests {
     }
 }
 
-/// Sebastiano Vigna's SplitMix64: a small, seeded, reproducible generator.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Playlists of every shape the model allows. `valid` keeps to values both renderers accept; otherwise about one
 /// value in forty is broken (a line break or quote in a string, a negative number, an empty hex value, a bad or

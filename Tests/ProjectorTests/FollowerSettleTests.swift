@@ -2,6 +2,7 @@ import EventStore
 import HLS
 import Projector
 import Schedule
+import TestSupport
 import Testing
 
 /// The follower keeps no history: a settled state plus the few events decided after the last tick. What it serves
@@ -10,7 +11,7 @@ import Testing
 struct FollowerSettleTests {
     @Test("events decided out of version order: every tick served equals replay of the whole log, with windows rendered ahead and served again within a window", arguments: [1, 2, 3, 4, 5, 6, 7, 8])
     func outOfOrderDecisions(seed: UInt64) async throws {
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         let store = InMemoryEventStore()
         let clock = TestClock()
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
@@ -64,15 +65,3 @@ struct FollowerSettleTests {
     }
 }
 
-/// A small deterministic generator, so a failing seed can be run again.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
