@@ -119,6 +119,7 @@ let package = Package(
             name: "APITests",
             dependencies: [
                 "API", "EventStore", "Projector", "Schedule", "HLS", "TestSupport",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),

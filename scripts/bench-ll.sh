@@ -2,7 +2,9 @@
 # LL-HLS benchmark (issue 14), appended to Benchmarks/results.md:
 #   blocked : 1,000 clients on 100 channels (1 s segments, 0.25 s parts, all boundaries aligned), each blocking on the
 #             next part (_HLS_msn/_HLS_part) as a player does, for 30 s: how long after its part's boundary each answer
-#             arrived at the client (p50/p99/worst), the server's CPU and memory. Baseline: the same with 10 clients.
+#             arrived at the client (p50/p99/worst), the server's CPU and memory. Baselines: the same with 10 clients,
+#             and the same 1,000 clients with one more request header (`Connection: keep-alive, bench`) that the raw
+#             path leaves to the HTTP codec: what the answers cost through the codec in the same run.
 #   early return: a break on air on 20 of the channels, cancel_current_event sent over HTTP to each: from sending the
 #             command to a client blocked on that channel holding the augmenting tag (X-PLAYOUT-LIMIT).
 # The clients run on the same 2 cores as the server (one C process, and Python for the trials): their delays count.
@@ -46,7 +48,7 @@ for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/channels/ll-0/720p.m3u8
 # cores the server shares); the early-return trials, with a client blocked on each trial channel, run in Python.
 clients_bin="$pgdir/ll_clients"
 "${CC:-$(command -v clang || command -v cc)}" -O2 -o "$clients_bin" scripts/lib/ll_clients.c
-measure() {  # clients trials -> JSON with the server's CPU seconds and peak RSS added
+measure() {  # clients trials [extra header] -> JSON with the server's CPU seconds and peak RSS added
     local before after rss dir py
     dir=$(mktemp -d)
     py=$(( $2 > 0 ? $2 : 0 ))
@@ -54,7 +56,7 @@ measure() {  # clients trials -> JSON with the server's CPU seconds and peak RSS
     if [ "$py" -gt 0 ]; then
         python3 scripts/lib/ll_clients.py 127.0.0.1 "$port" "$channels" "$py" "$seconds" "$epoch_ms" 250 4 "$secret" "$2" 0 >"$dir/py.json" &
     fi
-    "$clients_bin" 127.0.0.1 "$port" "$channels" $(( $1 - py )) "$seconds" "$epoch_ms" 250 4 "$py" >"$dir/c.json" &
+    "$clients_bin" 127.0.0.1 "$port" "$channels" $(( $1 - py )) "$seconds" "$epoch_ms" 250 4 "$py" "${3:-}" >"$dir/c.json" &
     wait
     after=$(awk '{print $14 + $15}' /proc/$server/stat)
     rss=$(awk '/VmHWM/ {print $2}' /proc/$server/status)
@@ -88,10 +90,14 @@ log "10 clients (baseline)"
 base=$(measure 10 0)
 log "$clients clients on $channels channels, and 20 early returns"
 load=$(measure "$clients" 20)
+log "$clients clients through the HTTP codec (baseline)"
+codec=$(measure "$clients" 0 "Connection: keep-alive, bench")
 loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" >>"$out" <<'PY'
+raw=$(curl -fs "http://127.0.0.1:$port/metrics" | awk '/^cueline_playlist_raw_requests_total / {print $2}')
+python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" "$codec" "${raw:-0}" >>"$out" <<'PY'
 import json, sys
-base, load = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+base, load, codec = json.loads(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[7])
+raw = int(float(sys.argv[8]))
 # The server's histogram is cumulative over the run: the 1,000-client counts are the second reading less the first.
 def server_side(now, before):
     keys = sorted((k for k in now if k != "+Inf"), key=float) + ["+Inf"]
@@ -104,6 +110,8 @@ def server_side(now, before):
     return f"{int(counts['+Inf'])} answers, {within20:.1f} % within 20 ms of the boundary, p50 {ms(p50)}, p99 {ms(p99)}"
 base_server = server_side(base["server_buckets"], {})
 load_server = server_side(load["server_buckets"], base["server_buckets"])
+codec_server = server_side(codec["server_buckets"], load["server_buckets"])
+ratio = lambda key: f"{load[key] / codec[key]:.2f}" if codec.get(key) else "—"
 loadavg, channels, clients, seconds = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 print(f"""
 ## LL-HLS blocking reload (`scripts/bench-ll.sh`)
@@ -117,9 +125,13 @@ Load average at the end: {loadavg}.
 |---|---|---|---|---|---|---|---|
 | 10 (baseline) | {base['answers']} | {base['errors']} | {base['late_p50_ms']} ms | {base['late_p99_ms']} ms | {base['late_max_ms']} ms | {base['server_cpu_percent']} % | {base['server_peak_rss_mib']} MiB |
 | {clients} | {load['answers']} | {load['errors']} | {load['late_p50_ms']} ms | {load['late_p99_ms']} ms | {load['late_max_ms']} ms | {load['server_cpu_percent']} % | {load['server_peak_rss_mib']} MiB |
+| {clients} through the HTTP codec (baseline) | {codec['answers']} | {codec['errors']} | {codec['late_p50_ms']} ms | {codec['late_p99_ms']} ms | {codec['late_max_ms']} ms | {codec['server_cpu_percent']} % | {codec['server_peak_rss_mib']} MiB |
+| ratio, raw path / codec | | | {ratio('late_p50_ms')} | {ratio('late_p99_ms')} | {ratio('late_max_ms')} | {ratio('server_cpu_percent')} | |
 
 Server side (`cueline_blocked_reload_lateness_seconds`: when the answer was ready after its part's boundary, before
-it is written): 10 clients: {base_server}; {clients} clients: {load_server}.
+it is written): 10 clients: {base_server}; {clients} clients: {load_server}; through the codec: {codec_server}.
+Answered on raw bytes over the run: {raw:,} (the codec baseline's requests carry a header the raw path leaves to
+the codec).
 
 Early return: cancel_current_event over HTTP on {load['trials']} channels with a break on air, one client of each
 channel blocked on the next part; from sending the command to that client holding the augmenting tag

@@ -20,8 +20,10 @@ import Schedule
 /// understand is ever answered here, and no byte is both answered here and decoded there.
 ///
 /// Order: requests are taken one at a time from the front of what was read; a held request (blocking reload) holds
-/// every byte behind it until it is answered, as on the HTTP path. Timeouts and the connection cap see these requests
-/// as they see the codec's (`ConnectionTracker`).
+/// every byte behind it until it is answered, as on the HTTP path, and so does a client that does not read its answers
+/// (no request is taken while the connection is not writable). A client that sends more than 4 × `maxHeaderBytes`
+/// ahead of what it reads is closed. Timeouts and the connection cap see these requests as they see the codec's
+/// (`ConnectionTracker`).
 final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -57,10 +59,11 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         } else {
             pending = bytes
         }
-        if held != nil {
-            // A client pipelining more than a few requests behind a held one is not a player: not buffered without end.
-            if (pending?.readableBytes ?? 0) > 4 * tracker.limits.maxHeaderBytes { context.close(promise: nil) }
-            return
+        // A client pipelining far ahead of what it reads (behind a held request, or not reading) is not a player: not
+        // buffered without end.
+        if (pending?.readableBytes ?? 0) > 4 * tracker.limits.maxHeaderBytes {
+            pending = nil
+            return context.close(promise: nil)
         }
         process(context: context, inRead: true)
     }
@@ -69,18 +72,28 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelReadComplete()
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        context.fireChannelWritabilityChanged()
+        // The client read what was waiting: take the requests it sent meanwhile.
+        if !passing, held == nil, context.channel.isWritable, pending != nil { process(context: context, inRead: false) }
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if held != nil, !passing {
+        guard !passing else { return context.fireUserInboundEventTriggered(event) }
+        if held != nil {
             guard event is ChannelShouldQuiesceEvent else {
+                // A half-close and the like take their turn after the held answer.
                 events.append(event)
                 return
             }
-            // Shutting down: the held request is answered now (503, retry), what follows goes to the codec, which
-            // closes the connection once it has answered it.
+            // Shutting down: the held request is answered now (503, retry); what follows goes to the codec, and then
+            // the event, so that the codec closes the connection once it has answered what it was given.
             answerHeld(context: context, ready: false)
-            context.flush()
-            passThrough(context: context, inRead: false)
+            return passThrough(context: context, inRead: false, then: event)
         }
+        // Bytes of a request not complete yet go to the codec before the event (which answers a request cut short
+        // by a half-close as it does for any other).
+        if pending != nil { return passThrough(context: context, inRead: false, then: event) }
         context.fireUserInboundEventTriggered(event)
     }
 
@@ -98,7 +111,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     private func process(context: ChannelHandlerContext, inRead: Bool) {
         var wrote = false
         defer { if wrote { context.flush() } }
-        while held == nil, !passing, var buffer = pending, buffer.readableBytes > 0 {
+        while held == nil, !passing, context.channel.isWritable, var buffer = pending, buffer.readableBytes > 0 {
             let request: Request
             switch Self.parse(buffer, maxHeadBytes: tracker.limits.maxHeaderBytes) {
             case .incomplete: return
@@ -119,15 +132,18 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
                 PlaylistFastPath.served(head: request.head).record(since: started)
                 wrote = true
             case .hold(let toHold):
-                hold(context: context, toHold)
+                // Answered at once (503) when the follower takes no more waiters.
+                if !hold(context: context, toHold) { wrote = true }
             }
         }
     }
 
-    /// The connection is the codec's from here: what is pending (starting at a request's first byte) and what is read
-    /// later go up, and this handler leaves.
-    private func passThrough(context: ChannelHandlerContext, inRead: Bool) {
+    /// The connection is the codec's from here: what this path wrote is flushed, what is pending (starting at a
+    /// request's first byte), the events queued and `event` go up, and this handler leaves (after which its context
+    /// reaches nothing: everything is sent on before).
+    private func passThrough(context: ChannelHandlerContext, inRead: Bool, then event: Any? = nil) {
         passing = true
+        context.flush()
         let rest = pending, queued = events
         pending = nil
         events = []
@@ -136,11 +152,14 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
             // Outside a read from the socket, the codec is told the read ended (it delivers what it decoded then).
             if !inRead { context.fireChannelReadComplete() }
         }
-        for event in queued { context.fireUserInboundEventTriggered(event) }
+        for queuedEvent in queued { context.fireUserInboundEventTriggered(queuedEvent) }
+        if let event { context.fireUserInboundEventTriggered(event) }
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 
-    private func hold(context: ChannelHandlerContext, _ toHold: PlaylistFastPath.Held) {
+    /// Registers a held request with the follower; false: refused (the follower is closing) and answered 503 at once,
+    /// unflushed.
+    private func hold(context: ChannelHandlerContext, _ toHold: PlaylistFastPath.Held) -> Bool {
         held = toHold
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let id = follower.whenWindow(toHold.channel, completedTicks: toHold.target, timeoutMilliseconds: toHold.timeoutMilliseconds) { ready in
@@ -151,9 +170,10 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         }
         if let id {
             registration = (toHold.channel, id)
-        } else {
-            answerHeld(context: context, ready: false)
+            return true
         }
+        answerHeld(context: context, ready: false)
+        return false
     }
 
     /// The follower's word on the held request: answer it, then take what queued behind it.
@@ -170,6 +190,9 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         context.flush()
         process(context: context, inRead: false)
         if held == nil, !passing, !events.isEmpty {
+            // Events that came behind the held request (a half-close): the rest of an unfinished request goes to the
+            // codec before them.
+            if pending != nil { return passThrough(context: context, inRead: false) }
             let queued = events
             events = []
             for event in queued { context.fireUserInboundEventTriggered(event) }
@@ -307,10 +330,12 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
             if equalsLowercased(name, "origin") {
                 origin = true
             } else if equalsLowercased(name, "connection") {
+                // `keep-alive` only: `close` and `upgrade` are the codec's to honour.
                 guard equalsLowercased(UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]), "keep-alive") else { return .other }
             } else if equalsLowercased(name, "content-length") || equalsLowercased(name, "transfer-encoding")
-                || equalsLowercased(name, "expect") || equalsLowercased(name, "upgrade")
+                || equalsLowercased(name, "expect") || equalsLowercased(name, "upgrade") || equalsLowercased(name, "proxy-connection")
             {
+                // A body, or what llhttp reads as connection handling (it takes Proxy-Connection as Connection).
                 return .other
             }
             index += 2

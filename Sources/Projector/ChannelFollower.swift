@@ -695,7 +695,7 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     /// Answers the requests whose deadline passed (at most every 100 ms).
-    private func expireBlocked(now: Timestamp) {
+    func expireBlocked(now: Timestamp) {
         let expired = blocked.withLock { blocked -> [Blocked.Waiter] in
             guard blocked.count > 0, now.milliseconds(since: blocked.lastExpiry) >= 100 else { return [] }
             blocked.lastExpiry = now
@@ -735,9 +735,10 @@ public final class ChannelFollower: Service, Sendable {
     public func rendered(_ channel: ChannelID) throws(LookupError) -> Rendered {
         let now = clock()
         let step: Entry.Step? = shared.withLock { shared in
-            guard shared.channels[channel]?.state.config != nil else { return nil }
+            // In place: `channels[channel]?` would copy the whole entry on every request.
+            guard let index = shared.channels.index(forKey: channel), shared.channels.values[index].state.config != nil else { return nil }
             let serving = Self.servingTime(now: now, shared)
-            return shared.channels[channel]!.prepare(servingTime: serving)
+            return shared.channels.values[index].prepare(servingTime: serving)
         }
         switch step {
         case nil:

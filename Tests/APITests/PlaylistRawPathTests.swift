@@ -1,8 +1,11 @@
 import NIOCore
+import NIOEmbedded
+import Schedule
 import TestSupport
 import Testing
 
 @testable import API
+@testable import Projector
 
 /// Issue 14: players' requests read from raw bytes (`PlaylistRawPath.parse`). Only the forms read completely and
 /// strictly are taken; everything else is the HTTP codec's, and no input traps.
@@ -58,6 +61,7 @@ struct PlaylistRawPathTests {
             "GET /channels/one/720p.m3u8 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
             "GET /channels/one/720p.m3u8 HTTP/1.1\r\nexpect: 100-continue\r\n\r\n",
             "GET /channels/one/720p.m3u8 HTTP/1.1\r\nUpgrade: h2c\r\n\r\n",
+            "GET /channels/one/720p.m3u8 HTTP/1.1\r\nProxy-Connection: keep-alive\r\n\r\n",
             "GET /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n",  // obsolete line folding
             "GET /channels/one/720p.m3u8 HTTP/1.1\r\nHost : x\r\n\r\n",  // space before the colon
             "GET /channels/one/720p.m3u8 HTTP/1.1\r\n: x\r\n\r\n",
@@ -101,7 +105,8 @@ struct PlaylistRawPathTests {
                 default: bytes.insert(alphabet[Int(generator.next() % UInt64(alphabet.count))], at: at)
                 }
             }
-            let parsed = PlaylistRawPath.parse(ByteBuffer(bytes: bytes), maxHeadBytes: 64 + Int(generator.next() % 64))
+            // Limits from none at all to more than the request.
+            let parsed = PlaylistRawPath.parse(ByteBuffer(bytes: bytes), maxHeadBytes: Int(generator.next() % 128) - 8)
             if case .request(let request) = parsed {
                 taken += 1
                 #expect(request.length <= bytes.count && Array(bytes[request.length - 4..<request.length]) == Array("\r\n\r\n".utf8))
@@ -111,3 +116,141 @@ struct PlaylistRawPathTests {
         #expect(taken > 1_000, "the mutations leave many requests intact: \(taken)")
     }
 }
+
+/// The handler on an `EmbeddedChannel`: what it writes and flushes, what it hands to the codec (recorded by the
+/// handler after it), in which order.
+@Suite("Playlist requests on raw bytes: handover, shutdown, half-close, a client that does not read")
+struct PlaylistRawPathHandlerTests {
+    /// Stands for the HTTP codec: records the bytes and events handed up.
+    final class Codec: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        var log: [String] = []
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            log.append("bytes " + String(buffer: unwrapInboundIn(data)))
+        }
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            log.append("event \(type(of: event))")
+        }
+    }
+
+    struct Setup {
+        let fixture: APIFixture
+        let channel: EmbeddedChannel
+        let codec: Codec
+        let tracker: ConnectionTracker
+
+        /// Everything flushed so far, as text.
+        func written() throws -> String {
+            var text = ""
+            while let data = try channel.readOutbound(as: IOData.self) {
+                guard case .byteBuffer(let buffer) = data else { continue }
+                text += String(buffer: buffer)
+            }
+            return text
+        }
+
+        var rawPathPresent: Bool { (try? channel.pipeline.syncOperations.handler(type: PlaylistRawPath.self)) != nil }
+    }
+
+    /// Channel `ll`: 1 s segments of 0.25 s parts; at 60.6 s parts 0 and 1 of segment 60 have ended.
+    func setUp() async throws -> Setup {
+        let fixture = try await APIFixture()
+        var config = APIFixture.config("ll")
+        config.segmentDurationMilliseconds = 1000
+        config.windowSegments = 10
+        config.partDurationMilliseconds = 250
+        for index in config.renditions.indices {
+            config.renditions[index].partURITemplate = "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s"
+        }
+        _ = try await fixture.handler.handle(.createChannel(config), channel: "ll", context: APIFixture.context())
+        try await fixture.follower.catchUp()
+        fixture.clock.set(60.6)
+        let tracker = ConnectionTracker(
+            id: 1, gate: ConnectionGate(maximum: 8), limits: ServerLimits(),
+            timeouts: ConnectionTimeouts(header: .seconds(10), idle: .seconds(60), acceptedAt: .now()))
+        let codec = Codec()
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(PlaylistRawPath(follower: fixture.follower, tracker: tracker))
+        try channel.pipeline.syncOperations.addHandler(codec)
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()
+        return Setup(fixture: fixture, channel: channel, codec: codec, tracker: tracker)
+    }
+
+    static let plain = "GET /channels/ll/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n"
+    /// Part 3 of segment 60: not there yet at 60.6 s.
+    static let held = "GET /channels/ll/720p.m3u8?_HLS_msn=60&_HLS_part=3 HTTP/1.1\r\nHost: x\r\n\r\n"
+
+    @Test("an answer written just before the connection goes to the codec is flushed, and the codec gets the rest from its first byte")
+    func flushedBeforeHandover() async throws {
+        let setup = try await setUp()
+        try setup.channel.writeInbound(ByteBuffer(string: Self.plain + "GET /hea"))
+        let written = try setup.written()
+        #expect(written.hasPrefix("HTTP/1.1 200 OK\r\n") && written.contains("#EXTM3U"), "\(written)")
+        #expect(setup.codec.log == ["bytes GET /hea"])
+        #expect(!setup.rawPathPresent)
+        // From then on everything is the codec's.
+        try setup.channel.writeInbound(ByteBuffer(string: "lthz HTTP/1.1\r\n\r\n" + Self.plain))
+        #expect(setup.codec.log == ["bytes GET /hea", "bytes lthz HTTP/1.1\r\n\r\n" + Self.plain])
+        #expect(try setup.written().isEmpty)
+    }
+
+    @Test("shutting down while a request is held: 503 at once, then what queued behind it, then the event, all reach the codec")
+    func quiesceWhileHeld() async throws {
+        let setup = try await setUp()
+        try setup.channel.writeInbound(ByteBuffer(string: Self.held + "GET /channels/ll/master.m3u8 HTTP/1.1\r\n\r\n"))
+        #expect(setup.fixture.follower.blockedRequests == 1)
+        #expect(try setup.written().isEmpty && setup.codec.log.isEmpty)
+        setup.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        let written = try setup.written()
+        #expect(written.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n") && written.contains("did not appear"), "\(written)")
+        #expect(setup.codec.log == ["bytes GET /channels/ll/master.m3u8 HTTP/1.1\r\n\r\n", "event ChannelShouldQuiesceEvent"])
+        #expect(setup.fixture.follower.blockedRequests == 0, "the registration is dropped")
+        #expect(!setup.rawPathPresent)
+    }
+
+    @Test("a half-close with a request cut short: the codec gets its bytes, then the event")
+    func halfCloseMidRequest() async throws {
+        let setup = try await setUp()
+        try setup.channel.writeInbound(ByteBuffer(string: Self.plain + "GET /channels/ll/720p.m3u8 HTTP/1.1\r\nHo"))
+        #expect(try setup.written().hasPrefix("HTTP/1.1 200 OK"))
+        setup.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(setup.codec.log == ["bytes GET /channels/ll/720p.m3u8 HTTP/1.1\r\nHo", "event ChannelEvent"])
+        // With nothing pending, an event just passes and the path stays.
+        let other = try await setUp()
+        other.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(other.codec.log == ["event ChannelEvent"] && other.rawPathPresent)
+    }
+
+    @Test("a half-close behind a held request waits for its answer")
+    func halfCloseBehindHeld() async throws {
+        let setup = try await setUp()
+        try setup.channel.writeInbound(ByteBuffer(string: Self.held))
+        setup.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(setup.codec.log.isEmpty, "queued behind the held request")
+        // Its deadline: 3 target durations; the follower's expiry answers it (503), then the event goes up.
+        setup.fixture.clock.set(64)
+        setup.fixture.follower.expireBlocked(now: setup.fixture.clock.read())
+        setup.channel.embeddedEventLoop.run()
+        #expect(try setup.written().hasPrefix("HTTP/1.1 503"))
+        #expect(setup.codec.log == ["event ChannelEvent"])
+    }
+
+    @Test("no request is taken while the client does not read its answers; too much sent ahead closes the connection")
+    func backpressure() async throws {
+        let setup = try await setUp()
+        setup.channel.isWritable = false
+        try setup.channel.writeInbound(ByteBuffer(string: Self.plain + Self.plain))
+        #expect(try setup.written().isEmpty)
+        setup.channel.isWritable = true
+        setup.channel.pipeline.fireChannelWritabilityChanged()
+        #expect(try setup.written().components(separatedBy: "HTTP/1.1 200 OK").count == 3, "both answered once it reads")
+
+        setup.channel.isWritable = false
+        let limit = setup.tracker.limits.maxHeaderBytes
+        for _ in 0...(4 * limit / Self.plain.utf8.count) where setup.channel.isActive {
+            try setup.channel.writeInbound(ByteBuffer(string: Self.plain))
+        }
+        #expect(!setup.channel.isActive, "closed: \(4 * limit) bytes sent ahead of what it read")
+    }
+}
+

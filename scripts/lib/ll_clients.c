@@ -5,7 +5,10 @@
  * a player does; for every answer, how long after its part's boundary it was read (boundary = epoch + (msn * parts +
  * part + 1) * part duration). One thread, epoll. Prints one JSON object like ll_clients.py's.
  *
- *   ll_clients HOST PORT CHANNELS CLIENTS SECONDS EPOCH_MS PART_MS PARTS FIRST_CLIENT
+ *   ll_clients HOST PORT CHANNELS CLIENTS SECONDS EPOCH_MS PART_MS PARTS FIRST_CLIENT [HEADER]
+ *
+ * HEADER, if given, is one more header line in every request (e.g. `Connection: keep-alive, bench` sends the requests
+ * through the server's HTTP codec instead of its raw path: the same-run baseline).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -42,14 +45,20 @@ static int compare(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+static const char *extra = "";
+
 static void send_request(struct client *c) {
-    char request[256];
+    char request[512];
     int n;
     if (c->msn < 0)
-        n = snprintf(request, sizeof request, "GET /channels/ll-%d/720p.m3u8 HTTP/1.1\r\nHost: bench\r\n\r\n", c->channel);
+        n = snprintf(request, sizeof request, "GET /channels/ll-%d/720p.m3u8 HTTP/1.1\r\nHost: bench\r\n%s\r\n", c->channel, extra);
     else
-        n = snprintf(request, sizeof request, "GET /channels/ll-%d/720p.m3u8?_HLS_msn=%lld&_HLS_part=%lld HTTP/1.1\r\nHost: bench\r\n\r\n",
-                     c->channel, c->msn, c->part);
+        n = snprintf(request, sizeof request, "GET /channels/ll-%d/720p.m3u8?_HLS_msn=%lld&_HLS_part=%lld HTTP/1.1\r\nHost: bench\r\n%s\r\n",
+                     c->channel, c->msn, c->part, extra);
+    if (n <= 0 || n >= (int)sizeof request) {
+        c->done = 1;
+        return;
+    }
     if (write(c->fd, request, n) != n) c->done = 1;
 }
 
@@ -74,6 +83,11 @@ int main(int argc, char **argv) {
     int port = atoi(argv[2]), channels = atoi(argv[3]), count = atoi(argv[4]);
     double seconds = atof(argv[5]), epoch = atof(argv[6]), part_ms = atof(argv[7]);
     int parts = atoi(argv[8]), first = atoi(argv[9]);
+    static char header[256];
+    if (argc > 10 && argv[10][0]) {
+        snprintf(header, sizeof header, "%s\r\n", argv[10]);
+        extra = header;
+    }
     double stop = now_ms() + seconds * 1000;
     size_t capacity = (size_t)(seconds * 1000 / part_ms + 8) * count, answers = 0;
     double *lateness = malloc(capacity * sizeof *lateness);
