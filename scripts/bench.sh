@@ -200,7 +200,7 @@ wrk -t2 -c50 -d10s on one media playlist (3-rendition channel, one break), same 
 | server | requests/s | ratio |
 |---|---|---|
 | nginx, the same bytes as a static file | {n:,.0f} | 1.00 |
-| cueline serve (answered on the event loop, before the router) | {c:,.0f} | {c/n:.2f} |
+| cueline serve (read on raw bytes, answered before the HTTP codec) | {c:,.0f} | {c/n:.2f} |
 | cueline serve, the same playlist through the router (`?via=router`) | {r:,.0f} | {r/n:.2f} |
 
 ## append

@@ -14,6 +14,8 @@ Invariants checked at the end (any violation: exit 1):
   3 every 503 to a command wrote nothing
   4 `cueline verify` passes for every channel
   5 every rendition passes `cueline lint` and `cueline lint --previous` against its last fetch
+  7 on kept-alive connections (players' media playlist requests, read on raw bytes by the server, mixed with other
+    routes and with mutated heads, sent in random chunks), every request gets exactly one answer, in order, of its kind
 Reported as findings (exit 0): bad input not answered 4xx with a JSON error naming the field (6), and the other
 smells the harness looks for (authorization, cross-tenant answers, hook replays, control characters in playlists, …).
 """
@@ -436,6 +438,7 @@ class Fuzzer:
         self.lint_gaps = 0
         self.polls = 0
         self.health_checks = 0
+        self.pipelines = 0
         self.next_event_id = 1000
         self.started = time.time()
 
@@ -1082,6 +1085,108 @@ class Fuzzer:
         req.channel = channel
         return req
 
+    # -- kept-alive connections ------------------------------------------------------------------------------
+
+    def gen_pipeline(self, rng):
+        """One kept-alive connection as a player keeps it (the server reads such requests on raw bytes until one it does
+        not take, then hands the connection to its HTTP codec): 2-7 requests, media playlist GETs and HEADs (plain, with
+        an Origin, with odd but valid header values, with delivery directives) mixed with the multivariant playlist,
+        /healthz and heads the raw path must leave to the codec, all sent at once but in random chunks with pauses.
+        Invariant 7: exactly one answer per request, in order, each of the kind asked for."""
+        channel = rng.choice(list(self.channels))
+        rend = rng.choice(self.channels[channel])
+        playlist = f"/channels/{channel}/{rend}.m3u8"
+        reqs = []
+        for _ in range(rng.randint(2, 7)):
+            k = rng.random()
+            if k < 0.35:
+                reqs.append(("GET", playlist, [("Origin", "https://player.example")] if rng.random() < 0.3 else [], "media"))
+            elif k < 0.45:
+                reqs.append(("HEAD", playlist, [], "head"))
+            elif k < 0.55:
+                reqs.append(("GET", playlist, [("X-Odd", "a\tb  "), ("connection", "Keep-Alive"), ("ORIGIN", "x")], "media"))
+            elif k < 0.62:
+                reqs.append(("GET", playlist + rng.choice(["?_HLS_msn=1", "?_HLS_skip=YES", "?_HLS_msn=x", "?a=b", "?"]), [], "any"))
+            elif k < 0.72:
+                reqs.append(("GET", f"/channels/{channel}/master.m3u8", [], "master"))
+            elif k < 0.82:
+                reqs.append(("GET", "/healthz", [], "health"))
+            else:
+                # Heads the raw path leaves to the codec, which answers them and keeps the connection (a request with an
+                # empty or chunked body, llhttp's Proxy-Connection).
+                odd = rng.choice([[("Content-Length", "0")], [("Transfer-Encoding", "chunked")], [("Proxy-Connection", "keep-alive")]])
+                reqs.append(("GET", playlist, odd, "media-chunked" if odd[0][0] == "Transfer-Encoding" else "media"))
+        data = b""
+        for method, path, headers, kind in reqs:
+            data += f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode()
+            for name, value in headers:
+                data += name.encode("utf-8") + b": " + value.encode("utf-8") + b"\r\n"
+            data += b"\r\n" + (b"0\r\n\r\n" if kind == "media-chunked" else b"")
+        example = data.decode("utf-8", "replace")[:800]
+        answers, error = [], None
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=10) as sock:
+                at = 0
+                while at < len(data):
+                    step = rng.choice([1, 3, 17, 64, len(data)])
+                    sock.sendall(data[at:at + step])
+                    at += step
+                    if rng.random() < 0.3:
+                        time.sleep(rng.random() * 0.005)
+                buf, deadline = b"", time.monotonic() + 10
+                while len(answers) < len(reqs) and error is None:
+                    while b"\r\n\r\n" not in buf:
+                        sock.settimeout(max(0.01, deadline - time.monotonic()))
+                        chunk = sock.recv(65536)
+                        if not chunk:
+                            error = f"closed after {len(answers)} of {len(reqs)} answers"
+                            break
+                        buf += chunk
+                    if error:
+                        break
+                    head, buf = buf.split(b"\r\n\r\n", 1)
+                    lines = head.split(b"\r\n")
+                    status = int(lines[0].split(b" ", 2)[1])
+                    fields = {l.split(b":", 1)[0].strip().lower(): l.split(b":", 1)[1].strip() for l in lines[1:] if b":" in l}
+                    n = 0 if reqs[len(answers)][0] == "HEAD" or status in (204, 304) else int(fields.get(b"content-length", b"0"))
+                    while len(buf) < n:
+                        sock.settimeout(max(0.01, deadline - time.monotonic()))
+                        chunk = sock.recv(65536)
+                        if not chunk:
+                            error = "closed in a body"
+                            break
+                        buf += chunk
+                    answers.append((status, buf[:n]))
+                    buf = buf[n:]
+                if error is None:
+                    # Nothing more: one answer per request.
+                    sock.settimeout(0.2)
+                    try:
+                        extra = sock.recv(65536)
+                    except socket.timeout:
+                        extra = b""
+                    if extra:
+                        error = f"{len(extra)} bytes after the last answer: {extra[:120]!r}"
+        except (OSError, ValueError, IndexError) as e:
+            error = f"{type(e).__name__}: {e}"
+        with self.lock:
+            self.pipelines += 1
+        if error is None:
+            for (method, path, headers, kind), (status, body) in zip(reqs, answers):
+                ok = {
+                    "media": status == 200 and body.startswith(b"#EXTM3U") and b"#EXT-X-TARGETDURATION" in body,
+                    "media-chunked": status in (200, 400) and (status != 200 or b"#EXT-X-TARGETDURATION" in body),
+                    "head": status == 200 and body == b"",
+                    "master": status == 200 and b"#EXT-X-STREAM-INF" in body,
+                    "health": status == 200 and b"#EXTM3U" not in body,
+                    "any": status in (200, 400, 417) and (status != 200 or b"#EXT-X-TARGETDURATION" in body),
+                }[kind]
+                if not ok:
+                    error = f"{method} {path} ({kind}) answered {status}: {body[:100]!r}"
+                    break
+        if error and channel in self.channels and not self.server_dead():
+            self.violation(7, "a kept-alive connection's requests not answered once each, in order", f"{error}\n{example}")
+
     # -- racers and retries -----------------------------------------------------------------------------------
 
     def gen_race(self, rng):
@@ -1316,8 +1421,10 @@ class Fuzzer:
             return self.gen_get(rng)
         if r < 0.93:
             return self.gen_odd(rng)
-        if r < 0.97:
+        if r < 0.95:
             return self.gen_retry(rng)
+        if r < 0.97:
+            return "pipeline"
         return "race"
 
     def worker(self, n):
@@ -1331,6 +1438,9 @@ class Fuzzer:
                 continue
             if req == "race":
                 self.gen_race(rng)
+                continue
+            if req == "pipeline":
+                self.gen_pipeline(rng)
                 continue
             if self.suppressed and suppression_keys(req) & self.suppressed:
                 continue
@@ -1647,7 +1757,7 @@ class Fuzzer:
                 print(f"  [{inv}: {names[inv]}] {title} [{n}x]\n      e.g. {ex}")
             print(f"FAIL (seed {self.seed}; rerun with --seed {self.seed})")
             return 1
-        print(f"PASS: invariants 1-5 hold (seed {self.seed})")
+        print(f"PASS: invariants 1-5 and 7 hold (seed {self.seed}; {self.pipelines} kept-alive connections)")
         return 0
 
 

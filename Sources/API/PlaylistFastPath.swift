@@ -189,6 +189,13 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     static func decide(follower: ChannelFollower, path: String, origin: Bool, head: Bool, started: UInt64) -> Decision? {
         let (plain, query) = split(path)
         guard let (channel, rendition) = mediaPlaylistPath(plain) else { return nil }
+        return decide(follower: follower, channel: channel, rendition: rendition, query: query, origin: origin, head: head, started: started)
+    }
+
+    /// The same for a path already split into its channel, rendition and query.
+    static func decide(
+        follower: ChannelFollower, channel: ChannelID, rendition: Identifier, query: Substring?, origin: Bool, head: Bool, started: UInt64
+    ) -> Decision? {
         guard let query else {
             guard let served = try? follower.servedMedia(channel, rendition: rendition) else { return nil }
             return .answer(served, maxAge: max(1, served.targetDuration / 2))
@@ -241,8 +248,8 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The path and its query (nil without `?`).
     static func split(_ path: String) -> (String, Substring?) {
-        guard let mark = path.firstIndex(of: "?") else { return (path, nil) }
-        return (String(path[..<mark]), path[path.index(after: mark)...])
+        guard let mark = path.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (path, nil) }
+        return (String(path[..<mark]), path[path.utf8.index(after: mark)...])
     }
 
     /// Registers a held request with the follower; its answer is written on this connection's event loop when the
@@ -302,7 +309,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         else { return nil }
         let channel = Substring(rest[rest.startIndex..<slash])
         let file = Substring(rest[rest.index(after: slash)...])
-        guard !channel.isEmpty, !file.contains("/"), file != "master.m3u8" else { return nil }
+        guard !channel.isEmpty, !file.utf8.contains(UInt8(ascii: "/")), !file.utf8.elementsEqual("master.m3u8".utf8) else { return nil }
         let rendition = file.dropLast(5)
         // A segment that is no id names no channel: the router answers it (404).
         guard let id = ChannelID(stored: channel), let name = Identifier(stored: rendition) else { return nil }

@@ -40,6 +40,8 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     /// Handed to the codec: everything passes.
     private var passing = false
     private var date = HTTPDateText()
+    /// The last media playlist path asked for on this connection, with its channel and rendition.
+    private var lastPath: (plain: String, channel: ChannelID, rendition: Identifier)?
 
     /// Answers written here (they count in `cueline_playlist_fast_requests_total` too).
     static let requests = Counter(label: "cueline_playlist_raw_requests_total")
@@ -119,7 +121,13 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
             case .request(let parsed): request = parsed
             }
             let started = DispatchTime.now().uptimeNanoseconds
-            guard let decision = PlaylistFastPath.decide(follower: follower, path: request.target, origin: request.origin, head: request.head, started: started)
+            // A player asks for the same playlist on its connection: the path's channel and rendition are kept.
+            let (plain, query) = PlaylistFastPath.split(request.target)
+            if lastPath?.plain != plain { lastPath = PlaylistFastPath.mediaPlaylistPath(plain).map { (plain, $0.channel, $0.rendition) } }
+            guard let path = lastPath,
+                let decision = PlaylistFastPath.decide(
+                    follower: follower, channel: path.channel, rendition: path.rendition, query: query, origin: request.origin,
+                    head: request.head, started: started)
             else { return passThrough(context: context, inRead: inRead) }
             buffer.moveReaderIndex(forwardBy: request.length)
             pending = buffer.readableBytes > 0 ? buffer : nil

@@ -183,18 +183,29 @@ struct DeliveryDirectives {
         }
     }
 
-    /// The same from a raw query (`PlaylistFastPath`): only these three keys, each once; nil for anything else.
+    /// The same from a raw query (`PlaylistFastPath`): only these three keys, each once; nil for anything else. Read on
+    /// the query's bytes (it is parsed for every blocked player's every part).
     init?(query: Substring) {
         var pairs: [(key: Substring, value: Substring)] = []
-        for pair in query.split(separator: "&", omittingEmptySubsequences: false) {
-            guard let equals = pair.firstIndex(of: "=") else { return nil }
+        pairs.reserveCapacity(3)
+        var seen: [Bool] = [false, false, false]
+        var rest = query
+        while true {
+            let end = rest.utf8.firstIndex(of: UInt8(ascii: "&")) ?? rest.endIndex
+            let pair = rest[..<end]
+            guard let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")) else { return nil }
             let key = pair[..<equals]
-            guard ["_HLS_msn", "_HLS_part", "_HLS_skip"].contains(key), !pairs.contains(where: { $0.key == key }) else { return nil }
-            pairs.append((key, pair[pair.index(after: equals)...]))
+            guard let which = Self.keys.firstIndex(where: { key.utf8.elementsEqual($0.utf8) }), !seen[which] else { return nil }
+            seen[which] = true
+            pairs.append((key, pair[pair.utf8.index(after: equals)...]))
+            guard end < rest.endIndex else { break }
+            rest = rest[rest.utf8.index(after: end)...]
         }
         guard let parsed = try? Self(pairs) else { return nil }
         self = parsed
     }
+
+    private static let keys = ["_HLS_msn", "_HLS_part", "_HLS_skip"]
 
     /// What a blocking reload does with `served`, the playlist now.
     enum Plan: Equatable {
