@@ -51,6 +51,14 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         var origin: Bool
         var head: Bool
         var started: UInt64
+        /// A relay rendition waits for its own upstream's parts (the follower releases it per rendition); nil: a clock
+        /// channel's windows, shared by its renditions.
+        var waitOn: Identifier?
+
+        /// What is left of its 3 target durations (none left: 503).
+        var millisecondsLeft: Int64 {
+            timeoutMilliseconds - Int64(clamping: (DispatchTime.now().uptimeNanoseconds &- started) / 1_000_000)
+        }
     }
 
     /// A request is held: what follows it on this connection (request parts, and events such as a half-close) waits
@@ -58,7 +66,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private var holdingRequest = false
     private var queued: [Inbound] = []
     /// The held request's registration with the follower (dropped if the connection closes first).
-    private var registration: (channel: ChannelID, id: UInt64)?
+    private var registration: (channel: ChannelID, rendition: Identifier?, id: UInt64)?
 
     private enum Inbound {
         case read(NIOAny)
@@ -151,7 +159,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let registration { follower.cancelWindow(registration.channel, id: registration.id) }
+        if let registration { follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id) }
         registration = nil
         holdingRequest = false
         queued = []
@@ -200,10 +208,11 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             guard let served = try? follower.servedMedia(channel, rendition: rendition) else { return nil }
             return .answer(served, maxAge: max(1, served.targetDuration / 2))
         }
-        // LL-HLS delivery directives, in their valid forms, on a channel with parts; the router answers the rest (and
-        // every error) with the same rules (`PlaylistController.media`).
+        // LL-HLS delivery directives, in their valid forms, on a channel with parts (its own, or a relay's upstream's);
+        // the router answers the rest (and every error) with the same rules (`PlaylistController.media`).
         guard let directives = DeliveryDirectives(query: query),
-            let served = try? follower.servedMedia(channel, rendition: rendition, skip: directives.skip), served.partsPerSegment != nil
+            let served = try? follower.servedMedia(channel, rendition: rendition, skip: directives.skip),
+            served.partsPerSegment != nil || served.relayParts != nil
         else { return nil }
         let plan: DeliveryDirectives.Plan?
         do {
@@ -217,18 +226,38 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         }
         return .hold(Held(
             channel: channel, rendition: rendition, skip: directives.skip, msn: msn, part: directives.part, target: target,
-            timeoutMilliseconds: Int64(3 * served.targetDuration) * 1000, origin: origin, head: head, started: started))
+            timeoutMilliseconds: Int64(3 * served.targetDuration) * 1000, origin: origin, head: head, started: started,
+            waitOn: served.relayParts != nil ? rendition : nil))
     }
 
-    /// The window a held request is answered with once the follower says its part is there (`ready`), with the
-    /// lateness recorded; nil: its deadline passed (503).
-    static func released(follower: ChannelFollower, _ held: Held, ready: Bool) -> ChannelFollower.ServedMedia? {
-        guard ready, let served = try? follower.servedMedia(held.channel, rendition: held.rendition, skip: held.skip),
-            served.completedTicks >= held.target, let partMilliseconds = served.partMilliseconds
-        else { return nil }
+    /// What a held request's wake-up from the follower comes to.
+    enum Release {
+        /// Its part is there (lateness recorded for a clock channel), or a relay's upstream has no parts any more.
+        case answer(ChannelFollower.ServedMedia)
+        /// A relay's upstream went back (a restart) after the wake-up: hold it again for what is left of its time.
+        case wait
+        /// Its deadline passed, or the server is shutting down: 503.
+        case timedOut
+    }
+
+    /// What the follower's word `ready` on a held request comes to (the router's loop in `PlaylistController.media`).
+    static func released(follower: ChannelFollower, _ held: Held, ready: Bool) -> Release {
+        guard ready, let served = try? follower.servedMedia(held.channel, rendition: held.rendition, skip: held.skip) else { return .timedOut }
+        if held.waitOn != nil {
+            if served.relayParts == nil || served.blockingPosition >= held.target { return .answer(served) }
+            return held.millisecondsLeft > 0 ? .wait : .timedOut
+        }
+        guard served.completedTicks >= held.target, let partMilliseconds = served.partMilliseconds else { return .timedOut }
         let boundary = served.tickBoundary.adding(milliseconds: -(served.completedTicks - held.target) * partMilliseconds)
         PlaylistController.blockedLateness.recordNanoseconds(max(0, follower.clock().milliseconds(since: boundary)) * 1_000_000)
-        return served
+        return .answer(served)
+    }
+
+    /// Registers a held request with the follower for what is left of its time; `resume` is called once, from the
+    /// follower's thread. Nil: the follower takes no more (shutting down).
+    static func register(follower: ChannelFollower, _ held: Held, _ resume: @escaping @Sendable (Bool) -> Void) -> UInt64? {
+        follower.whenWindow(
+            held.channel, rendition: held.waitOn, completedTicks: held.target, timeoutMilliseconds: max(1, held.millisecondsLeft), resume)
     }
 
     /// The 503 of a held request whose part did not come within 3 target durations: its headers (in the router's
@@ -257,14 +286,14 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private func hold(context: ChannelHandlerContext, _ held: Held) {
         holdingRequest = true
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let id = follower.whenWindow(held.channel, completedTicks: held.target, timeoutMilliseconds: held.timeoutMilliseconds) { ready in
+        let id = Self.register(follower: follower, held) { ready in
             bound.eventLoop.execute {
                 let (handler, context) = bound.value
                 handler.release(context: context, ready: ready)
             }
         }
         guard let id else { return release(context: context, ready: false) }
-        registration = (held.channel, id)
+        registration = (held.channel, held.waitOn, id)
     }
 
     /// Answers the held request (its part, or 503), then lets what queued behind it through.
@@ -277,10 +306,14 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             queued = []
             return
         }
-        if let served = Self.released(follower: follower, held, ready: ready) {
+        switch Self.released(follower: follower, held, ready: ready) {
+        case .answer(let served):
             respond(context: context, served: served, maxAge: 6 * served.targetDuration, origin: held.origin, head: held.head)
             Self.served(head: held.head).record(since: held.started)
-        } else {
+        case .wait:
+            state = .holding(held)
+            return hold(context: context, held)
+        case .timedOut:
             let (fields, body) = Self.timedOut(held, date: date.now())
             context.write(wrapOutboundOut(.head(HTTPResponse(status: .serviceUnavailable, headerFields: fields))), promise: nil)
             if !held.head { context.write(wrapOutboundOut(.body(body)), promise: nil) }

@@ -34,7 +34,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     private var pending: ByteBuffer?
     /// The blocking reload being held, and its registration with the follower.
     private var held: PlaylistFastPath.Held?
-    private var registration: (channel: ChannelID, id: UInt64)?
+    private var registration: (channel: ChannelID, rendition: Identifier?, id: UInt64)?
     /// Events (a half-close) that came while a request was held: they follow its answer.
     private var events: [Any] = []
     /// Handed to the codec: everything passes.
@@ -100,7 +100,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let registration { follower.cancelWindow(registration.channel, id: registration.id) }
+        if let registration { follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id) }
         registration = nil
         held = nil
         pending = nil
@@ -170,14 +170,14 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     private func hold(context: ChannelHandlerContext, _ toHold: PlaylistFastPath.Held) -> Bool {
         held = toHold
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let id = follower.whenWindow(toHold.channel, completedTicks: toHold.target, timeoutMilliseconds: toHold.timeoutMilliseconds) { ready in
+        let id = PlaylistFastPath.register(follower: follower, toHold) { ready in
             bound.eventLoop.execute {
                 let (handler, context) = bound.value
                 handler.release(context: context, ready: ready)
             }
         }
         if let id {
-            registration = (toHold.channel, id)
+            registration = (toHold.channel, toHold.waitOn, id)
             return true
         }
         answerHeld(context: context, ready: false)
@@ -194,7 +194,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
             events = []
             return
         }
-        answerHeld(context: context, ready: ready)
+        guard answerHeld(context: context, ready: ready) else { return }
         context.flush()
         process(context: context, inRead: false)
         if held == nil, !passing, !events.isEmpty {
@@ -207,16 +207,22 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// Writes the held request's answer (its window, or 503 past its deadline), unflushed.
-    private func answerHeld(context: ChannelHandlerContext, ready: Bool) {
-        guard let toAnswer = held else { return }
+    /// Writes the held request's answer (its window, or 503 past its deadline), unflushed. False: held again (a relay's
+    /// upstream went back after the wake-up), nothing written.
+    @discardableResult
+    private func answerHeld(context: ChannelHandlerContext, ready: Bool) -> Bool {
+        guard let toAnswer = held else { return true }
         held = nil
-        if let registration { follower.cancelWindow(registration.channel, id: registration.id) }
+        if let registration { follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id) }
         registration = nil
-        if let served = PlaylistFastPath.released(follower: follower, toAnswer, ready: ready) {
+        switch PlaylistFastPath.released(follower: follower, toAnswer, ready: ready) {
+        case .answer(let served):
             respond(context: context, served: served, maxAge: 6 * served.targetDuration, origin: toAnswer.origin, head: toAnswer.head)
             PlaylistFastPath.served(head: toAnswer.head).record(since: toAnswer.started)
-        } else {
+        case .wait:
+            if hold(context: context, toAnswer) { return false }
+            context.flush()  // refused: answered 503 at once
+        case .timedOut:
             let (fields, body) = PlaylistFastPath.timedOut(toAnswer, date: date.now())
             var out = context.channel.allocator.buffer(capacity: 256 + body.readableBytes)
             Self.writeHead("503 Service Unavailable", into: &out) { write in
@@ -226,6 +232,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
             context.write(NIOAny(IOData.byteBuffer(out)), promise: nil)
             ended()
         }
+        return true
     }
 
     private func respond(context: ChannelHandlerContext, served: ChannelFollower.ServedMedia, maxAge: Int, origin: Bool, head: Bool) {

@@ -252,5 +252,47 @@ struct PlaylistRawPathHandlerTests {
         }
         #expect(!setup.channel.isActive, "closed: \(4 * limit) bytes sent ahead of what it read")
     }
-}
 
+    @Test("a relay rendition's request is held on its own upstream; an upstream gone back after the wake-up holds it again")
+    func relayHeld() async throws {
+        let fixture = try await APIFixture()
+        var config = APIFixture.config("rl")
+        config.source = .relay(upstream: "http://encoder.example/{rendition}/index.m3u8")
+        for index in config.renditions.indices { config.renditions[index].uriTemplate = "" }
+        _ = try await fixture.handler.handle(.createChannel(config), channel: "rl", context: APIFixture.context())
+        try await fixture.follower.catchUp()
+        fixture.clock.set(80.6)
+        for rendition: Identifier in ["720p", "360p"] {
+            fixture.follower.updateUpstream("rl", rendition: rendition, playlist: try PlaylistRouteTests.upstream(rendition.description, complete: 79, partial: 2))
+        }
+        let tracker = ConnectionTracker(
+            id: 1, gate: ConnectionGate(maximum: 8), limits: ServerLimits(),
+            timeouts: ConnectionTimeouts(header: .seconds(10), idle: .seconds(60), acceptedAt: .now()))
+        let codec = Codec()
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(PlaylistRawPath(follower: fixture.follower, tracker: tracker))
+        try channel.pipeline.syncOperations.addHandler(codec)
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()
+        let setup = Setup(fixture: fixture, channel: channel, codec: codec, tracker: tracker)
+
+        // Part 2 of segment 80: not upstream yet. Held here (not handed to the codec), on 720p's own upstream.
+        try channel.writeInbound(ByteBuffer(string: "GET /channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=2 HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(fixture.follower.blockedRequests == 1 && codec.log.isEmpty && setup.rawPathPresent)
+        fixture.follower.updateUpstream("rl", rendition: "360p", playlist: try PlaylistRouteTests.upstream("360p", complete: 79, partial: 3))
+        channel.embeddedEventLoop.run()
+        #expect(try setup.written().isEmpty, "another rendition's part releases nothing")
+        // 720p lists the part (the wake-up is queued on the event loop), then its packager restarts before the answer is
+        // written: the request waits again instead of being answered with a playlist without its part.
+        fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try PlaylistRouteTests.upstream("720p", complete: 79, partial: 3))
+        fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try PlaylistRouteTests.upstream("720p", complete: 40, partial: 1))
+        channel.embeddedEventLoop.run()
+        #expect(try setup.written().isEmpty)
+        #expect(fixture.follower.blockedRequests == 1, "held again")
+        fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try PlaylistRouteTests.upstream("720p", complete: 79, partial: 3))
+        channel.embeddedEventLoop.run()
+        let answer = try setup.written()
+        #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n") && answer.contains(#"URI="http://encoder.example/720p/seg80.2.m4s""#), "\(answer)")
+        #expect(answer.contains("Cache-Control: max-age=6\r\n"), "6 target durations of the upstream")
+        #expect(fixture.follower.blockedRequests == 0)
+    }
+}

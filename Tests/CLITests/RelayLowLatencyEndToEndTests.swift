@@ -91,9 +91,13 @@ struct RelayLowLatencyEndToEndTests {
 
         let place = try cli.run(["break", "place", "rl", "--id", "brk-1", "--in", "2s", "--duration", "20s", "--asset-uri", "https://ads.example.com/a.m3u8"])
         #expect(place.status == 0, "\(place.stderr)")
+        let answeredBefore = try await PlaylistFastPathTests().fastRequests(server.baseURL)
         let (answers, sentAt, decided) = try await LowLatencyEndToEndTests.blockOnEveryPart(
             playlist: playlist, from: text, seconds: 7, commands: "\(server.baseURL)/channels/rl/commands", token: tokens["desk"]!)
         #expect(answers.contains { $0.text.contains(#"ID="brk-1""#) })
+        // Held and answered on the event loop, as a clock channel's (not a task per request in the router).
+        let answeredHere = try await PlaylistFastPathTests().fastRequests(server.baseURL) - answeredBefore
+        #expect(answeredHere >= answers.count, "\(answeredHere) of \(answers.count) answered before the router")
         for answer in answers {
             #expect(answer.text.contains("X-PLAYOUT-LIMIT=") == (answer.tick >= decided), "tick \(answer.tick) decided \(decided)")
             #expect(Lint.check(answer.text).isEmpty, "\(Lint.check(answer.text))")
