@@ -253,11 +253,21 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         return .answer(served)
     }
 
-    /// Registers a held request with the follower for what is left of its time; `resume` is called once, from the
-    /// follower's thread. Nil: the follower takes no more (shutting down).
-    static func register(follower: ChannelFollower, _ held: Held, _ resume: @escaping @Sendable (Bool) -> Void) -> UInt64? {
-        follower.whenWindow(
-            held.channel, rendition: held.waitOn, completedTicks: held.target, timeoutMilliseconds: max(1, held.millisecondsLeft), resume)
+    /// Registers a held request with the follower for what is left of its time; `release` is called once, on the
+    /// connection's event loop, with the follower's word. Nil: the follower takes no more (shutting down).
+    static func register<Handler: AnyObject>(
+        follower: ChannelFollower, _ held: Held, handler: Handler, context: ChannelHandlerContext,
+        release: @escaping (Handler, ChannelHandlerContext, Bool) -> Void
+    ) -> UInt64? {
+        let bound = NIOLoopBound((handler, context, release), eventLoop: context.eventLoop)
+        return follower.whenWindow(
+            held.channel, rendition: held.waitOn, completedTicks: held.target, timeoutMilliseconds: max(1, held.millisecondsLeft)
+        ) { ready in
+            bound.eventLoop.execute {
+                let (handler, context, release) = bound.value
+                release(handler, context, ready)
+            }
+        }
     }
 
     /// The 503 of a held request whose part did not come within 3 target durations: its headers (in the router's
@@ -285,13 +295,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     /// ticker publishes the part (or 503 at the deadline), and the requests queued behind it are read then.
     private func hold(context: ChannelHandlerContext, _ held: Held) {
         holdingRequest = true
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let id = Self.register(follower: follower, held) { ready in
-            bound.eventLoop.execute {
-                let (handler, context) = bound.value
-                handler.release(context: context, ready: ready)
-            }
-        }
+        let id = Self.register(follower: follower, held, handler: self, context: context) { $0.release(context: $1, ready: $2) }
         guard let id else { return release(context: context, ready: false) }
         registration = (held.channel, held.waitOn, id)
     }

@@ -169,13 +169,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     /// unflushed.
     private func hold(context: ChannelHandlerContext, _ toHold: PlaylistFastPath.Held) -> Bool {
         held = toHold
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        let id = PlaylistFastPath.register(follower: follower, toHold) { ready in
-            bound.eventLoop.execute {
-                let (handler, context) = bound.value
-                handler.release(context: context, ready: ready)
-            }
-        }
+        let id = PlaylistFastPath.register(follower: follower, toHold, handler: self, context: context) { $0.release(context: $1, ready: $2) }
         if let id {
             registration = (toHold.channel, toHold.waitOn, id)
             return true

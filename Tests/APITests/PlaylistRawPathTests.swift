@@ -165,6 +165,11 @@ struct PlaylistRawPathHandlerTests {
         _ = try await fixture.handler.handle(.createChannel(config), channel: "ll", context: APIFixture.context())
         try await fixture.follower.catchUp()
         fixture.clock.set(60.6)
+        return try await connection(fixture)
+    }
+
+    /// A connection to `fixture`'s follower: the raw path, then the stand-in for the codec.
+    func connection(_ fixture: APIFixture) async throws -> Setup {
         let tracker = ConnectionTracker(
             id: 1, gate: ConnectionGate(maximum: 8), limits: ServerLimits(),
             timeouts: ConnectionTimeouts(header: .seconds(10), idle: .seconds(60), acceptedAt: .now()))
@@ -255,25 +260,9 @@ struct PlaylistRawPathHandlerTests {
 
     @Test("a relay rendition's request is held on its own upstream; an upstream gone back after the wake-up holds it again")
     func relayHeld() async throws {
-        let fixture = try await APIFixture()
-        var config = APIFixture.config("rl")
-        config.source = .relay(upstream: "http://encoder.example/{rendition}/index.m3u8")
-        for index in config.renditions.indices { config.renditions[index].uriTemplate = "" }
-        _ = try await fixture.handler.handle(.createChannel(config), channel: "rl", context: APIFixture.context())
-        try await fixture.follower.catchUp()
-        fixture.clock.set(80.6)
-        for rendition: Identifier in ["720p", "360p"] {
-            fixture.follower.updateUpstream("rl", rendition: rendition, playlist: try PlaylistRouteTests.upstream(rendition.description, complete: 79, partial: 2))
-        }
-        let tracker = ConnectionTracker(
-            id: 1, gate: ConnectionGate(maximum: 8), limits: ServerLimits(),
-            timeouts: ConnectionTimeouts(header: .seconds(10), idle: .seconds(60), acceptedAt: .now()))
-        let codec = Codec()
-        let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(PlaylistRawPath(follower: fixture.follower, tracker: tracker))
-        try channel.pipeline.syncOperations.addHandler(codec)
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).get()
-        let setup = Setup(fixture: fixture, channel: channel, codec: codec, tracker: tracker)
+        let fixture = try await PlaylistRouteTests.relayFixture()
+        let setup = try await connection(fixture)
+        let (channel, codec) = (setup.channel, setup.codec)
 
         // Part 2 of segment 80: not upstream yet. Held here (not handed to the codec), on 720p's own upstream.
         try channel.writeInbound(ByteBuffer(string: "GET /channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=2 HTTP/1.1\r\nHost: x\r\n\r\n"))

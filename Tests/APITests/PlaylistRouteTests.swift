@@ -74,6 +74,20 @@ struct PlaylistRouteTests {
 
     /// An LL-HLS upstream playlist of `rendition`: segments up to `complete` (1 s, from the fixture's epoch), then
     /// `partial` parts of the next one, with the hint and a report of the other rendition.
+    /// Relay channel `rl` (renditions 720p and 360p) at 80.6 s, each upstream at segment 80 with parts 0 and 1.
+    static func relayFixture() async throws -> APIFixture {
+        let fixture = try await APIFixture()
+        var config = APIFixture.config("rl")
+        config.source = .relay(upstream: "http://encoder.example/{rendition}/index.m3u8")
+        for index in config.renditions.indices { config.renditions[index].uriTemplate = "" }
+        _ = try await fixture.handler.handle(.createChannel(config), channel: "rl", context: APIFixture.context())
+        try await fixture.follower.catchUp()
+        fixture.clock.set(80.6)
+        fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try upstream("720p", complete: 79, partial: 2))
+        fixture.follower.updateUpstream("rl", rendition: "360p", playlist: try upstream("360p", complete: 79, partial: 2))
+        return fixture
+    }
+
     static func upstream(_ rendition: String, complete: Int64, partial: Int) throws -> MediaPlaylist {
         var lines = [
             "#EXTM3U", "#EXT-X-VERSION:6", "#EXT-X-TARGETDURATION:1", "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.75",
@@ -89,15 +103,7 @@ struct PlaylistRouteTests {
 
     @Test("a relay channel with an LL-HLS upstream: each rendition's requests wait for its own upstream's next part")
     func relayBlockingReload() async throws {
-        let fixture = try await APIFixture()
-        var config = APIFixture.config("rl")
-        config.source = .relay(upstream: "http://encoder.example/{rendition}/index.m3u8")
-        for index in config.renditions.indices { config.renditions[index].uriTemplate = "" }
-        _ = try await fixture.handler.handle(.createChannel(config), channel: "rl", context: APIFixture.context())
-        try await fixture.follower.catchUp()
-        fixture.clock.set(80.6)
-        fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 79, partial: 2))
-        fixture.follower.updateUpstream("rl", rendition: "360p", playlist: try Self.upstream("360p", complete: 79, partial: 2))
+        let fixture = try await Self.relayFixture()
         try await fixture.test { [fixture] client in
             let full = try await client.get("/channels/rl/720p.m3u8")
             #expect(full.status == .ok && full.text.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.75\n"), "\(full.text)")
