@@ -550,11 +550,14 @@ public final class ChannelFollower: Service, Sendable {
                 }
             }
             if let (due, _) = queue.first, due > now, due <= clock() {
-                // Passed on the wall clock, not yet known from the log: read the watermark now rather than at the next poll.
+                // Passed on the wall clock, not yet known from the log: read the watermark now rather than at the next poll,
+                // and look again in half a millisecond (the read takes about one; players blocked on the boundary wait
+                // for it), or in 2 ms once the read is slower than that (a loaded database).
                 _ = watermarkWake.withLock { $0?.yield() }
+                try await Task.sleep(for: clock().milliseconds(since: due) < 20 ? .microseconds(500) : .milliseconds(2))
+                continue
             }
             let next = min(queue.first?.0 ?? now.adding(milliseconds: 1000), aheadQueue.first?.0 ?? now.adding(milliseconds: 1000), now.adding(milliseconds: 1000))
-            // A boundary that has passed on the wall clock but not yet in the known log: look again shortly.
             try await Task.sleep(for: .milliseconds(min(1000, max(2, next.milliseconds(since: clock())))))
         }
     }
