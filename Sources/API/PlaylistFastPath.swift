@@ -75,6 +75,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     let follower: ChannelFollower
     private var state = State.idle
+    private var quiescing = false
     /// Requests passed up to the router whose answer has not ended yet.
     private var upstream = 0
     private var date = HTTPDateText()
@@ -119,7 +120,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         let part = unwrapInboundIn(data)
         switch (state, part) {
         case (.idle, .head(let request)):
-            if upstream == 0, let answer = answer(request) {
+            if upstream == 0, !quiescing, let answer = answer(request) {
                 state = answer
             } else {
                 state = .forwarding
@@ -145,6 +146,11 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            // Shutting down: nothing more is held here (a request read from now on goes to the router, which answers it
+            // before the connection closes).
+            quiescing = true
+        }
         if holdingRequest {
             if event is ChannelShouldQuiesceEvent {
                 // Shutting down: the held request is answered now (503, retry) rather than cut off with the connection.
@@ -304,6 +310,8 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private func release(context: ChannelHandlerContext, ready: Bool) {
         guard holdingRequest, case .holding(let held) = state else { return }
         holdingRequest = false
+        // Answered before its wake-up (shutting down): the follower forgets it, so no late wake-up answers a later one.
+        if let registration { follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id) }
         registration = nil
         state = .idle
         guard context.channel.isActive else {

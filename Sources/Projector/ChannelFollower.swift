@@ -470,6 +470,8 @@ public final class ChannelFollower: Service, Sendable {
         var lastScan = clock()
         var lastRendered: [ChannelID: Int64] = [:]
         var lastSampledVersion: [ChannelID: Int64] = [:]
+        // The boundary whose watermark the loop is waiting for, and since when.
+        var waitingFor: (due: Timestamp, since: ContinuousClock.Instant)?
         while !Task.isCancelled {
             var samples: [RenderSample] = []
             let now = servingTime()
@@ -552,9 +554,11 @@ public final class ChannelFollower: Service, Sendable {
             if let (due, _) = queue.first, due > now, due <= clock() {
                 // Passed on the wall clock, not yet known from the log: read the watermark now rather than at the next poll,
                 // and look again in half a millisecond (the read takes about one; players blocked on the boundary wait
-                // for it), or in 2 ms once the read is slower than that (a loaded database).
+                // for it), for 20 ms of this boundary (timed on the monotonic clock), then every 2 ms (a loaded database).
                 _ = watermarkWake.withLock { $0?.yield() }
-                try await Task.sleep(for: clock().milliseconds(since: due) < 20 ? .microseconds(500) : .milliseconds(2))
+                if waitingFor?.due != due { waitingFor = (due, ContinuousClock.now) }
+                let quick = ContinuousClock.now - waitingFor!.since < .milliseconds(20)
+                try await Task.sleep(for: quick ? .microseconds(500) : .milliseconds(2))
                 continue
             }
             let next = min(queue.first?.0 ?? now.adding(milliseconds: 1000), aheadQueue.first?.0 ?? now.adding(milliseconds: 1000), now.adding(milliseconds: 1000))

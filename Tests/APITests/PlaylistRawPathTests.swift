@@ -273,6 +273,7 @@ struct PlaylistRawPathHandlerTests {
         // 720p lists the part (the wake-up is queued on the event loop), then its packager restarts before the answer is
         // written: the request waits again instead of being answered with a playlist without its part.
         fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try PlaylistRouteTests.upstream("720p", complete: 79, partial: 3))
+        #expect(fixture.follower.blockedRequests == 0, "woken (the answer is queued on the event loop)")
         fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try PlaylistRouteTests.upstream("720p", complete: 40, partial: 1))
         channel.embeddedEventLoop.run()
         #expect(try setup.written().isEmpty)
