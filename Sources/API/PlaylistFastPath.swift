@@ -244,11 +244,20 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         case wait
         /// Its deadline passed, or the server is shutting down: 503.
         case timedOut
+        /// The window cannot be served any more (the router's answer for the same lookup: a relay's upstream that no
+        /// longer renders, 500; a rendition gone, 404).
+        case failed(APIError)
     }
 
     /// What the follower's word `ready` on a held request comes to (the router's loop in `PlaylistController.media`).
     static func released(follower: ChannelFollower, _ held: Held, ready: Bool) -> Release {
-        guard ready, let served = try? follower.servedMedia(held.channel, rendition: held.rendition, skip: held.skip) else { return .timedOut }
+        guard ready else { return .timedOut }
+        let served: ChannelFollower.ServedMedia
+        do {
+            served = try follower.servedMedia(held.channel, rendition: held.rendition, skip: held.skip)
+        } catch {
+            return .failed(APIError(error))
+        }
         if held.waitOn != nil {
             if served.relayParts == nil || served.blockingPosition >= held.target { return .answer(served) }
             return held.millisecondsLeft > 0 ? .wait : .timedOut
@@ -276,19 +285,24 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// The 503 of a held request whose part did not come within 3 target durations: its headers (in the router's
-    /// order) and body.
-    static func timedOut(_ held: Held, date: String) -> (HTTPFields, ByteBuffer) {
-        let message = "segment \(held.msn)\(held.part.map { " part \($0)" } ?? "") of channel \(held.channel) did not appear within 3 target durations"
-        let body = ByteBuffer(bytes: encodeJSON(ErrorBody(error: message)))
+    /// The 503 of a held request whose part did not come within 3 target durations.
+    static func timedOut(_ held: Held) -> APIError {
+        APIError(.unavailable, "segment \(held.msn)\(held.part.map { " part \($0)" } ?? "") of channel \(held.channel) did not appear within 3 target durations")
+    }
+
+    /// An error answer to a held request: its status, headers (the router's JSON answer's, CORS for a request with an
+    /// Origin, Date and Server) and body.
+    static func errorAnswer(_ error: APIError, origin: Bool, date: String) -> (HTTPResponse.Status, HTTPFields, ByteBuffer) {
+        let body = ByteBuffer(bytes: encodeJSON(ErrorBody(error: error.message, field: error.field)))
         var fields = HTTPFields()
         fields[.contentType] = "application/json"
         fields[.cacheControl] = "no-cache"
+        for field in error.headers { fields.append(field) }
         fields[.contentLength] = String(body.readableBytes)
-        if held.origin { fields[.accessControlAllowOrigin] = "*" }
+        if origin { fields[.accessControlAllowOrigin] = "*" }
         fields[.date] = date
         fields[.server] = "cueline"
-        return (fields, body)
+        return (error.status, fields, body)
     }
 
     /// The path and its query (nil without `?`).
@@ -318,16 +332,19 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             queued = []
             return
         }
-        switch Self.released(follower: follower, held, ready: ready) {
+        let release = Self.released(follower: follower, held, ready: ready)
+        switch release {
         case .answer(let served):
             respond(context: context, served: served, maxAge: 6 * served.targetDuration, origin: held.origin, head: held.head)
             Self.served(head: held.head).record(since: held.started)
         case .wait:
             state = .holding(held)
             return hold(context: context, held)
-        case .timedOut:
-            let (fields, body) = Self.timedOut(held, date: date.now())
-            context.write(wrapOutboundOut(.head(HTTPResponse(status: .serviceUnavailable, headerFields: fields))), promise: nil)
+        case .timedOut, .failed:
+            var error = Self.timedOut(held)
+            if case .failed(let failure) = release { error = failure }
+            let (status, fields, body) = Self.errorAnswer(error, origin: held.origin, date: date.now())
+            context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
             if !held.head { context.write(wrapOutboundOut(.body(body)), promise: nil) }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }

@@ -209,17 +209,20 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         held = nil
         if let registration { follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id) }
         registration = nil
-        switch PlaylistFastPath.released(follower: follower, toAnswer, ready: ready) {
+        let release = PlaylistFastPath.released(follower: follower, toAnswer, ready: ready)
+        switch release {
         case .answer(let served):
             respond(context: context, served: served, maxAge: 6 * served.targetDuration, origin: toAnswer.origin, head: toAnswer.head)
             PlaylistFastPath.served(head: toAnswer.head).record(since: toAnswer.started)
         case .wait:
             if hold(context: context, toAnswer) { return false }
             context.flush()  // refused: answered 503 at once
-        case .timedOut:
-            let (fields, body) = PlaylistFastPath.timedOut(toAnswer, date: date.now())
+        case .timedOut, .failed:
+            var error = PlaylistFastPath.timedOut(toAnswer)
+            if case .failed(let failure) = release { error = failure }
+            let (status, fields, body) = PlaylistFastPath.errorAnswer(error, origin: toAnswer.origin, date: date.now())
             var out = context.channel.allocator.buffer(capacity: 256 + body.readableBytes)
-            Self.writeHead("503 Service Unavailable", into: &out) { write in
+            Self.writeHead("\(status.code) \(status.reasonPhrase)", into: &out) { write in
                 for field in fields { write(field.name, field.value) }
             }
             if !toAnswer.head { out.writeImmutableBuffer(body) }

@@ -1,4 +1,5 @@
 import NIOCore
+import HLS
 import NIOEmbedded
 import Schedule
 import TestSupport
@@ -285,4 +286,25 @@ struct PlaylistRawPathHandlerTests {
         #expect(answer.contains("Cache-Control: max-age=6\r\n"), "6 target durations of the upstream")
         #expect(fixture.follower.blockedRequests == 0)
     }
+
+    @Test("a held request whose window can no longer be rendered gets the router's answer for it (500 naming why), not a time-out")
+    func heldThenUnrenderable() async throws {
+        let fixture = try await PlaylistRouteTests.relayFixture()
+        let setup = try await connection(fixture)
+        try setup.channel.writeInbound(ByteBuffer(string: "GET /channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=2 HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(fixture.follower.blockedRequests == 1)
+        // The next part comes from an upstream that dropped its dates: accepted, but the relay cannot place its
+        // breaks on it.
+        var lines = [
+            "#EXTM3U", "#EXT-X-VERSION:6", "#EXT-X-TARGETDURATION:1", "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.75",
+            "#EXT-X-PART-INF:PART-TARGET=0.25", "#EXT-X-MEDIA-SEQUENCE:74",
+        ]
+        for n in 74...79 { lines += ["#EXTINF:1.0,", "seg\(n).m4s"] }
+        lines += (0..<3).map { #"#EXT-X-PART:DURATION=0.25,URI="seg80.\#($0).m4s""# } + [#"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="seg80.3.m4s""#]
+        fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try PlaylistParser.parseMedia(lines.joined(separator: "\n") + "\n").playlist)
+        setup.channel.embeddedEventLoop.run()
+        let answer = try setup.written()
+        #expect(answer.hasPrefix("HTTP/1.1 500 Internal Server Error\r\n") && answer.contains("could not be rendered"), "\(answer)")
+    }
 }
+
