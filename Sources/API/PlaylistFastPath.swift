@@ -247,6 +247,15 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         /// The window cannot be served any more (the router's answer for the same lookup: a relay's upstream that no
         /// longer renders, 500; a rendition gone, 404).
         case failed(APIError)
+
+        /// The error to answer `held` with, if this is one.
+        func error(_ held: Held) -> APIError? {
+            switch self {
+            case .answer, .wait: nil
+            case .timedOut: PlaylistFastPath.timedOut(held)
+            case .failed(let error): error
+            }
+        }
     }
 
     /// What the follower's word `ready` on a held request comes to (the router's loop in `PlaylistController.media`).
@@ -341,9 +350,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             state = .holding(held)
             return hold(context: context, held)
         case .timedOut, .failed:
-            var error = Self.timedOut(held)
-            if case .failed(let failure) = release { error = failure }
-            let (status, fields, body) = Self.errorAnswer(error, origin: held.origin, date: date.now())
+            let (status, fields, body) = Self.errorAnswer(release.error(held)!, origin: held.origin, date: date.now())
             context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: fields))), promise: nil)
             if !held.head { context.write(wrapOutboundOut(.body(body)), promise: nil) }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)

@@ -218,9 +218,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
             if hold(context: context, toAnswer) { return false }
             context.flush()  // refused: answered 503 at once
         case .timedOut, .failed:
-            var error = PlaylistFastPath.timedOut(toAnswer)
-            if case .failed(let failure) = release { error = failure }
-            let (status, fields, body) = PlaylistFastPath.errorAnswer(error, origin: toAnswer.origin, date: date.now())
+            let (status, fields, body) = PlaylistFastPath.errorAnswer(release.error(toAnswer)!, origin: toAnswer.origin, date: date.now())
             var out = context.channel.allocator.buffer(capacity: 256 + body.readableBytes)
             Self.writeHead("\(status.code) \(status.reasonPhrase)", into: &out) { write in
                 for field in fields { write(field.name, field.value) }
