@@ -96,7 +96,7 @@ cueline_rps=$(rps "$base/channels/bench/720p.m3u8")
 # The same playlist through the router (a query string takes it past the event loop's fast path): what the fast path saves.
 router_rps=$(rps "$base/channels/bench/720p.m3u8?via=router")
 
-# append: the full command path (HTTP, decide, append with version check, hash chain, idempotency record, notify;
+# append: the full command path (HTTP, decide, append with version check, hash chain, idempotency record; the hint;
 # the follower fed the appended events) vs pgbench inserting a row of the same size, both on the durable cluster,
 # with 1 client and with 16 clients (16 channels, one per client: their schedules do not conflict).
 # The asset is on the nginx above: placements read it once, then from the cache, as in production.
@@ -206,7 +206,7 @@ wrk -t2 -c50 -d10s on one media playlist (3-rendition channel, one break), same 
 ## append
 10 s each, on the same durable cluster (fsync on: an acknowledged command is committed). Full command path: HTTP,
 decide on the instance's state, one `cueline_append` call (version check, positions, hash chain, idempotency record,
-notify), the follower fed the appended events. Baseline: pgbench inserting one row of the same payload size ({size}
+then the NOTIFY hint after the commit), the follower fed the appended events. Baseline: pgbench inserting one row of the same payload size ({size}
 bytes). 16 clients: 16 channels, one per client. Load average at the end: {load}.
 
 | path | 1 client | ratio | 16 clients | ratio | 16 vs 1 client |

@@ -7,12 +7,12 @@ import Postgres
 ///
 /// Keeps the rules of `design.md`: per-channel gap-free versions checked under a row lock on the stream;
 /// global positions taken from a one-row log head updated last in the transaction, so they become visible in
-/// order; command ids with request hashes in the same transaction; NOTIFY as a hint.
+/// order; command ids with request hashes in the same transaction; NOTIFY as a hint, sent after the commit.
 public struct PostgresEventStore: EventStore {
     /// The NOTIFY channel; its payload is `<channel> <last position>`.
     public static let notifyChannel = "cueline_events"
     /// The highest migration this build needs.
-    public static let requiredMigration = 10
+    public static let requiredMigration = 11
 
     public let pool: PostgresPool
     let logger: Logger
@@ -40,7 +40,13 @@ public struct PostgresEventStore: EventStore {
     public func append(_ request: AppendRequest) async throws -> AppendResult {
         try await mapErrors {
             do {
-                return try await pool.withConnection { try await Self.append(request, on: $0) }
+                return try await pool.withConnection { connection in
+                    let result = try await Self.append(request, on: connection)
+                    if !result.replayed, let last = result.events.last {
+                        await hint(channel: request.channel, position: last.position, on: connection)
+                    }
+                    return result
+                }
             } catch let error as PostgresError where error.kind == .connectionLost {
                 // The call was sent and the connection broke before its answer: it may have committed. The
                 // idempotency record tells, so the answer is never "nothing was written" for a write that happened.
@@ -57,9 +63,25 @@ public struct PostgresEventStore: EventStore {
         }
     }
 
-    /// The append: one call of `cueline_append` (Migrations/0005), which locks, checks, links the hash, records
-    /// the command and notifies in the database, in its own transaction or the caller's. `package` so tests can
-    /// run it as another role or roll it back.
+    /// Tells listeners (`notifyChannel`) that `channel` has events up to `position`, once the append has committed.
+    ///
+    /// In a transaction of its own that does not wait for its commit record to be flushed: a NOTIFY holds a
+    /// database-wide lock from before its commit to the end of it, so sent inside the append it made every append of
+    /// every channel wait for the previous one's fsync (Migrations/0011). A hint lost (a crash, a broken connection)
+    /// costs a listener one poll interval, never an event: listeners catch up by position.
+    private func hint(channel: ChannelID, position: Int64, on connection: PostgresConnection) async {
+        do {
+            try await connection.query(
+                "SELECT pg_notify(\(Self.notifyChannel), \("\(channel.rawValue) \(position)")), set_config('synchronous_commit', 'off', true)",
+                preparedAs: "cueline_hint")
+        } catch {
+            logger.debug("could not send the NOTIFY hint; listeners will poll", metadata: ["channel": "\(channel)", "error": "\(error)"])
+        }
+    }
+
+    /// The append: one call of `cueline_append` (Migrations/0005, 0010, 0011), which locks, checks, links the hash
+    /// and records the command in the database, in its own transaction or the caller's (the caller sends the hint).
+    /// `package` so tests can run it as another role or roll it back.
     package static func append(_ request: AppendRequest, on connection: PostgresConnection) async throws
         -> AppendResult
     {

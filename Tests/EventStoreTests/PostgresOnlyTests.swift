@@ -238,6 +238,36 @@ struct PostgresOnlyTests {
         #expect(await late.next() == nil)
     }
 
+    @Test("cueline_append's own transaction sends no NOTIFY (it would serialize every channel's commits); the store's hint follows the commit")
+    func hintAfterCommit() async throws {
+        let store = TestDatabase.makeStore()
+        let listener = PostgresListener(url: TestDatabase.url!, channel: PostgresEventStore.notifyChannel)
+        let stream = listener.events()
+        let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { connection.close() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await listener.run() }
+            var events = stream.makeAsyncIterator()
+            #expect(await events.next() == .listening)
+            let channel = uniqueChannel()
+            // The function alone, committed on its own (autocommit): nothing for this channel may arrive.
+            let direct = try await PostgresEventStore.append(makeRequest(channel: channel, expected: .noStream), on: connection)
+            // Then through the store: its hint names the later append's position. Hints arrive in commit order, so
+            // had the function notified, its payload would come first.
+            let result = try await store.append(makeRequest(channel: channel, expected: .exactly(direct.version)))
+            let expected = "\(channel) \(result.events[0].position)"
+            let deadline = ContinuousClock.now + .seconds(10)
+            var seen: [String] = []
+            while ContinuousClock.now < deadline, let event = await events.next() {
+                guard case .notification(let payload) = event, payload.hasPrefix("\(channel) ") else { continue }
+                seen.append(payload)
+                if payload == expected { break }
+            }
+            #expect(seen == [expected])
+            group.cancelAll()
+        }
+    }
+
     @Test("a store on an unmigrated database says to run cueline migrate")
     func schemaOutdated() async throws {
         let url = try await TestDatabase.makeFreshDatabase()
