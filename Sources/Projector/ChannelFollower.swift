@@ -338,17 +338,38 @@ public final class ChannelFollower: Service, Sendable {
         return fold(events, appended: true)
     }
 
+    /// ``ingest(appended:)`` for a command's outcome: its events are folded as decided, without decoding the payloads
+    /// they were just encoded into (the codec's round trip is exact: the schedule tests decode every event they
+    /// decide and compare). What the log holds is what replay folds; it is what the command encoded.
+    @discardableResult
+    public func ingest(_ outcome: CommandOutcome) -> Bool {
+        let events = outcome.result.events
+        guard !events.isEmpty else { return true }
+        guard outcome.events.count == events.count else { return fold(events, appended: true) }
+        return fold(events, appended: true, decided: outcome.events)
+    }
+
     /// Decodes and folds a batch read from the log (or appended by this instance), in position order. Each event is
     /// applied when it is its channel's next version and skipped when that version is already folded (catch-ups and
     /// ingests may run concurrently: whoever applies an event first wins).
     /// `appended`: a command's own events; fold nothing unless the first is its channel's next version, and leave
     /// the read cursor where it is.
+    /// `decided`: the batch's events as the command decided them (then nothing is decoded).
     @discardableResult
-    private func fold(_ batch: [RecordedEvent], appended: Bool) -> Bool {
+    private func fold(_ batch: [RecordedEvent], appended: Bool, decided: [ScheduleEvent]? = nil) -> Bool {
         guard let last = batch.last?.position else { return true }
         var decoded: [(ChannelID, RecordedScheduleEvent)] = []
         var unreadable: [RecordedEvent] = []
-        for event in batch {
+        // Versions folded already (they only grow) are skipped below whatever they hold, so they are not decoded: the
+        // log read after a command's own ingest meets its events again.
+        let folded = shared.withLock { shared in batch.map { shared.channels[$0.channel]?.state.version ?? 0 } }
+        for (index, event) in batch.enumerated() where event.version > folded[index] {
+            if let decided {
+                decoded.append((event.channel, RecordedScheduleEvent(
+                    event: decided[index], version: event.version, position: event.position,
+                    attribution: Attribution(at: event.decidedAt, actor: event.actor, source: event.source))))
+                continue
+            }
             do {
                 decoded.append((event.channel, try ChannelLoader.decode(event)))
             } catch {

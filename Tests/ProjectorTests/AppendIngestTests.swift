@@ -46,7 +46,8 @@ struct AppendIngestTests {
             let outcome = try await handler.handle(
                 .placeBreak(PlaceBreak(id: BreakID("brk-\(index)")!, start: .inMilliseconds(60_000 + Int64(index) * 40_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
                 channel: "demo", context: context())
-            #expect(follower.ingest(appended: outcome.result.events))
+            // Folded as decided (the command's own events, not decoded again): the same state as the log's, below.
+            #expect(follower.ingest(outcome))
         }
         // Decided on the follower's state and folded as returned: the stream and the log were not read.
         #expect(store.readCount == readsBefore)

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import HLS
 import Schedule
 
@@ -35,6 +36,8 @@ struct Channel {
             // Through the codec, as the log would store it.
             let encoded = EventCodec.encode(event)
             let decoded = try EventCodec.decode(type: encoded.type, schemaVersion: encoded.schemaVersion, payload: encoded.payload)
+            // Exact: the follower folds a command's own events as decided, replay folds them as decoded.
+            #expect(decoded == event)
             state = evolve(state, RecordedScheduleEvent(event: decoded, version: state.version + 1, position: position, attribution: Attribution(at: time, actor: actor, source: "test")))
         }
         return events

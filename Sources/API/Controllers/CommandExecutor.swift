@@ -33,7 +33,7 @@ struct CommandExecutor: Sendable {
         // Show our own write before answering, whatever the state of LISTEN/NOTIFY (it reconnects after a database
         // restart): the appended events are folded as the append returned them, without reading the log, unless other
         // writers' events come first (then the log is read; if that read fails, the follower's poll picks them up).
-        if !follower.ingest(appended: outcome.result.events) { try? await follower.catchUp() }
+        if !follower.ingest(outcome) { try? await follower.catchUp() }
         var response = jsonResponse(CommandResponse(
             channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events,
             note: outcome.note(for: command)))
