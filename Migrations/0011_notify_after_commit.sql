@@ -1,6 +1,6 @@
 -- Appends of different channels commit side by side: the NOTIFY hint leaves the append transaction (issue 12).
 --
--- A transaction that sends a NOTIFY takes a lock on the whole database before it commits and keeps it until its
+-- A transaction that sends a NOTIFY takes a lock on the whole cluster before it commits and keeps it until its
 -- commit record is flushed (PostgreSQL queues notifications in commit order). With pg_notify inside cueline_append,
 -- every append of every channel therefore waited for the previous one's fsync: measured on the 2-core machine's
 -- disk, 16 pgbench clients on 16 channels called cueline_append 1,045 times/s against 981 with one client (0.95 x

@@ -205,9 +205,9 @@ wrk -t2 -c50 -d10s on one media playlist (3-rendition channel, one break), same 
 
 ## append
 10 s each, on the same durable cluster (fsync on: an acknowledged command is committed). Full command path: HTTP,
-decide on the instance's state, one `cueline_append` call (version check, positions, hash chain, idempotency record,
-then the NOTIFY hint after the commit), the follower fed the appended events. Baseline: pgbench inserting one row of the same payload size ({size}
-bytes). 16 clients: 16 channels, one per client. Load average at the end: {load}.
+decide on the instance's state, one `cueline_append` call (version check, positions, hash chain, idempotency record),
+the NOTIFY hint after the commit, the follower fed the appended events. Baseline: pgbench inserting one row of the
+same payload size ({size} bytes). 16 clients: 16 channels, one per client. Load average at the end: {load}.
 
 | path | 1 client | ratio | 16 clients | ratio | 16 vs 1 client |
 |---|---|---|---|---|---|

@@ -66,7 +66,7 @@ public struct PostgresEventStore: EventStore {
     /// Tells listeners (`notifyChannel`) that `channel` has events up to `position`, once the append has committed.
     ///
     /// In a transaction of its own that does not wait for its commit record to be flushed: a NOTIFY holds a
-    /// database-wide lock from before its commit to the end of it, so sent inside the append it made every append of
+    /// cluster-wide lock from before its commit to the end of it, so sent inside the append it made every append of
     /// every channel wait for the previous one's fsync (Migrations/0011). A hint lost (a crash, a broken connection)
     /// costs a listener one poll interval, never an event: listeners catch up by position.
     private func hint(channel: ChannelID, position: Int64, on connection: PostgresConnection) async {

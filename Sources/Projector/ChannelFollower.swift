@@ -338,15 +338,18 @@ public final class ChannelFollower: Service, Sendable {
         return fold(events, appended: true)
     }
 
-    /// ``ingest(appended:)`` for a command's outcome: its events are folded as decided, without decoding the payloads
-    /// they were just encoded into (the codec's round trip is exact: the schedule tests decode every event they
-    /// decide and compare). What the log holds is what replay folds; it is what the command encoded.
+    /// ``ingest(appended:)`` for a command's outcome: when the log holds exactly what this attempt encoded (type,
+    /// schema version and payload text), its events are folded as decided, without decoding those payloads again (the
+    /// codec's round trip is exact: `EventCodecRoundTripTests`, and the schedule tests decode every event they
+    /// decide). Anything else (a retry answered from the log, an outcome recovered after a lost connection, which
+    /// may hold another attempt's decision) is decoded from the log's payloads, as replay reads them.
     @discardableResult
     public func ingest(_ outcome: CommandOutcome) -> Bool {
         let events = outcome.result.events
         guard !events.isEmpty else { return true }
-        guard outcome.events.count == events.count else { return fold(events, appended: true) }
-        return fold(events, appended: true, decided: outcome.events)
+        let asEncoded = !outcome.result.replayed && outcome.encoded.count == events.count && outcome.events.count == events.count
+            && zip(outcome.encoded, events).allSatisfy { $0.type == $1.type && $0.schemaVersion == $1.schemaVersion && $0.payload == $1.payload }
+        return fold(events, appended: true, decided: asEncoded ? outcome.events : nil)
     }
 
     /// Decodes and folds a batch read from the log (or appended by this instance), in position order. Each event is

@@ -25,6 +25,8 @@ public struct CommandOutcome: Sendable {
     public var events: [ScheduleEvent]
     /// What the operator should know although the command was applied (an asset that could not be read…).
     public var warnings: [String] = []
+    /// The events as this attempt encoded them for its append; empty when the answer is the log's (a retry).
+    public var encoded: [NewEvent] = []
 
     /// How the command was applied, when the events alone do not say it (`ScheduleCommand.note`), and any warnings.
     public func note(for command: ScheduleCommand) -> String? {
@@ -189,7 +191,13 @@ public struct CommandHandler: Sendable {
                 let result = try await store.append(append)
                 Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", result.replayed ? "replayed" : "applied")]).increment()
                 logger.info("command applied", metadata: ["channel": "\(channel)", "command": "\(command.name)", "version": "\(result.version)"])
-                return CommandOutcome(result: result, events: events, warnings: warnings)
+                if result.replayed {
+                    // A retry: the log's events are the first attempt's decision, not this one's (a relative start or
+                    // a playout limit decided now would differ).
+                    let original = try result.events.map { try EventCodec.decode(type: $0.type, schemaVersion: $0.schemaVersion, payload: $0.payload) }
+                    return CommandOutcome(result: result, events: original, warnings: warnings)
+                }
+                return CommandOutcome(result: result, events: events, warnings: warnings, encoded: append.events)
             } catch let error as CommandError {
                 throw error
             } catch let StoreError.versionConflict(c, e, a) where expectedVersion == nil && attempts < 20 {

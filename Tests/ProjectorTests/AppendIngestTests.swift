@@ -62,6 +62,32 @@ struct AppendIngestTests {
         #expect(try follower.mediaPlaylist("demo", rendition: "720p").text == reader.mediaPlaylist("demo", rendition: "720p").text)
     }
 
+    @Test("a retry answered from the log is folded as the log holds it, not as this attempt decided it again later")
+    func retryFoldsTheLogsDecision() async throws {
+        let store = InMemoryEventStore()
+        let clock = TestClock()
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        let handler = CommandHandler(store: store, clock: clock.read, knownState: { follower.followedState(of: $0) })
+        #expect(follower.ingest(try await handler.handle(.createChannel(config()), channel: "demo", context: context())))
+        // A break 60 s from now; its answer is lost (not folded here), and the client retries 10 s later.
+        let place = ScheduleCommand.placeBreak(PlaceBreak(id: "retried", start: .inMilliseconds(60_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8")))
+        let retryContext = context("retry-1")
+        clock.set(60)
+        let first = try await handler.handle(place, channel: "demo", context: retryContext)
+        clock.set(70)
+        let retry = try await handler.handle(place, channel: "demo", context: retryContext)
+        #expect(retry.result.replayed && retry.encoded.isEmpty)
+        // The log's events, the first attempt's decision (its start 60 s after 60 s, not after 70 s).
+        #expect(retry.events == first.events)
+        #expect(follower.ingest(retry))
+        let reader = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        try await reader.catchUp()
+        #expect(follower.followedState(of: "demo") == reader.followedState(of: "demo"))
+        // Decided again at 70 s, the break could not start before 130 s.
+        let start = try #require(follower.followedState(of: "demo")?.breaks.first?.start)
+        #expect(start < epoch.adding(milliseconds: 130_000))
+    }
+
     @Test("events of another writer of the same channel first: nothing is folded out of order, and reading the log folds them all; another channel's unread events do not matter")
     func gapFallsBackToReading() async throws {
         let store = InMemoryEventStore()
