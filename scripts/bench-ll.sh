@@ -4,7 +4,9 @@
 #             next part (_HLS_msn/_HLS_part) as a player does, for 30 s: how long after its part's boundary each answer
 #             arrived at the client (p50/p99/worst), the server's CPU and memory. Baselines: the same with 10 clients,
 #             and the same 1,000 clients with one more request header (`Connection: keep-alive, bench`) that the raw
-#             path leaves to the HTTP codec: what the answers cost through the codec in the same run.
+#             path leaves to the HTTP codec: what the answers cost through the codec in the same run; and the floor:
+#             the same 1,000 clients against scripts/lib/ll_floor_server.c, a C server that only holds each request
+#             to its boundary and writes a fixed answer of the same size (cueline stopped meanwhile).
 #   early return: a break on air on 20 of the channels, cancel_current_event sent over HTTP to each: from sending the
 #             command to a client blocked on that channel holding the augmenting tag (X-PLAYOUT-LIMIT).
 # The clients run on the same 2 cores as the server (one C process, and Python for the trials): their delays count.
@@ -17,7 +19,14 @@ out=Benchmarks/results.md
 pgdir=$(mktemp -d /tmp/cueline-bench-ll.XXXXXX)
 chmod 755 "$pgdir"
 server=
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null || true; stop_cluster; rm -rf "$pgdir"; }
+floor_pid=
+cleanup() {
+    [ -n "$floor_pid" ] && kill "$floor_pid" 2>/dev/null || true
+    # The server may be stopped (the floor's run): a pending SIGTERM only acts once it runs again.
+    [ -n "$server" ] && { kill "$server" 2>/dev/null; kill -CONT "$server" 2>/dev/null; } || true
+    stop_cluster
+    rm -rf "$pgdir"
+}
 trap cleanup EXIT
 start_cluster "$pgdir"
 log "building (release)"
@@ -48,6 +57,8 @@ for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/channels/ll-0/720p.m3u8
 # cores the server shares); the early-return trials, with a client blocked on each trial channel, run in Python.
 clients_bin="$pgdir/ll_clients"
 "${CC:-$(command -v clang || command -v cc)}" -O2 -o "$clients_bin" scripts/lib/ll_clients.c
+floor_bin="$pgdir/ll_floor_server"
+"${CC:-$(command -v clang || command -v cc)}" -O2 -pthread -o "$floor_bin" scripts/lib/ll_floor_server.c
 measure() {  # clients trials [extra header] -> JSON with the server's CPU seconds and peak RSS added
     local before after rss dir py
     dir=$(mktemp -d)
@@ -73,11 +84,17 @@ for line in open(sys.argv[1] + "/buckets"):
     if m: buckets[m.group(1)] = float(m.group(2))
 
 late = sorted(x for p in parts for x in p["lateness_ms"])
+# Kernel receive timestamps (the C clients only): when the answer reached the client's socket.
+arrived = sorted(x for p in parts for x in p.get("arrived_ms", []))
+unstamped = sum(p.get("unstamped", 0) for p in parts)
 delays = sorted(x for p in parts for x in p["delays_ms"])
 pct = lambda v, q: round(v[min(len(v) - 1, int(len(v) * q))], 1) if v else None
 print(json.dumps({
-    "answers": len(late), "errors": sum(p["errors"] for p in parts),
+    "answers": len(late), "errors": sum(p["errors"] for p in parts), "unstamped": unstamped,
     "late_p50_ms": pct(late, 0.5), "late_p99_ms": pct(late, 0.99), "late_max_ms": round(late[-1], 1) if late else None,
+    "arrived_p50_ms": pct(arrived, 0.5), "arrived_p99_ms": pct(arrived, 0.99),
+    "arrived_max_ms": round(arrived[-1], 1) if arrived else None,
+    "arrived_within_20_percent": round(sum(1 for x in arrived if x <= 20) / len(arrived) * 100, 1) if arrived else None,
     "trials": sum(p["trials"] for p in parts), "trials_seen": len(delays),
     "command_to_client_p50_ms": pct(delays, 0.5), "command_to_client_p99_ms": pct(delays, 0.99),
     "command_to_client_max_ms": round(delays[-1], 1) if delays else None,
@@ -92,11 +109,43 @@ log "$clients clients on $channels channels, and 20 early returns"
 load=$(measure "$clients" 20)
 log "$clients clients through the HTTP codec (baseline)"
 codec=$(measure "$clients" 0 "Connection: keep-alive, bench")
-loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
 raw=$(curl -fs "http://127.0.0.1:$port/metrics" | awk '/^cueline_playlist_raw_requests_total / {print $2}')
-python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" "$codec" "${raw:-0}" >>"$out" <<'PY'
+# The floor: the same clients against scripts/lib/ll_floor_server.c, which holds each request to its boundary and
+# writes a fixed answer of the size of cueline's, head and body (no rendering, no log): what the kernel and the
+# clients alone take on these cores. cueline is stopped (SIGSTOP) meanwhile, so it takes no CPU; PostgreSQL stays
+# idle. The size is a whole answer (`curl -i`) of a channel without the early-return trials' breaks.
+response_bytes=$(curl -fsi "http://127.0.0.1:$port/channels/ll-$((channels - 1))/720p.m3u8" | wc -c)
+log "$clients clients against the floor server ($response_bytes-byte answers; baseline)"
+kill -STOP "$server"
+floor_dir=$(mktemp -d)
+"$floor_bin" $((port + 1)) "$epoch_ms" 250 4 "$response_bytes" "$(nproc)" & floor_pid=$!
+for _ in $(seq 100); do curl -fs "http://127.0.0.1:$((port + 1))/channels/ll-0/720p.m3u8" >/dev/null && break; sleep 0.05; done
+floor_before=$(awk '{print $14 + $15}' /proc/$floor_pid/stat)
+"$clients_bin" 127.0.0.1 $((port + 1)) "$channels" "$clients" "$seconds" "$epoch_ms" 250 4 0 >"$floor_dir/c.json"
+floor_after=$(awk '{print $14 + $15}' /proc/$floor_pid/stat)
+kill "$floor_pid"; wait "$floor_pid" 2>/dev/null || true
+floor_pid=
+kill -CONT "$server"
+floor=$(python3 - "$floor_dir/c.json" "$floor_before" "$floor_after" "$(getconf CLK_TCK)" "$seconds" <<'PY'
 import json, sys
-base, load, codec = json.loads(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[7])
+d = json.load(open(sys.argv[1]))
+b, a, hz, s = map(float, sys.argv[2:])
+arrived = sorted(d["arrived_ms"])
+pct = lambda v, q: round(v[min(len(v) - 1, int(len(v) * q))], 1) if v else None
+d.update({"arrived_p50_ms": pct(arrived, 0.5), "arrived_p99_ms": pct(arrived, 0.99),
+          "arrived_max_ms": round(arrived[-1], 1) if arrived else None,
+          "arrived_within_20_percent": round(sum(1 for x in arrived if x <= 20) / len(arrived) * 100, 1) if arrived else None,
+          "server_cpu_percent": round((a - b) / hz / s * 100), "server_peak_rss_mib": "—"})
+del d["lateness_ms"], d["arrived_ms"]
+print(json.dumps(d))
+PY
+)
+rm -rf "$floor_dir"
+loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
+python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" "$codec" "${raw:-0}" "$floor" "$response_bytes" >>"$out" <<'PY'
+import json, sys
+base, load, codec, floor = json.loads(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[7]), json.loads(sys.argv[9])
+response_bytes = sys.argv[10]
 raw = int(float(sys.argv[8]))
 # The server's histogram is cumulative over the run: the 1,000-client counts are the second reading less the first.
 def server_side(now, before):
@@ -111,22 +160,37 @@ def server_side(now, before):
 base_server = server_side(base["server_buckets"], {})
 load_server = server_side(load["server_buckets"], base["server_buckets"])
 codec_server = server_side(codec["server_buckets"], load["server_buckets"])
-ratio = lambda key: f"{load[key] / codec[key]:.2f}" if codec.get(key) else "—"
+ratio = lambda key, to=codec: f"{load[key] / to[key]:.2f}" if to.get(key) else "—"
 loadavg, channels, clients, seconds = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
+rows = "\n".join(
+    f"| {name} | {m['answers']} | {m['errors']} | {m['arrived_p50_ms']} ms | {m['arrived_p99_ms']} ms | {m['arrived_max_ms']} ms | "
+    f"{m['arrived_within_20_percent']} % | {m['late_p50_ms']} ms | {m['late_p99_ms']} ms | {m['late_max_ms']} ms | "
+    f"{m['server_cpu_percent']} % | {m['server_peak_rss_mib']} MiB |"
+    for name, m in [("10 (baseline)", base), (clients, load), (f"{clients} through the HTTP codec (baseline)", codec),
+                    (f"{clients} against the floor server (baseline)", floor)])
 print(f"""
 ## LL-HLS blocking reload (`scripts/bench-ll.sh`)
 {channels} channels of 1 s segments and 0.25 s parts, 2 renditions, one epoch (every part boundary aligned), on a
-release build; each client blocks on the next part of `720p` as a player does, {seconds} s. Lateness: when the answer
-arrived at the client after its part's boundary (the clients share the 2 cores with the server and PostgreSQL: one C
-process, epoll, `scripts/lib/ll_clients.c`; the 20 clients of the early-return trials in Python).
+release build; each client blocks on the next part of `720p` as a player does, {seconds} s. Lateness after the
+part's boundary, two ways: when the answer reached the client's socket (the kernel's receive timestamp; on loopback
+it is taken as the server's write hands the bytes over: what a player on a device of its own sees, less the network),
+and when the client process read it (the clients share the 2 cores with the
+server and PostgreSQL, in one C process, epoll, `scripts/lib/ll_clients.c`, which reads the answers due at one
+instant one after another; the 20 clients of the early-return trials in Python, read times only).
 Load average at the end: {loadavg}.
 
-| clients | answers | errors | after the boundary p50 | p99 | worst | server CPU | server peak RSS |
-|---|---|---|---|---|---|---|---|
-| 10 (baseline) | {base['answers']} | {base['errors']} | {base['late_p50_ms']} ms | {base['late_p99_ms']} ms | {base['late_max_ms']} ms | {base['server_cpu_percent']} % | {base['server_peak_rss_mib']} MiB |
-| {clients} | {load['answers']} | {load['errors']} | {load['late_p50_ms']} ms | {load['late_p99_ms']} ms | {load['late_max_ms']} ms | {load['server_cpu_percent']} % | {load['server_peak_rss_mib']} MiB |
-| {clients} through the HTTP codec (baseline) | {codec['answers']} | {codec['errors']} | {codec['late_p50_ms']} ms | {codec['late_p99_ms']} ms | {codec['late_max_ms']} ms | {codec['server_cpu_percent']} % | {codec['server_peak_rss_mib']} MiB |
-| ratio, raw path / codec | | | {ratio('late_p50_ms')} | {ratio('late_p99_ms')} | {ratio('late_max_ms')} | {ratio('server_cpu_percent')} | |
+| clients | answers | errors | reached the socket p50 | p99 | worst | within 20 ms | read by the client p50 | p99 | worst | server CPU | server peak RSS |
+|---|---|---|---|---|---|---|---|---|---|---|---|
+{rows}
+| ratio, raw path / codec | | | {ratio('arrived_p50_ms')} | {ratio('arrived_p99_ms')} | {ratio('arrived_max_ms')} | | {ratio('late_p50_ms')} | {ratio('late_p99_ms')} | {ratio('late_max_ms')} | {ratio('server_cpu_percent')} | |
+| ratio, raw path / floor | | | {ratio('arrived_p50_ms', floor)} | {ratio('arrived_p99_ms', floor)} | {ratio('arrived_max_ms', floor)} | | {ratio('late_p50_ms', floor)} | {ratio('late_p99_ms', floor)} | {ratio('late_max_ms', floor)} | {ratio('server_cpu_percent', floor)} | |
+
+The floor server (`scripts/lib/ll_floor_server.c`, one thread per core) holds each request to its part's boundary and
+writes a fixed {response_bytes}-byte answer (head and body, the size of cueline's) whose preload hint names the next
+part, in one write: no rendering, no log, no checks. It runs alone (cueline stopped meanwhile) with the same clients:
+what the kernel and the clients take for these answers on these cores, the least any server could do here. The
+1,000-client run of cueline also carries the 20 early-return trials (Python clients and commands); the baselines do
+not. Timestamps missing from reads (left out of "reached the socket"): {sum(m.get('unstamped', 0) for m in (base, load, codec, floor))}.
 
 Server side (`cueline_blocked_reload_lateness_seconds`: when the answer was ready after its part's boundary, before
 it is written): 10 clients: {base_server}; {clients} clients: {load_server}; through the codec: {codec_server}.

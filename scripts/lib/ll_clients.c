@@ -5,6 +5,13 @@
  * a player does; for every answer, how long after its part's boundary it was read (boundary = epoch + (msn * parts +
  * part + 1) * part duration). One thread, epoll. Prints one JSON object like ll_clients.py's.
  *
+ * Two instants per answer: when this process read its last byte (`lateness_ms`: includes the wait for this one thread
+ * to get to it, behind up to 999 other answers due at the same instant), and when that byte reached the socket
+ * (`arrived_ms`: the kernel's receive timestamp, SO_TIMESTAMPNS; on loopback it is taken as the server's write hands
+ * the bytes to the loopback device, so it is when the answer left the server: what a player on a device of its own
+ * would see, less the network). An answer whose completing read carried no timestamp is counted (`unstamped`) and
+ * left out of `arrived_ms`.
+ *
  *   ll_clients HOST PORT CHANNELS CLIENTS SECONDS EPOCH_MS PART_MS PARTS FIRST_CLIENT [HEADER]
  *
  * HEADER, if given, is one more header line in every request (e.g. `Connection: keep-alive, bench` sends the requests
@@ -31,6 +38,7 @@ struct client {
     char buffer[BUFFER];
     size_t used;
     long long msn, part; /* asked for; msn < 0: the first, plain request */
+    double arrived;      /* kernel receive time of the last bytes read (ms since the epoch) */
     int done;
 };
 
@@ -90,7 +98,8 @@ int main(int argc, char **argv) {
     }
     double stop = now_ms() + seconds * 1000;
     size_t capacity = (size_t)(seconds * 1000 / part_ms + 8) * count, answers = 0;
-    double *lateness = malloc(capacity * sizeof *lateness);
+    double *lateness = malloc(capacity * sizeof *lateness), *arrived = malloc(capacity * sizeof *arrived);
+    size_t stamped = 0, unstamped = 0; /* answers whose completing read carried a kernel timestamp, or not */
     struct client *clients = calloc(count, sizeof *clients);
     int errors = 0, poller = epoll_create1(0);
     struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(port)};
@@ -102,6 +111,7 @@ int main(int argc, char **argv) {
         c->fd = socket(AF_INET, SOCK_STREAM, 0);
         int one = 1;
         setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        setsockopt(c->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
         if (connect(c->fd, (struct sockaddr *)&address, sizeof address) != 0) {
             perror("connect");
             return 1;
@@ -113,10 +123,23 @@ int main(int argc, char **argv) {
     int open = count;
     struct epoll_event events[256];
     while (open > 0) {
+        if (now_ms() > stop + 5000) { /* an answer that never completes: give up, count the rest as errors */
+            errors += open;
+            break;
+        }
         int ready = epoll_wait(poller, events, 256, 1000);
         for (int e = 0; e < ready; e++) {
             struct client *c = events[e].data.ptr;
-            ssize_t n = read(c->fd, c->buffer + c->used, BUFFER - 1 - c->used);
+            struct iovec data = {.iov_base = c->buffer + c->used, .iov_len = BUFFER - 1 - c->used};
+            union { char space[CMSG_SPACE(sizeof(struct timespec))]; struct cmsghdr align; } control;
+            struct msghdr message = {.msg_iov = &data, .msg_iovlen = 1, .msg_control = control.space, .msg_controllen = sizeof control.space};
+            ssize_t n = recvmsg(c->fd, &message, 0);
+            for (struct cmsghdr *m = n > 0 ? CMSG_FIRSTHDR(&message) : NULL; m; m = CMSG_NXTHDR(&message, m))
+                if (m->cmsg_level == SOL_SOCKET && m->cmsg_type == SCM_TIMESTAMPNS) {
+                    struct timespec t;
+                    memcpy(&t, CMSG_DATA(m), sizeof t);
+                    c->arrived = t.tv_sec * 1000.0 + t.tv_nsec / 1e6;
+                }
             if (n <= 0) {
                 errors++;
                 c->done = 1;
@@ -133,11 +156,15 @@ int main(int argc, char **argv) {
                 if (status != 200) {
                     errors++;
                 } else if (c->msn >= 0 && answers < capacity) {
-                    lateness[answers++] = at - (epoch + (c->msn * parts + c->part + 1) * part_ms);
+                    double boundary = epoch + (c->msn * parts + c->part + 1) * part_ms;
+                    if (c->arrived > 0) arrived[stamped++] = c->arrived - boundary;
+                    else unstamped++;
+                    lateness[answers++] = at - boundary;
                 }
                 long long msn, part;
                 int found = status == 200 && hinted(c->buffer + head, body, &msn, &part);
                 c->used = 0;
+                c->arrived = 0;
                 if (!found || at >= stop) {
                     if (!found) errors++;
                     c->done = 1;
@@ -155,12 +182,15 @@ int main(int argc, char **argv) {
         }
     }
     qsort(lateness, answers, sizeof *lateness, compare);
+    qsort(arrived, stamped, sizeof *arrived, compare);
 #define PCT(q) (answers ? lateness[(size_t)(answers * (q)) < answers ? (size_t)(answers * (q)) : answers - 1] : 0)
     printf("{\"answers\": %zu, \"errors\": %d, \"error_kinds\": [], \"late_p50_ms\": %.1f, \"late_p99_ms\": %.1f, "
            "\"late_max_ms\": %.1f, \"trials\": 0, \"trials_seen\": 0, \"command_to_client_p50_ms\": null, "
            "\"command_to_client_p99_ms\": null, \"command_to_client_max_ms\": null, \"delays_ms\": [], \"lateness_ms\": [",
            answers, errors, PCT(0.5), PCT(0.99), answers ? lateness[answers - 1] : 0);
     for (size_t i = 0; i < answers; i++) printf("%s%.2f", i ? ", " : "", lateness[i]);
+    printf("], \"unstamped\": %zu, \"arrived_ms\": [", unstamped);
+    for (size_t i = 0; i < stamped; i++) printf("%s%.2f", i ? ", " : "", arrived[i]);
     printf("]}\n");
     return 0;
 }
