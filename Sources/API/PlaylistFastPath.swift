@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTPTypes
 import Projector
 import Schedule
+import Synchronization
 
 /// The public media playlist GET answered on the connection's event loop, before the router: a lookup of the bytes
 /// the follower already rendered (`ChannelFollower.servedMedia`) and four writes, with no task, no middleware and
@@ -284,10 +285,12 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         release: @escaping (Handler, ChannelHandlerContext, Bool) -> Void
     ) -> UInt64? {
         let bound = NIOLoopBound((handler, context, release), eventLoop: context.eventLoop)
+        let wakeups = HeldWakeups.on(context.eventLoop)
         return follower.whenWindow(
-            held.channel, rendition: held.waitOn, completedTicks: held.target, timeoutMilliseconds: max(1, held.millisecondsLeft)
+            held.channel, rendition: held.waitOn, completedTicks: held.target, timeoutMilliseconds: max(1, held.millisecondsLeft),
+            batch: wakeups
         ) { ready in
-            bound.eventLoop.execute {
+            wakeups.add {
                 let (handler, context, release) = bound.value
                 release(handler, context, ready)
             }
@@ -453,5 +456,55 @@ struct HTTPDateText {
         text = "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
         return text
+    }
+}
+
+/// Wake-ups of held requests, gathered per event loop. The ticker releases the thousand requests held on a part
+/// boundary together; each loop then takes its share in one task and answers them back to back (before reading the
+/// requests those answers bring), instead of one task, lock and wake of the loop per request, interleaved with reads.
+final class HeldWakeups: WakeupBatch {
+    private let loop: any EventLoop
+    /// The work gathered (run on `loop` only), and whether a task to run it is on the loop's queue.
+    private let state = Mutex<(pending: [@Sendable () -> Void], scheduled: Bool)>(([], false))
+
+    private init(loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    /// One per event loop (a server has a few, for its life; kept, so an identifier is never reused).
+    private static let loops = Mutex<[ObjectIdentifier: HeldWakeups]>([:])
+
+    static func on(_ loop: any EventLoop) -> HeldWakeups {
+        loops.withLock { loops in
+            if let known = loops[ObjectIdentifier(loop)] { return known }
+            let made = HeldWakeups(loop: loop)
+            loops[ObjectIdentifier(loop)] = made
+            return made
+        }
+    }
+
+    /// Gathers `work`, run on the loop at the next `wake()`.
+    func add(_ work: @escaping @Sendable () -> Void) {
+        state.withLock { $0.pending.append(work) }
+    }
+
+    /// Runs what gathered on the loop, in one task (none queued twice: a task on its way takes what gathers until it runs).
+    func wake() {
+        let schedule = state.withLock { state in
+            guard !state.scheduled, !state.pending.isEmpty else { return false }
+            state.scheduled = true
+            return true
+        }
+        guard schedule else { return }
+        loop.execute { self.drain() }
+    }
+
+    private func drain() {
+        let batch = state.withLock { state in
+            state.scheduled = false
+            defer { state.pending = [] }
+            return state.pending
+        }
+        for work in batch { work() }
     }
 }

@@ -166,6 +166,8 @@ public final class ChannelFollower: Service, Sendable {
             var deadline: Timestamp
             /// Called once, with whether the window exists (false: deadline, cancellation, shutdown).
             var resume: @Sendable (Bool) -> Void
+            /// Where `resume` gathers its work, woken once the requests released together have all been resumed.
+            var batch: (any WakeupBatch)?
         }
 
         /// What is waited for: a channel's windows (clock channels, `Rendered.completedTicks`), or one rendition of a
@@ -181,6 +183,8 @@ public final class ChannelFollower: Service, Sendable {
         var count = 0
         var nextID: UInt64 = 0
         var lastExpiry = Timestamp(milliseconds: .min)
+        /// At or before the earliest deadline of those held (requests released since may have had it).
+        var earliestDeadline = Timestamp(milliseconds: .max)
         /// The ticker stopped (shutdown): nothing would release a request any more, so none is held.
         var closed = false
     }
@@ -512,6 +516,9 @@ public final class ChannelFollower: Service, Sendable {
                     queue.push(now, id)
                 }
             }
+            // The requests held on the channels due now, released together once all are published: an event loop then
+            // answers its share of them in one go.
+            var released: [Blocked.Waiter] = []
             while let (due, id) = queue.first, due <= now {
                 queue.pop()
                 guard let config = shared.withLock({ $0.channels[id]?.state.config }), config.source == .clock else {
@@ -539,7 +546,7 @@ public final class ChannelFollower: Service, Sendable {
                         rendered.increment()
                     }
                     lastRendered[id] = completed
-                    if current.partsPerSegment != nil { releaseBlocked(id, completedTicks: current.completedTicks) }
+                    if current.partsPerSegment != nil { released += releasable(id, completedTicks: current.completedTicks) }
                 }
                 let next = timeline.nextTick(after: now)
                 queue.push(next, id)
@@ -549,6 +556,7 @@ public final class ChannelFollower: Service, Sendable {
                     aheadQueue.push(max(now, next.adding(milliseconds: -lead)), id)
                 }
             }
+            Self.resume(released, true)
             expireBlocked(now: clock())
             // Windows of the coming boundaries, rendered ahead on every core; published when their boundary is served.
             var dueAhead: [(ChannelID, Timestamp)] = []
@@ -638,7 +646,7 @@ public final class ChannelFollower: Service, Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 // Cancelled already (the client went away before this ran): not registered.
                 guard !Task.isCancelled else { return continuation.resume(returning: false) }
-                register(key, id: id, target: target, deadline: deadline) { continuation.resume(returning: $0) }
+                register(key, id: id, target: target, deadline: deadline, batch: nil) { continuation.resume(returning: $0) }
             }
         } onCancel: {
             // A client that went away: its slot is freed now (if it was registered yet; else at its deadline).
@@ -647,7 +655,7 @@ public final class ChannelFollower: Service, Sendable {
                 blocked.count -= 1
                 return blocked.waiters[key]!.remove(at: index)
             }
-            waiter?.resume(false)
+            if let waiter { Self.resume([waiter], false) }
         }
     }
 
@@ -655,15 +663,21 @@ public final class ChannelFollower: Service, Sendable {
     /// ticker (or at once when the window exists already), with whether the window exists; the caller hops to its own
     /// thread. Returns the registration's id (for `cancelWindow`), or nil, without calling `resume`, when the ticker
     /// has stopped.
+    ///
+    /// - Parameter batch: where `resume` gathers its work (an event loop's), woken once every request released with it
+    ///   has been resumed: a loop then answers its share of a part's thousand held requests back to back.
     public func whenWindow(
-        _ channel: ChannelID, rendition: Identifier? = nil, completedTicks target: Int64, timeoutMilliseconds: Int64, _ resume: @escaping @Sendable (Bool) -> Void
+        _ channel: ChannelID, rendition: Identifier? = nil, completedTicks target: Int64, timeoutMilliseconds: Int64,
+        batch: (any WakeupBatch)? = nil, _ resume: @escaping @Sendable (Bool) -> Void
     ) -> UInt64? {
         let id = blocked.withLock { blocked in
             blocked.nextID &+= 1
             return blocked.nextID
         }
         guard !blocked.withLock({ $0.closed }) else { return nil }
-        register(Blocked.Key(channel: channel, rendition: rendition), id: id, target: target, deadline: clock().adding(milliseconds: timeoutMilliseconds), resume: resume)
+        register(
+            Blocked.Key(channel: channel, rendition: rendition), id: id, target: target, deadline: clock().adding(milliseconds: timeoutMilliseconds),
+            batch: batch, resume: resume)
         return id
     }
 
@@ -678,15 +692,31 @@ public final class ChannelFollower: Service, Sendable {
         }
     }
 
-    private func register(_ key: Blocked.Key, id: UInt64, target: Int64, deadline: Timestamp, resume: @escaping @Sendable (Bool) -> Void) {
+    private func register(
+        _ key: Blocked.Key, id: UInt64, target: Int64, deadline: Timestamp, batch: (any WakeupBatch)?, resume: @escaping @Sendable (Bool) -> Void
+    ) {
         let ready = blocked.withLock { blocked -> Bool? in
             if blocked.closed { return false }
             if let published = blocked.published[key], published >= target { return true }
-            blocked.waiters[key, default: []].append(.init(id: id, target: target, deadline: deadline, resume: resume))
+            blocked.waiters[key, default: []].append(.init(id: id, target: target, deadline: deadline, resume: resume, batch: batch))
+            blocked.earliestDeadline = min(blocked.earliestDeadline, deadline)
             blocked.count += 1
             return nil
         }
-        if let ready { resume(ready) }
+        if let ready {
+            resume(ready)
+            batch?.wake()
+        }
+    }
+
+    /// Resumes `waiters` with `value`, then wakes each batch they gathered in, once.
+    private static func resume(_ waiters: [Blocked.Waiter], _ value: Bool) {
+        var batches: [any WakeupBatch] = []
+        for waiter in waiters {
+            waiter.resume(value)
+            if let batch = waiter.batch, !batches.contains(where: { $0 === batch }) { batches.append(batch) }
+        }
+        for batch in batches { batch.wake() }
     }
 
     /// Requests blocked now, over all channels.
@@ -694,8 +724,13 @@ public final class ChannelFollower: Service, Sendable {
 
     /// The ticker published a window of `channel`: releases the requests waiting for it or an earlier one.
     private func releaseBlocked(_ channel: ChannelID, rendition: Identifier? = nil, completedTicks: Int64) {
+        Self.resume(releasable(channel, rendition: rendition, completedTicks: completedTicks), true)
+    }
+
+    /// Records the window published and takes the requests waiting for it or an earlier one, for the caller to resume.
+    private func releasable(_ channel: ChannelID, rendition: Identifier? = nil, completedTicks: Int64) -> [Blocked.Waiter] {
         let key = Blocked.Key(channel: channel, rendition: rendition)
-        let ready = blocked.withLock { blocked -> [Blocked.Waiter] in
+        return blocked.withLock { blocked -> [Blocked.Waiter] in
             // A clock channel's windows only move forward. A relay rendition's upstream can go back (a restarted or
             // failed-over packager): what is published is where it is now, so a request for a part it has not reached
             // again is held, not woken at once into a loop.
@@ -710,7 +745,6 @@ public final class ChannelFollower: Service, Sendable {
             blocked.count -= ready.count
             return ready
         }
-        for waiter in ready { waiter.resume(true) }
     }
 
     /// The ticker stops: answers every held request (as timed out) and holds no more.
@@ -722,25 +756,39 @@ public final class ChannelFollower: Service, Sendable {
             blocked.count = 0
             return all
         }
-        for waiter in all { waiter.resume(false) }
+        Self.resume(all, false)
     }
 
     /// Answers the requests whose deadline passed (at most every 100 ms).
     func expireBlocked(now: Timestamp) {
         let expired = blocked.withLock { blocked -> [Blocked.Waiter] in
-            guard blocked.count > 0, now.milliseconds(since: blocked.lastExpiry) >= 100 else { return [] }
+            // Walked only once the earliest deadline may have passed (at most every 100 ms): not at every wake of the
+            // ticker with thousands held.
+            guard blocked.count > 0, blocked.earliestDeadline <= now, now.milliseconds(since: blocked.lastExpiry) >= 100 else { return [] }
             blocked.lastExpiry = now
             var expired: [Blocked.Waiter] = []
+            var earliest = Timestamp(milliseconds: .max)
             for (key, waiting) in blocked.waiters {
-                let still = waiting.filter { $0.deadline > now }
-                guard still.count != waiting.count else { continue }
-                expired += waiting.filter { $0.deadline <= now }
+                guard waiting.contains(where: { $0.deadline <= now }) else {
+                    for waiter in waiting { earliest = min(earliest, waiter.deadline) }
+                    continue
+                }
+                var still: [Blocked.Waiter] = []
+                for waiter in waiting {
+                    if waiter.deadline <= now {
+                        expired.append(waiter)
+                    } else {
+                        still.append(waiter)
+                        earliest = min(earliest, waiter.deadline)
+                    }
+                }
                 blocked.waiters[key] = still.isEmpty ? nil : still
             }
+            blocked.earliestDeadline = earliest
             blocked.count -= expired.count
             return expired
         }
-        for waiter in expired { waiter.resume(false) }
+        Self.resume(expired, false)
     }
 
     // MARK: - Reads
@@ -764,19 +812,26 @@ public final class ChannelFollower: Service, Sendable {
     /// The lock is held only to pick the tick and take a snapshot of the schedule; rendering happens outside it, so
     /// one channel's render never holds up another channel's requests.
     public func rendered(_ channel: ChannelID) throws(LookupError) -> Rendered {
+        try withWindow(channel) { $0 }
+    }
+
+    /// Runs `body` on the channel's window at the current tick: under the lock, in place, when it is rendered already
+    /// (a request then copies only what it takes from it, not the window), else on the window rendered now (outside the
+    /// lock: one channel's render never holds up another channel's requests).
+    private func withWindow<T: Sendable>(_ channel: ChannelID, _ body: (borrowing Rendered) -> T) throws(LookupError) -> T {
         let now = clock()
-        let step: Entry.Step? = shared.withLock { shared in
-            // In place: `channels[channel]?` would copy the whole entry on every request.
-            guard let index = shared.channels.index(forKey: channel), shared.channels.values[index].state.config != nil else { return nil }
+        let step: Result<T, Entry.Step>? = shared.withLock { shared in
+            // In place: `channels[channel]?` (or any read of the entry through the dictionary's getter) copies the whole entry.
+            guard let index = shared.channels.index(forKey: channel) else { return nil }
             let serving = Self.servingTime(now: now, shared)
-            return shared.channels.values[index].prepare(servingTime: serving)
+            return shared.channels.values[index].prepare(servingTime: serving, body)
         }
         switch step {
         case nil:
             throw .unknownChannel(channel)
-        case .cached(let rendered)?:
-            return rendered
-        case .render(let config, let inEffect, let tick, let completed, let effect, let upstreams)?:
+        case .success(let value)?:
+            return value
+        case .failure(.render(let config, let inEffect, let tick, let completed, let effect, let upstreams))?:
             var rendered: Rendered
             do {
                 rendered = try Self.render(config: config, state: inEffect, tick: tick, upstreams: upstreams)
@@ -788,12 +843,15 @@ public final class ChannelFollower: Service, Sendable {
             rendered.readyAt = clock()
             shared.withLock { shared in
                 // Another request may have rendered a later tick (or a later upstream) meanwhile: keep the newest.
-                if let current = shared.channels[channel]?.rendered, current.tick > rendered.tick || current.completedTicks > rendered.completedTicks {
+                guard let index = shared.channels.index(forKey: channel) else { return }
+                if let current = shared.channels.values[index].rendered,
+                    current.tick > rendered.tick || current.completedTicks > rendered.completedTicks
+                {
                     return
                 }
-                shared.channels[channel]?.rendered = rendered
+                shared.channels.values[index].rendered = rendered
             }
-            return rendered
+            return body(rendered)
         }
     }
 
@@ -815,14 +873,15 @@ public final class ChannelFollower: Service, Sendable {
     ///
     /// - Parameter skip: a delta update asked for (`_HLS_skip`); the full playlist for a channel without parts.
     public func servedMedia(_ channel: ChannelID, rendition: Identifier, skip: PlaylistBuilder.DeltaUpdate? = nil) throws(LookupError) -> ServedMedia {
-        let rendered = try rendered(channel)
-        if let body = skip.flatMap({ rendered.deltaBodies[rendition]?[$0] }) ?? rendered.bodies[rendition] {
+        let served = try withWindow(channel) { rendered -> ServedMedia? in
+            guard let body = skip.flatMap({ rendered.deltaBodies[rendition]?[$0] }) ?? rendered.bodies[rendition] else { return nil }
             return ServedMedia(
                 body: body, targetDuration: rendered.relayTargetDurations[rendition] ?? rendered.targetDuration, tick: rendered.tick,
                 tickText: rendered.tickText,
                 completedTicks: rendered.completedTicks, partsPerSegment: rendered.partsPerSegment, partMilliseconds: rendered.partMilliseconds,
                 tickBoundary: rendered.tickBoundary, relayParts: rendered.relayParts[rendition])
         }
+        if let served { return served }
         // A miss: unknown rendition, not started, or a relay's upstream not read yet (the same answers as `mediaPlaylist`).
         // If a request rendered the rendition meanwhile, that window is served.
         let (text, targetDuration, tick) = try mediaPlaylist(channel, rendition: rendition)
@@ -906,8 +965,8 @@ public final class ChannelFollower: Service, Sendable {
 
 extension ChannelFollower.Entry {
     /// What a request needs: the cached playlists, or what to render them from.
-    enum Step {
-        case cached(ChannelFollower.Rendered)
+    /// A window to render (`prepare` answers from the kept one in place otherwise).
+    enum Step: Error {
         case render(
             config: ChannelConfig, state: ChannelState, tick: Timestamp, completed: Int64, effect: ChannelFollower.Rendered.Effect,
             upstreams: [Identifier: MediaPlaylist])
@@ -924,26 +983,36 @@ extension ChannelFollower.Entry {
         return diverged
     }
 
-    /// Picks the tick (never before the last one served), settles what is in effect for good, and answers from the
-    /// cache when the window and the schedule version are the same.
-    mutating func prepare(servingTime: Timestamp) -> Step? {
+    /// Picks the tick (never before the last one served), settles what is in effect for good, and answers `body` from
+    /// the kept window, in place, when the window and the schedule in effect are the same; else says what to render.
+    /// Nil: the channel has no configuration in effect.
+    mutating func prepare<T>(servingTime: Timestamp, _ body: (borrowing ChannelFollower.Rendered) -> T) -> Result<T, Step>? {
         let tick = max(servingTime, lastTick)
         lastTick = tick
         settle(upTo: tick)
-        let inEffect = inEffect(at: tick)
         let effect = effect(at: tick)
-        guard let config = inEffect.config else { return nil }
-        let completed = config.source == .clock ? Timeline(config).completedTicks(at: tick) : upstreamGeneration
-        if let cached = rendered, cached.completedTicks == completed, cached.effect == effect {
-            return .cached(cached)
+        // The settled state is in effect unless a pending event is (then it is folded, only to be rendered from).
+        let completed: Int64
+        if effect.pending == 0 {
+            guard let config = settled.config else { return nil }
+            completed = config.source == .clock ? Timeline(config).completedTicks(at: tick) : upstreamGeneration
+        } else {
+            guard let config = inEffect(at: tick).config else { return nil }
+            completed = config.source == .clock ? Timeline(config).completedTicks(at: tick) : upstreamGeneration
         }
-        if let ahead, ahead.completedTicks == completed, ahead.effect == effect, ahead.tick <= tick {
+        // Compared in place: binding the kept window to a name would copy it.
+        if rendered?.completedTicks == completed, rendered?.effect == effect {
+            return .success(body(rendered!))
+        }
+        if ahead?.completedTicks == completed, ahead?.effect == effect, let aheadTick = ahead?.tick, aheadTick <= tick {
             // Rendered ahead for this window from this schedule: published now (the swap), not rendered again.
             rendered = ahead
             self.ahead = nil
-            return .cached(ahead)
+            return .success(body(rendered!))
         }
-        return .render(config: config, state: inEffect, tick: tick, completed: completed, effect: effect, upstreams: upstreams)
+        let inEffect = inEffect(at: tick)
+        guard let config = inEffect.config else { return nil }
+        return .failure(.render(config: config, state: inEffect, tick: tick, completed: completed, effect: effect, upstreams: upstreams))
     }
 
     /// Moves the leading pending events decided at or before `tick` into the settled state. Ticks served to a
@@ -1010,4 +1079,10 @@ struct BoundaryQueue {
             parent = smallest
         }
     }
+}
+
+/// Where the wake-ups of held requests gather (an HTTP server's event loop): each `resume` given with it adds its work,
+/// and `wake()`, called once the requests released together have all been resumed, runs what gathered.
+public protocol WakeupBatch: AnyObject, Sendable {
+    func wake()
 }

@@ -46,9 +46,11 @@ struct Cueline: AsyncParsableCommand {
             }
             if command is Serve {
                 var factory = PrometheusMetricsFactory(registry: metrics)
-                // Blocked LL-HLS reloads are answered milliseconds after their part's boundary: buckets that resolve it.
-                factory.durationHistogramBuckets["cueline_blocked_reload_lateness_seconds"] =
-                    [1, 2, 5, 10, 15, 20, 30, 50, 100, 250, 1000].map { Duration.milliseconds($0) }
+                // Blocked LL-HLS reloads are answered, and windows become servable, milliseconds after their boundary:
+                // buckets that resolve it.
+                let fine = [1, 2, 5, 10, 15, 20, 30, 50, 100, 250, 1000].map { Duration.milliseconds($0) }
+                factory.durationHistogramBuckets["cueline_blocked_reload_lateness_seconds"] = fine
+                factory.durationHistogramBuckets["cueline_tick_lateness_seconds"] = fine
                 MetricsSystem.bootstrap(factory)
             }
             if var asyncCommand = command as? AsyncParsableCommand {
