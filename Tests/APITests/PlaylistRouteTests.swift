@@ -6,6 +6,7 @@ import HummingbirdTesting
 import Schedule
 import HLS
 import Testing
+import TestSupport
 
 @Suite("Playlist routes, in process")
 struct PlaylistRouteTests {
@@ -155,14 +156,7 @@ struct PlaylistRouteTests {
 
     /// Waits (at most 5 s) until `condition` holds; fails the test instead of hanging.
     static func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while !condition() {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("the condition did not hold within 5 s")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        if try await !eventually(condition) { Issue.record("the condition did not hold within 5 s") }
     }
 
     @Test("a channel whose first segment is not due yet answers 503 with when it is")

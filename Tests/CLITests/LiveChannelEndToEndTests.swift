@@ -59,7 +59,7 @@ struct LiveChannelEndToEndTests {
                 #expect(result.status == 0, "\(result.stderr)")
                 endedAt = ContinuousClock.now
                 // How long from the commit (the CLI has returned) to the changed playlist being served.
-                while ContinuousClock.now < endedAt! + .seconds(2) {
+                while ContinuousClock.now < endedAt! + .seconds(5) {
                     if try await HTTP.get("\(server.baseURL)/channels/live/720p.m3u8").0.contains("X-PLAYOUT-LIMIT=") {
                         changeLatency = ContinuousClock.now - endedAt!
                         break
@@ -75,8 +75,8 @@ struct LiveChannelEndToEndTests {
         let latency = try #require(changeLatency)
         print("schedule change visible \(latency) after the command returned")
         // The rest of the 50 ms effect delay, then at most the 20 ms watermark poll: well under 100 ms on an idle
-        // machine; 500 ms leaves room for the whole suite loading both cores and is still half a segment.
-        #expect(latency < .milliseconds(500), "a schedule change must be served within 500 ms, took \(latency)")
+        // machine (the benchmark measures it); 1 s leaves room for a loaded CI machine and is still a sixth of a segment.
+        #expect(latency < .seconds(1), "a schedule change must be served within 1 s, took \(latency)")
         #expect(polls.contains { $0.playlists["720p"]!.contains(#"ID="brk-1""#) && !$0.playlists["720p"]!.contains(",DURATION=") }, "the break was announced with PLANNED-DURATION only")
 
         var previous: [String: ParsedMediaPlaylist] = [:]

@@ -182,6 +182,8 @@ struct LocalRemoteParityTests {
         // break on air gets.
         try await waitUntil(onAir.milliseconds + 5000)
         try both(setup, json: false, ["break", "limit", "CHANNEL", "a", "--playout-limit", "15"], expectStatus: 0)
+        // Early in a segment again: the pair's two cancel-current runs end their breaks at the same live edge.
+        try await waitUntil(0)
         try both(setup, json: true, ["event", "cancel-current", "CHANNEL"], expectStatus: 0)
         try await waitUntil(0)
         try both(setup, json: true, ["break", "limit", "CHANNEL", "a", "--playout-limit", "15"], expectStatus: 3)

