@@ -467,6 +467,9 @@ final class HeldWakeups: WakeupBatch {
     /// The work gathered (run on `loop` only), and whether a task to run it is on the loop's queue.
     private let state = Mutex<(pending: [@Sendable () -> Void], scheduled: Bool)>(([], false))
 
+    /// Whole answers made on this loop (touched on it only).
+    let responses = LoopResponses()
+
     private init(loop: any EventLoop) {
         self.loop = loop
     }
@@ -506,5 +509,39 @@ final class HeldWakeups: WakeupBatch {
             return state.pending
         }
         for work in batch { work() }
+    }
+}
+
+/// Whole playlist answers (head and body in one buffer) kept on one event loop, by the window's body and the variant
+/// (cache lifetime, CORS, HEAD) and for the second of their `Date`: the requests a part boundary releases on a loop
+/// are mostly the same few windows, each then one write of bytes already made.
+///
+/// Touched on its event loop only (hence unchecked): `HeldWakeups.on(loop).responses`.
+final class LoopResponses: @unchecked Sendable {
+    private struct Key: Hashable {
+        /// The body's bytes, by address: a window's bodies are never written again, and the entry keeps the body alive,
+        /// so an address is not reused while it is a key.
+        var body: UInt
+        var length: Int
+        var maxAge: Int
+        var origin: Bool
+        var head: Bool
+    }
+
+    private var date = ""
+    private var kept: [Key: (body: ByteBuffer, response: ByteBuffer)] = [:]
+
+    func response(for body: ByteBuffer, maxAge: Int, origin: Bool, head: Bool, date: String, make: () -> ByteBuffer) -> ByteBuffer {
+        if date != self.date || kept.count >= 4096 {
+            // A new second (the Date header), or many windows: start again.
+            self.date = date
+            kept.removeAll(keepingCapacity: true)
+        }
+        let address = body.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) }
+        let key = Key(body: address, length: body.readableBytes, maxAge: maxAge, origin: origin, head: head)
+        if let known = kept[key] { return known.response }
+        let made = make()
+        kept[key] = (body, made)
+        return made
     }
 }

@@ -233,13 +233,18 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     private func respond(context: ChannelHandlerContext, served: ChannelFollower.ServedMedia, maxAge: Int, origin: Bool, head: Bool) {
         PlaylistFastPath.requests.increment()
         Self.requests.increment()
-        var out = context.channel.allocator.buffer(capacity: 320)
         let date = date.now()
-        Self.writeHead("200 OK", into: &out) { write in
-            PlaylistFastPath.playlistFields(served, maxAge: maxAge, origin: origin, date: date, write)
+        // The whole answer, head and body, in one buffer made once per window, variant and second on this event loop:
+        // the clients blocked on a channel's part, and players polling the same playlist, are answered with its bytes.
+        let response = HeldWakeups.on(context.eventLoop).responses.response(for: served.body, maxAge: maxAge, origin: origin, head: head, date: date) {
+            var out = context.channel.allocator.buffer(capacity: 320 + (head ? 0 : served.body.readableBytes))
+            Self.writeHead("200 OK", into: &out) { write in
+                PlaylistFastPath.playlistFields(served, maxAge: maxAge, origin: origin, date: date, write)
+            }
+            if !head { out.writeImmutableBuffer(served.body) }
+            return out
         }
-        context.write(NIOAny(IOData.byteBuffer(out)), promise: nil)
-        if !head { context.write(NIOAny(IOData.byteBuffer(served.body)), promise: nil) }
+        context.write(NIOAny(IOData.byteBuffer(response)), promise: nil)
         ended()
     }
 

@@ -464,7 +464,30 @@ public final class ChannelFollower: Service, Sendable {
     /// When a window for the boundary `boundary` became servable: once its bytes existed and the serving time had
     /// reached the boundary (now, if it has not yet).
     package func servableInstant(_ window: Rendered, boundary: Timestamp) -> Timestamp {
-        max(boundary, window.readyAt, servingTimeReached(boundary) ?? clock())
+        servableInstant(readyAt: window.readyAt, boundary: boundary)
+    }
+
+    private func servableInstant(readyAt: Timestamp, boundary: Timestamp) -> Timestamp {
+        max(boundary, readyAt, servingTimeReached(boundary) ?? clock())
+    }
+
+    /// What the ticker keeps of a window it published: to release the requests held on it, then to sample it and time it.
+    private struct Published {
+        var completedTicks: Int64
+        var hasParts: Bool
+        var version: Int64
+        var tick: Timestamp
+        var readyAt: Timestamp
+        var bodies: [Identifier: ByteBuffer]
+
+        init(_ window: borrowing Rendered) {
+            completedTicks = window.completedTicks
+            hasParts = window.partsPerSegment != nil
+            version = window.version
+            tick = window.tick
+            readyAt = window.readyAt
+            bodies = window.bodies
+        }
     }
 
     /// When the serving time first reached `instant` (on the follower's clock): the instant itself when serving is not
@@ -500,6 +523,8 @@ public final class ChannelFollower: Service, Sendable {
         var lastSampledVersion: [ChannelID: Int64] = [:]
         // The boundary whose watermark the loop is waiting for, and since when.
         var waitingFor: (due: Timestamp, since: ContinuousClock.Instant)?
+        // The boundary a watermark was asked for ahead of.
+        var askedFor: Timestamp?
         while !Task.isCancelled {
             var samples: [RenderSample] = []
             let now = servingTime()
@@ -516,37 +541,23 @@ public final class ChannelFollower: Service, Sendable {
                     queue.push(now, id)
                 }
             }
-            // The requests held on the channels due now, released together once all are published: an event loop then
-            // answers its share of them in one go.
+            // The requests held on the channels due now are released first, together: an event loop then answers its
+            // share of them in one go, and whichever looks first publishes the window (`prepare` swaps in the one rendered
+            // ahead). The serving time has reached every boundary here, so each finds its part. Then the ticker publishes
+            // what no request asked for, and records what it keeps about each window (samples, lateness).
             var released: [Blocked.Waiter] = []
-            while let (due, id) = queue.first, due <= now {
+            var due: [(id: ChannelID, boundary: Timestamp, completed: Int64)] = []
+            while let (at, id) = queue.first, at <= now {
                 queue.pop()
-                guard let config = shared.withLock({ $0.channels[id]?.state.config }), config.source == .clock else {
+                guard let config = shared.withLock({ $0.channels[id]?.clockConfig() }) else {
                     queued.remove(id)
                     continue
                 }
                 let timeline = Timeline(config)
                 let completed = timeline.completedTicks(at: now)
-                if lastRendered[id] != completed, let current = try? self.rendered(id) {
-                    // Sample what is served: every 30th window, and every window with a schedule change.
-                    if completed % 30 == 0 || lastSampledVersion[id] != current.version {
-                        lastSampledVersion[id] = current.version
-                        for (rendition, text) in current.playlists.sorted(by: { $0.key < $1.key }) {
-                            samples.append(RenderSample(
-                                channel: id, tick: current.tick, rendition: rendition,
-                                rendererVersion: PlaylistBuilder.rendererVersion, sha256: sha256Hex(text)))
-                        }
-                    }
-                    if lastRendered[id] != nil {
-                        // When the window became servable, not when this loop reached the channel: once its bytes
-                        // existed (rendered ahead, or by whichever request or tick rendered it) and the serving time had
-                        // reached its boundary (the watermark). Any request from then on is answered with it.
-                        let boundary = timeline.tickStart(completed)
-                        lateness.recordNanoseconds(max(0, servableInstant(current, boundary: boundary).milliseconds(since: boundary)) * 1_000_000)
-                        rendered.increment()
-                    }
-                    lastRendered[id] = completed
-                    if current.partsPerSegment != nil { released += releasable(id, completedTicks: current.completedTicks) }
+                if lastRendered[id] != completed {
+                    if config.partsPerSegment != nil { released += releasable(id, completedTicks: completed) }
+                    due.append((id, timeline.tickStart(completed), completed))
                 }
                 let next = timeline.nextTick(after: now)
                 queue.push(next, id)
@@ -557,6 +568,28 @@ public final class ChannelFollower: Service, Sendable {
                 }
             }
             Self.resume(released, true)
+            let published = due.compactMap { id, boundary, completed in
+                (try? withWindow(id, Published.init)).map { (id: id, window: $0, boundary: boundary, completed: completed) }
+            }
+            for (id, window, boundary, completed) in published {
+                // Sample what is served: every 30th window, and every window with a schedule change.
+                if completed % 30 == 0 || lastSampledVersion[id] != window.version {
+                    lastSampledVersion[id] = window.version
+                    for (rendition, body) in window.bodies.sorted(by: { $0.key < $1.key }) {
+                        samples.append(RenderSample(
+                            channel: id, tick: window.tick, rendition: rendition,
+                            rendererVersion: PlaylistBuilder.rendererVersion, sha256: sha256Hex(String(buffer: body))))
+                    }
+                }
+                if lastRendered[id] != nil {
+                    // When the window became servable, not when this loop reached the channel: once its bytes
+                    // existed (rendered ahead, or by whichever request or tick rendered it) and the serving time had
+                    // reached its boundary (the watermark). Any request from then on is answered with it.
+                    lateness.recordNanoseconds(max(0, servableInstant(readyAt: window.readyAt, boundary: boundary).milliseconds(since: boundary)) * 1_000_000)
+                    rendered.increment()
+                }
+                lastRendered[id] = completed
+            }
             expireBlocked(now: clock())
             // Windows of the coming boundaries, rendered ahead on every core; published when their boundary is served.
             var dueAhead: [(ChannelID, Timestamp)] = []
@@ -593,10 +626,29 @@ public final class ChannelFollower: Service, Sendable {
                 try await Task.sleep(for: quick ? .microseconds(500) : .milliseconds(2))
                 continue
             }
-            let next = min(queue.first?.0 ?? now.adding(milliseconds: 1000), aheadQueue.first?.0 ?? now.adding(milliseconds: 1000), now.adding(milliseconds: 1000))
-            try await Task.sleep(for: .milliseconds(min(1000, max(2, next.milliseconds(since: clock())))))
+            var next = min(queue.first?.0 ?? now.adding(milliseconds: 1000), aheadQueue.first?.0 ?? now.adding(milliseconds: 1000), now.adding(milliseconds: 1000))
+            if let (due, _) = queue.first, shared.withLock({ $0.knownUntil }) < due {
+                // The watermark reports the database clock plus the decision margin (Migrations/0012): read shortly before
+                // the boundary, it already covers it, so the boundary does not wait for a round trip after it. A store
+                // whose watermark is not ahead (or a read that comes late) falls back on the read after the boundary above.
+                let ask = due.adding(milliseconds: -Self.watermarkLeadMilliseconds)
+                if clock() >= ask {
+                    if askedFor != due {
+                        askedFor = due
+                        _ = watermarkWake.withLock { $0?.yield() }
+                    }
+                } else {
+                    next = min(next, ask)
+                }
+            }
+            // To the millisecond (the clock's resolution): woken at most about a millisecond after the boundary.
+            try await Task.sleep(for: .milliseconds(min(1000, max(1, next.milliseconds(since: clock())))))
         }
     }
+
+    /// How long before a boundary the ticker asks for a watermark: within the decision margin (20 ms), with room for the
+    /// read's round trip.
+    static let watermarkLeadMilliseconds: Int64 = 8
 
     /// Renders a clock channel's window for the boundary `boundary` ahead of it, from the schedule in effect at that
     /// instant as far as it is known now, and keeps it aside until a tick at or past the boundary is served. Returns
@@ -1013,6 +1065,13 @@ extension ChannelFollower.Entry {
         let inEffect = inEffect(at: tick)
         guard let config = inEffect.config else { return nil }
         return .failure(.render(config: config, state: inEffect, tick: tick, completed: completed, effect: effect, upstreams: upstreams))
+    }
+
+    /// The configuration of a clock channel (nil for a relay or a channel without one). Mutating only so that
+    /// `channels[id]?.clockConfig()` reads the entry in place: a read through the dictionary's getter copies all of it.
+    mutating func clockConfig() -> ChannelConfig? {
+        guard let config = state.config, config.source == .clock else { return nil }
+        return config
     }
 
     /// Moves the leading pending events decided at or before `tick` into the settled state. Ticks served to a
