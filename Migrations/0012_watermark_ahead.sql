@@ -11,6 +11,11 @@
 -- the database within 30 ms of the decision instead of 50 (a late one is refused before writing and decided again,
 -- later, by the handler, counted in cueline_late_decisions_total).
 --
+-- Applied to a running installation, an append that began under the old definition and takes the head table's lock
+-- after the first new watermark could carry a decision within 20 ms of the clock that watermark covers: it needs a
+-- decision made less than 20 ms ahead of the database clock, which the 50 ms effect delay makes practically
+-- impossible; stop the writers during the migration to rule it out.
+--
 -- cueline_append is otherwise unchanged: its definition (migration 0011) is rewritten here with the one comparison
 -- and its message replaced, each exactly once, so that the function stays what the earlier migrations say it is.
 

@@ -282,10 +282,10 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     /// connection's event loop, with the follower's word. Nil: the follower takes no more (shutting down).
     static func register<Handler: AnyObject>(
         follower: ChannelFollower, _ held: Held, handler: Handler, context: ChannelHandlerContext,
-        release: @escaping (Handler, ChannelHandlerContext, Bool) -> Void
+        wakeups: HeldWakeups? = nil, release: @escaping (Handler, ChannelHandlerContext, Bool) -> Void
     ) -> UInt64? {
         let bound = NIOLoopBound((handler, context, release), eventLoop: context.eventLoop)
-        let wakeups = HeldWakeups.on(context.eventLoop)
+        let wakeups = wakeups ?? HeldWakeups.on(context.eventLoop)
         return follower.whenWindow(
             held.channel, rendition: held.waitOn, completedTicks: held.target, timeoutMilliseconds: max(1, held.millisecondsLeft),
             batch: wakeups
@@ -530,18 +530,24 @@ final class LoopResponses: @unchecked Sendable {
 
     private var date = ""
     private var kept: [Key: (body: ByteBuffer, response: ByteBuffer)] = [:]
+    /// The bytes of the answers kept (their bodies are the windows', shared with the follower while current).
+    private var bytes = 0
+    /// At most this many bytes of answers are kept (a loop busy with more windows than that starts again more often).
+    static let limit = 8 << 20
 
     func response(for body: ByteBuffer, maxAge: Int, origin: Bool, head: Bool, date: String, make: () -> ByteBuffer) -> ByteBuffer {
-        if date != self.date || kept.count >= 4096 {
+        if date != self.date || bytes >= Self.limit {
             // A new second (the Date header), or many windows: start again.
             self.date = date
-            kept.removeAll(keepingCapacity: true)
+            kept.removeAll(keepingCapacity: bytes < Self.limit)
+            bytes = 0
         }
         let address = body.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) }
         let key = Key(body: address, length: body.readableBytes, maxAge: maxAge, origin: origin, head: head)
         if let known = kept[key] { return known.response }
         let made = make()
         kept[key] = (body, made)
+        bytes += made.readableBytes
         return made
     }
 }

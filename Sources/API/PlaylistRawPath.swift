@@ -42,6 +42,8 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     private var date = HTTPDateText()
     /// The last media playlist path asked for on this connection, with its channel and rendition.
     private var lastPath: (plain: String, channel: ChannelID, rendition: Identifier)?
+    /// This connection's event loop's wake-ups and kept answers (looked up once, not per answer).
+    private var loopShared: HeldWakeups?
 
     /// Answers written here (they count in `cueline_playlist_fast_requests_total` too).
     static let requests = Counter(label: "cueline_playlist_raw_requests_total")
@@ -169,7 +171,11 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     /// unflushed.
     private func hold(context: ChannelHandlerContext, _ toHold: PlaylistFastPath.Held) -> Bool {
         held = toHold
-        let id = PlaylistFastPath.register(follower: follower, toHold, handler: self, context: context) { $0.release(context: $1, ready: $2) }
+        let wakeups = loopShared ?? HeldWakeups.on(context.eventLoop)
+        loopShared = wakeups
+        let id = PlaylistFastPath.register(follower: follower, toHold, handler: self, context: context, wakeups: wakeups) {
+            $0.release(context: $1, ready: $2)
+        }
         if let id {
             registration = (toHold.channel, toHold.waitOn, id)
             return true
@@ -236,7 +242,9 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         let date = date.now()
         // The whole answer, head and body, in one buffer made once per window, variant and second on this event loop:
         // the clients blocked on a channel's part, and players polling the same playlist, are answered with its bytes.
-        let response = HeldWakeups.on(context.eventLoop).responses.response(for: served.body, maxAge: maxAge, origin: origin, head: head, date: date) {
+        let shared = loopShared ?? HeldWakeups.on(context.eventLoop)
+        loopShared = shared
+        let response = shared.responses.response(for: served.body, maxAge: maxAge, origin: origin, head: head, date: date) {
             var out = context.channel.allocator.buffer(capacity: 320 + (head ? 0 : served.body.readableBytes))
             Self.writeHead("200 OK", into: &out) { write in
                 PlaylistFastPath.playlistFields(served, maxAge: maxAge, origin: origin, date: date, write)

@@ -541,22 +541,30 @@ public final class ChannelFollower: Service, Sendable {
                     queue.push(now, id)
                 }
             }
-            // The requests held on the channels due now are released first, together: an event loop then answers its
-            // share of them in one go, and whichever looks first publishes the window (`prepare` swaps in the one rendered
-            // ahead). The serving time has reached every boundary here, so each finds its part. Then the ticker publishes
-            // what no request asked for, and records what it keeps about each window (samples, lateness).
+            // The windows of the channels due now are published (swapped in under the lock: rendered ahead), and the
+            // requests held on them released together: an event loop then answers its share of them in one go. The
+            // windows replaced are let go of, and the samples and lateness recorded, only after that. A window not
+            // rendered ahead (a command decided late, the first boundary) is rendered here, then its requests released.
             var released: [Blocked.Waiter] = []
+            var retired: [Rendered] = []
+            var toRender: Set<ChannelID> = []
             var due: [(id: ChannelID, boundary: Timestamp, completed: Int64)] = []
             while let (at, id) = queue.first, at <= now {
                 queue.pop()
-                guard let config = shared.withLock({ $0.channels[id]?.clockConfig() }) else {
+                var replaced: Rendered?
+                guard let (config, ready) = shared.withLock({ $0.channels[id]?.publish(servingTime: now, retired: &replaced) }) else {
                     queued.remove(id)
                     continue
                 }
+                if let replaced { retired.append(replaced) }
                 let timeline = Timeline(config)
                 let completed = timeline.completedTicks(at: now)
                 if lastRendered[id] != completed {
-                    if config.partsPerSegment != nil { released += releasable(id, completedTicks: completed) }
+                    if !ready {
+                        toRender.insert(id)
+                    } else if config.partsPerSegment != nil {
+                        released += releasable(id, completedTicks: completed)
+                    }
                     due.append((id, timeline.tickStart(completed), completed))
                 }
                 let next = timeline.nextTick(after: now)
@@ -568,9 +576,18 @@ public final class ChannelFollower: Service, Sendable {
                 }
             }
             Self.resume(released, true)
-            let published = due.compactMap { id, boundary, completed in
-                (try? withWindow(id, Published.init)).map { (id: id, window: $0, boundary: boundary, completed: completed) }
+            retired = []
+            var published: [(id: ChannelID, window: Published, boundary: Timestamp, completed: Int64)] = []
+            released = []
+            for (id, boundary, completed) in due {
+                // A render that fails leaves the channel's requests held (to their deadline, or a later window).
+                guard let window = try? withWindow(id, Published.init) else { continue }
+                if toRender.contains(id), window.hasParts, window.completedTicks >= completed {
+                    released += releasable(id, completedTicks: window.completedTicks)
+                }
+                published.append((id, window, boundary, completed))
             }
+            Self.resume(released, true)
             for (id, window, boundary, completed) in published {
                 // Sample what is served: every 30th window, and every window with a schedule change.
                 if completed % 30 == 0 || lastSampledVersion[id] != window.version {
@@ -872,12 +889,14 @@ public final class ChannelFollower: Service, Sendable {
     /// lock: one channel's render never holds up another channel's requests).
     private func withWindow<T: Sendable>(_ channel: ChannelID, _ body: (borrowing Rendered) -> T) throws(LookupError) -> T {
         let now = clock()
+        var retired: Rendered?
         let step: Result<T, Entry.Step>? = shared.withLock { shared in
             // In place: `channels[channel]?` (or any read of the entry through the dictionary's getter) copies the whole entry.
             guard let index = shared.channels.index(forKey: channel) else { return nil }
             let serving = Self.servingTime(now: now, shared)
-            return shared.channels.values[index].prepare(servingTime: serving, body)
+            return shared.channels.values[index].prepare(servingTime: serving, retired: &retired, body)
         }
+        _ = consume retired  // the window replaced, freed here rather than under the lock
         switch step {
         case nil:
             throw .unknownChannel(channel)
@@ -1038,7 +1057,11 @@ extension ChannelFollower.Entry {
     /// Picks the tick (never before the last one served), settles what is in effect for good, and answers `body` from
     /// the kept window, in place, when the window and the schedule in effect are the same; else says what to render.
     /// Nil: the channel has no configuration in effect.
-    mutating func prepare<T>(servingTime: Timestamp, _ body: (borrowing ChannelFollower.Rendered) -> T) -> Result<T, Step>? {
+    ///
+    /// - Parameter retired: the window the swap replaced, if any, for the caller to let go of outside the lock.
+    mutating func prepare<T>(
+        servingTime: Timestamp, retired: inout ChannelFollower.Rendered?, _ body: (borrowing ChannelFollower.Rendered) -> T
+    ) -> Result<T, Step>? {
         let tick = max(servingTime, lastTick)
         lastTick = tick
         settle(upTo: tick)
@@ -1058,8 +1081,8 @@ extension ChannelFollower.Entry {
         }
         if ahead?.completedTicks == completed, ahead?.effect == effect, let aheadTick = ahead?.tick, aheadTick <= tick {
             // Rendered ahead for this window from this schedule: published now (the swap), not rendered again.
-            rendered = ahead
-            self.ahead = nil
+            retired = rendered.take()
+            rendered = ahead.take()
             return .success(body(rendered!))
         }
         let inEffect = inEffect(at: tick)
@@ -1067,11 +1090,15 @@ extension ChannelFollower.Entry {
         return .failure(.render(config: config, state: inEffect, tick: tick, completed: completed, effect: effect, upstreams: upstreams))
     }
 
-    /// The configuration of a clock channel (nil for a relay or a channel without one). Mutating only so that
-    /// `channels[id]?.clockConfig()` reads the entry in place: a read through the dictionary's getter copies all of it.
-    mutating func clockConfig() -> ChannelConfig? {
+    /// The ticker at a clock channel's boundary: moves the channel's tick to `servingTime` (as any request would) and
+    /// publishes the window of that tick if it is at hand (kept, or rendered ahead: the swap), in place. Nil for a relay
+    /// or a channel without configuration; `ready` false when the window is still to be rendered.
+    mutating func publish(servingTime: Timestamp, retired: inout ChannelFollower.Rendered?) -> (config: ChannelConfig, ready: Bool)? {
         guard let config = state.config, config.source == .clock else { return nil }
-        return config
+        switch prepare(servingTime: servingTime, retired: &retired, { _ in () }) {
+        case .success?: return (config, true)
+        case .failure?, nil: return (config, false)
+        }
     }
 
     /// Moves the leading pending events decided at or before `tick` into the settled state. Ticks served to a
