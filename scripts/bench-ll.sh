@@ -8,7 +8,8 @@
 #             the same 1,000 clients against scripts/lib/ll_floor_server.c, a C server that only holds each request
 #             to its boundary and writes a fixed answer of the same size (cueline stopped meanwhile).
 #   early return: a break on air on 20 of the channels, cancel_current_event sent over HTTP to each: from sending the
-#             command to a client blocked on that channel holding the augmenting tag (X-PLAYOUT-LIMIT).
+#             command to a client blocked on that channel holding the augmenting tag (X-PLAYOUT-LIMIT); a run of its own
+#             (the same 1,000 clients, 20 of them in Python), so the main row and its baselines carry no commands.
 # The clients run on the same 2 cores as the server (one C process, and Python for the trials): their delays count.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
@@ -105,8 +106,10 @@ PY
 }
 log "10 clients (baseline)"
 base=$(measure 10 0)
-log "$clients clients on $channels channels, and 20 early returns"
-load=$(measure "$clients" 20)
+log "$clients clients on $channels channels"
+load=$(measure "$clients" 0)
+log "$clients clients on $channels channels, 20 of them in Python, with 20 early returns"
+trials=$(measure "$clients" 20)
 log "$clients clients through the HTTP codec (baseline)"
 codec=$(measure "$clients" 0 "Connection: keep-alive, bench")
 raw=$(curl -fs "http://127.0.0.1:$port/metrics" | awk '/^cueline_playlist_raw_requests_total / {print $2}')
@@ -142,9 +145,10 @@ PY
 )
 rm -rf "$floor_dir"
 loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" "$codec" "${raw:-0}" "$floor" "$response_bytes" >>"$out" <<'PY'
+python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" "$codec" "${raw:-0}" "$floor" "$response_bytes" "$trials" >>"$out" <<'PY'
 import json, sys
 base, load, codec, floor = json.loads(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[7]), json.loads(sys.argv[9])
+trials = json.loads(sys.argv[11])
 response_bytes = sys.argv[10]
 raw = int(float(sys.argv[8]))
 # The server's histogram is cumulative over the run: the 1,000-client counts are the second reading less the first.
@@ -159,14 +163,17 @@ def server_side(now, before):
     return f"{int(counts['+Inf'])} answers, {within20:.1f} % within 20 ms of the boundary, p50 {ms(p50)}, p99 {ms(p99)}"
 base_server = server_side(base["server_buckets"], {})
 load_server = server_side(load["server_buckets"], base["server_buckets"])
-codec_server = server_side(codec["server_buckets"], load["server_buckets"])
+trials_server = server_side(trials["server_buckets"], load["server_buckets"])
+codec_server = server_side(codec["server_buckets"], trials["server_buckets"])
 ratio = lambda key, to=codec: f"{load[key] / to[key]:.2f}" if to.get(key) else "—"
 loadavg, channels, clients, seconds = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
 rows = "\n".join(
     f"| {name} | {m['answers']} | {m['errors']} | {m['arrived_p50_ms']} ms | {m['arrived_p99_ms']} ms | {m['arrived_max_ms']} ms | "
     f"{m['arrived_within_20_percent']} % | {m['late_p50_ms']} ms | {m['late_p99_ms']} ms | {m['late_max_ms']} ms | "
     f"{m['server_cpu_percent']} % | {m['server_peak_rss_mib']} MiB |"
-    for name, m in [("10 (baseline)", base), (clients, load), (f"{clients} through the HTTP codec (baseline)", codec),
+    for name, m in [("10 (baseline)", base), (clients, load),
+                    (f"{clients}, 20 of them in Python, with 20 early returns", trials),
+                    (f"{clients} through the HTTP codec (baseline)", codec),
                     (f"{clients} against the floor server (baseline)", floor)])
 print(f"""
 ## LL-HLS blocking reload (`scripts/bench-ll.sh`)
@@ -189,18 +196,20 @@ The floor server (`scripts/lib/ll_floor_server.c`, one thread per core) holds ea
 writes a fixed {response_bytes}-byte answer (head and body, the size of cueline's) whose preload hint names the next
 part, in one write: no rendering, no log, no checks. It runs alone (cueline stopped meanwhile) with the same clients:
 what the kernel and the clients take for these answers on these cores, the least any server could do here. The
-1,000-client run of cueline also carries the 20 early-return trials (Python clients and commands); the baselines do
-not. Timestamps missing from reads (left out of "reached the socket"): {sum(m.get('unstamped', 0) for m in (base, load, codec, floor))}.
+{clients}-client row and the baselines carry no commands; the row with early returns replaces 20 of the C clients with
+Python ones (about 40 us of client CPU per answer instead of a few) and sends the 20 commands. Timestamps missing from
+reads (left out of "reached the socket"): {sum(m.get('unstamped', 0) for m in (base, load, trials, codec, floor))}.
 
 Server side (`cueline_blocked_reload_lateness_seconds`: when the answer was ready after its part's boundary, before
-it is written): 10 clients: {base_server}; {clients} clients: {load_server}; through the codec: {codec_server}.
+it is written): 10 clients: {base_server}; {clients} clients: {load_server}; with the early returns: {trials_server};
+through the codec: {codec_server}.
 Answered on raw bytes over the run: {raw:,} (the codec baseline's requests carry a header the raw path leaves to
 the codec).
 
-Early return: cancel_current_event over HTTP on {load['trials']} channels with a break on air, one client of each
+Early return: cancel_current_event over HTTP on {trials['trials']} channels with a break on air, one client of each
 channel blocked on the next part; from sending the command to that client holding the augmenting tag
-(X-PLAYOUT-LIMIT), {load['trials_seen']} seen: p50 {load['command_to_client_p50_ms']} ms, p99
-{load['command_to_client_p99_ms']} ms, worst {load['command_to_client_max_ms']} ms (includes the 50 ms effect delay and
+(X-PLAYOUT-LIMIT), {trials['trials_seen']} seen: p50 {trials['command_to_client_p50_ms']} ms, p99
+{trials['command_to_client_p99_ms']} ms, worst {trials['command_to_client_max_ms']} ms (includes the 50 ms effect delay and
 the wait for the next part boundary, up to 250 ms).
 """)
 PY
