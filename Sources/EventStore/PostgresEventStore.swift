@@ -41,11 +41,7 @@ public struct PostgresEventStore: EventStore {
         try await mapErrors {
             do {
                 return try await pool.withConnection { connection in
-                    let result = try await Self.append(request, on: connection)
-                    if !result.replayed, let last = result.events.last {
-                        await hint(channel: request.channel, position: last.position, on: connection)
-                    }
-                    return result
+                    try await Self.append(request, on: connection, hinting: true)
                 }
             } catch let error as PostgresError where error.kind == .connectionLost {
                 // The call was sent and the connection broke before its answer: it may have committed. The
@@ -63,26 +59,22 @@ public struct PostgresEventStore: EventStore {
         }
     }
 
-    /// Tells listeners (`notifyChannel`) that `channel` has events up to `position`, once the append has committed.
+    /// The hint that tells listeners (`notifyChannel`) that `channel` has events up to `position`, sent after the
+    /// append's commit without waiting for its answer (`PostgresConnection.query(_:preparedAs:thenSend:preparedAs:)`).
     ///
     /// In a transaction of its own that does not wait for its commit record to be flushed: a NOTIFY holds a
     /// cluster-wide lock from before its commit to the end of it, so sent inside the append it made every append of
     /// every channel wait for the previous one's fsync (Migrations/0011). A hint lost (a crash, a broken connection)
     /// costs a listener one poll interval, never an event: listeners catch up by position.
-    private func hint(channel: ChannelID, position: Int64, on connection: PostgresConnection) async {
-        do {
-            try await connection.query(
-                "SELECT pg_notify(\(Self.notifyChannel), \("\(channel.rawValue) \(position)")), set_config('synchronous_commit', 'off', true)",
-                preparedAs: "cueline_hint")
-        } catch {
-            logger.debug("could not send the NOTIFY hint; listeners will poll", metadata: ["channel": "\(channel)", "error": "\(error)"])
-        }
+    static func hint(channel: ChannelID, position: Int64) -> PostgresQuery {
+        "SELECT pg_notify(\(notifyChannel), \("\(channel.rawValue) \(position)")), set_config('synchronous_commit', 'off', true)"
     }
 
     /// The append: one call of `cueline_append` (Migrations/0005, 0010, 0011), which locks, checks, links the hash
-    /// and records the command in the database, in its own transaction or the caller's (the caller sends the hint).
+    /// and records the command in the database, in its own transaction or the caller's. `hinting`: the NOTIFY hint
+    /// follows a committed append on the same connection, unawaited (never inside the caller's transaction).
     /// `package` so tests can run it as another role or roll it back.
-    package static func append(_ request: AppendRequest, on connection: PostgresConnection) async throws
+    package static func append(_ request: AppendRequest, on connection: PostgresConnection, hinting: Bool = false) async throws
         -> AppendResult
     {
         let command = request.command
@@ -98,12 +90,21 @@ public struct PostgresEventStore: EventStore {
         }
         let rows: PostgresRows
         do {
-            rows = try await connection.query(
-                """
+            let call: PostgresQuery = """
                 SELECT result_version, replayed, first_position, last_position, hashes, positions FROM cueline_append(\
                 \(request.channel), \(expected), \(command.commandID), \(request.requestHash), \(command.actor), \
                 \(command.source), \(command.reason), \(command.decidedAt.milliseconds), \(eventsJSON(request.events))::json)
-                """, preparedAs: "cueline_append")
+                """
+            if hinting {
+                let channel = request.channel
+                rows = try await connection.query(call, preparedAs: "cueline_append", thenSend: { rows in
+                    // The last position of an applied command (a retry's events were hinted when first appended).
+                    guard let row = rows.rows.first, row.optionalString(1) == "f", let last = row.optionalInt64(3) else { return nil }
+                    return Self.hint(channel: channel, position: last)
+                }, preparedAs: "cueline_hint")
+            } else {
+                rows = try await connection.query(call, preparedAs: "cueline_append")
+            }
         } catch let error as PostgresError where error.kind == .statementFailed {
             switch error.sqlState {
             case "CL001":

@@ -20,6 +20,9 @@ public final class PostgresConnection: Sendable {
     private let thread: NIOThreadPool
     /// Names of the statements prepared on this connection (`query(_:preparedAs:)`).
     private let prepared = Mutex<Set<String>>([])
+    /// A statement was sent without waiting for its answer (`query(_:preparedAs:thenSend:)`): the next call on the
+    /// thread reads and drops that answer first.
+    private let answerPending = Atomic<Bool>(false)
     /// `host:port/db`, for error messages; never the password.
     public let target: String
 
@@ -112,13 +115,42 @@ public final class PostgresConnection: Sendable {
     @discardableResult
     public func query(_ query: PostgresQuery, preparedAs name: String) async throws -> PostgresRows {
         try await onThread { handle in
-            if !self.prepared.withLock({ $0.contains(name) }) {
-                let result = PQprepare(handle, name, query.sql, Int32(query.binds.count), nil)
-                defer { PQclear(result) }
-                try self.check(result, on: handle, statement: query.sql)
-                self.prepared.withLock { _ = $0.insert(name) }
-            }
+            try self.prepare(query, as: name, on: handle)
             return try self.queryBlocking(query, preparedAs: name, on: handle)
+        }
+    }
+
+    private func prepare(_ query: PostgresQuery, as name: String, on handle: OpaquePointer) throws {
+        guard !prepared.withLock({ $0.contains(name) }) else { return }
+        let result = PQprepare(handle, name, query.sql, Int32(query.binds.count), nil)
+        defer { PQclear(result) }
+        try check(result, on: handle, statement: query.sql)
+        prepared.withLock { _ = $0.insert(name) }
+    }
+
+    /// Runs `query` as `query(_:preparedAs:)` does, then sends the statement `follow` makes of its rows (prepared
+    /// as `followName`) without waiting for its answer: the caller goes on while the server runs it.
+    ///
+    /// The follow-up runs on this connection before any later call (they all run on its thread, in order, and the
+    /// next one first reads the follow-up's answer), as a transaction of its own. Its answer and errors are dropped:
+    /// only for statements whose loss costs nothing but time, such as a NOTIFY hint.
+    @discardableResult
+    public func query(
+        _ query: PostgresQuery, preparedAs name: String,
+        thenSend follow: @escaping @Sendable (PostgresRows) -> PostgresQuery?, preparedAs followName: String
+    ) async throws -> PostgresRows {
+        try await onThread { handle in
+            try self.prepare(query, as: name, on: handle)
+            let rows = try self.queryBlocking(query, preparedAs: name, on: handle)
+            guard let next = follow(rows), PQtransactionStatus(handle) == PQTRANS_IDLE,
+                  (try? self.prepare(next, as: followName, on: handle)) != nil,
+                  !next.binds.contains(where: { $0?.utf8.contains(0) == true })
+            else { return rows }
+            let sent = withCStringArray(next.binds) { values in
+                PQsendQueryPrepared(handle, followName, Int32(next.binds.count), values, nil, nil, 0)
+            }
+            if sent == 1 { self.answerPending.store(true, ordering: .relaxed) }
+            return rows
         }
     }
 
@@ -190,6 +222,9 @@ public final class PostgresConnection: Sendable {
             return try await thread.runIfActive {
                 try self.handle.withLock { handle in
                     guard let handle else { throw self.closedError() }
+                    if self.answerPending.exchange(false, ordering: .relaxed) {
+                        while let dropped = PQgetResult(handle) { PQclear(dropped) }
+                    }
                     return try work(handle)
                 }
             }

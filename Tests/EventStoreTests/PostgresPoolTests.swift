@@ -185,4 +185,33 @@ struct PostgresPoolTests {
         #expect(pool.counts == (open: 0, idle: 0, waiting: 0))
         await #expect(throws: PostgresError.self) { try await pool.withConnection { _ in } }
     }
+
+    @Test("a statement sent without waiting runs after the first, on its own, before the connection's next call; its failure is dropped")
+    func followUpStatement() async throws {
+        let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { connection.close() }
+        try await connection.query("CREATE TEMPORARY TABLE follow_up (n integer PRIMARY KEY)")
+        let rows = try await connection.query("SELECT 41 + 1", preparedAs: "follow_first", thenSend: { rows in
+            PostgresQuery(sql: "INSERT INTO follow_up VALUES ($1::integer)", binds: [rows.scalar()])
+        }, preparedAs: "follow_insert")
+        #expect(rows.scalar() == "42")
+        // The next call reads the follow-up's answer first, and sees what it did: it committed on its own.
+        #expect(try await connection.query("SELECT n FROM follow_up").scalar() == "42")
+        #expect(!connection.isInTransaction)
+        // A follow-up that fails (a duplicate key) costs the next call nothing.
+        try await connection.query("SELECT 42", preparedAs: "follow_again", thenSend: { rows in
+            PostgresQuery(sql: "INSERT INTO follow_up VALUES ($1::integer)", binds: [rows.scalar()])
+        }, preparedAs: "follow_insert")
+        #expect(try await connection.query("SELECT count(*) FROM follow_up").scalar() == "1")
+        // Inside the caller's transaction nothing is sent: the follow-up is never part of someone else's work.
+        try await connection.withTransaction { connection in
+            try await connection.query("SELECT 7", preparedAs: "follow_in_tx", thenSend: { rows in
+                PostgresQuery(sql: "INSERT INTO follow_up VALUES ($1::integer)", binds: [rows.scalar()])
+            }, preparedAs: "follow_insert")
+        }
+        #expect(try await connection.query("SELECT count(*) FROM follow_up WHERE n = 7").scalar() == "0")
+        // nil: nothing follows.
+        try await connection.query("SELECT 8", preparedAs: "follow_none", thenSend: { _ in nil }, preparedAs: "follow_insert")
+        #expect(try await connection.query("SELECT count(*) FROM follow_up").scalar() == "1")
+    }
 }
