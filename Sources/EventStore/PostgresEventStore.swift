@@ -60,7 +60,7 @@ public struct PostgresEventStore: EventStore {
     }
 
     /// The hint that tells listeners (`notifyChannel`) that `channel` has events up to `position`, sent after the
-    /// append's commit without waiting for its answer (`PostgresConnection.query(_:preparedAs:thenSend:preparedAs:)`).
+    /// append's commit without waiting for its answer (`PostgresConnection.query(_:preparedAs:thenSend:)`).
     ///
     /// In a transaction of its own that does not wait for its commit record to be flushed: a NOTIFY holds a
     /// cluster-wide lock from before its commit to the end of it, so sent inside the append it made every append of
@@ -72,7 +72,8 @@ public struct PostgresEventStore: EventStore {
 
     /// The append: one call of `cueline_append` (Migrations/0005, 0010, 0011), which locks, checks, links the hash
     /// and records the command in the database, in its own transaction or the caller's. `hinting`: the NOTIFY hint
-    /// follows a committed append on the same connection, unawaited (never inside the caller's transaction).
+    /// follows a committed append on the same connection, unawaited; inside a caller's transaction none is sent (the
+    /// caller sends it after its commit, or leaves it to the listeners' polls).
     /// `package` so tests can run it as another role or roll it back.
     package static func append(_ request: AppendRequest, on connection: PostgresConnection, hinting: Bool = false) async throws
         -> AppendResult
@@ -101,7 +102,7 @@ public struct PostgresEventStore: EventStore {
                     // The last position of an applied command (a retry's events were hinted when first appended).
                     guard let row = rows.rows.first, row.optionalString(1) == "f", let last = row.optionalInt64(3) else { return nil }
                     return Self.hint(channel: channel, position: last)
-                }, preparedAs: "cueline_hint")
+                })
             } else {
                 rows = try await connection.query(call, preparedAs: "cueline_append")
             }

@@ -13,15 +13,16 @@ import Darwin
 /// libpq calls block and a connection is not thread-safe, so each connection owns one thread (a one-thread
 /// `NIOThreadPool`): every call runs there, never on Swift's cooperative pool, and one at a time. The handle
 /// lives in a `Mutex`, so the few calls made from elsewhere (`isHealthy`, `close()`) wait for a running statement
-/// instead of racing it. Callers must still not interleave statements from two tasks; the pool lends a connection
-/// to one at a time. `close()` (or the last reference going away) ends the thread.
+/// instead of racing it (a follow-up sent unawaited, `query(_:preparedAs:thenSend:)`, may still be running on the server
+/// then; it is over before the next call's statement is sent). Callers must still not interleave statements from two
+/// tasks; the pool lends a connection to one at a time. `close()` (or the last reference going away) ends the thread.
 public final class PostgresConnection: Sendable {
     private let handle: Mutex<OpaquePointer?>
     private let thread: NIOThreadPool
     /// Names of the statements prepared on this connection (`query(_:preparedAs:)`).
     private let prepared = Mutex<Set<String>>([])
     /// A statement was sent without waiting for its answer (`query(_:preparedAs:thenSend:)`): the next call on the
-    /// thread reads and drops that answer first.
+    /// thread reads and drops that answer first (read and written under the handle's lock).
     private let answerPending = Atomic<Bool>(false)
     /// `host:port/db`, for error messages; never the password.
     public let target: String
@@ -84,10 +85,14 @@ public final class PostgresConnection: Sendable {
             PQfinish(handle)
             throw PostgresError(kind: .connectionFailed, message: message, target: target)
         }
-        // Times are exchanged as UTC ISO 8601 text; make the session's rendering independent of the server.
+        setUpSession(handle)
+        return PostgresConnection(handle: handle, target: target, thread: thread)
+    }
+
+    /// Times are exchanged as UTC ISO 8601 text; makes the session's rendering independent of the server.
+    private static func setUpSession(_ handle: OpaquePointer) {
         let setup = PQexec(handle, "SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'; SET client_encoding = 'UTF8'; SET client_min_messages = 'warning'")
         PQclear(setup)
-        return PostgresConnection(handle: handle, target: target, thread: thread)
     }
 
     /// Whether libpq still considers the connection usable.
@@ -128,30 +133,46 @@ public final class PostgresConnection: Sendable {
         prepared.withLock { _ = $0.insert(name) }
     }
 
-    /// Runs `query` as `query(_:preparedAs:)` does, then sends the statement `follow` makes of its rows (prepared
-    /// as `followName`) without waiting for its answer: the caller goes on while the server runs it.
+    /// Runs `query` as `query(_:preparedAs:)` does, then sends the statement `follow` makes of its rows without
+    /// waiting for its answer: the caller goes on while the server runs it.
     ///
     /// The follow-up runs on this connection before any later call (they all run on its thread, in order, and the
-    /// next one first reads the follow-up's answer), as a transaction of its own. Its answer and errors are dropped:
-    /// only for statements whose loss costs nothing but time, such as a NOTIFY hint.
+    /// next one first reads the follow-up's answer), in an implicit transaction of its own; nothing is sent when the
+    /// first statement left a transaction block open (the caller's). Its answer and errors are dropped, so it must be
+    /// one statement whose loss costs nothing but time and that leaves nothing behind on the session (no `BEGIN`, no
+    /// `SET`, no `COPY`): the NOTIFY hint after an append.
     @discardableResult
-    public func query(
-        _ query: PostgresQuery, preparedAs name: String,
-        thenSend follow: @escaping @Sendable (PostgresRows) -> PostgresQuery?, preparedAs followName: String
+    package func query(
+        _ query: PostgresQuery, preparedAs name: String, thenSend follow: @escaping @Sendable (PostgresRows) -> PostgresQuery?
     ) async throws -> PostgresRows {
         try await onThread { handle in
             try self.prepare(query, as: name, on: handle)
             let rows = try self.queryBlocking(query, preparedAs: name, on: handle)
             guard let next = follow(rows), PQtransactionStatus(handle) == PQTRANS_IDLE,
-                  (try? self.prepare(next, as: followName, on: handle)) != nil,
                   !next.binds.contains(where: { $0?.utf8.contains(0) == true })
             else { return rows }
+            // Parsed, bound and run in one flight (no prepare: that would be a round trip to wait for).
             let sent = withCStringArray(next.binds) { values in
-                PQsendQueryPrepared(handle, followName, Int32(next.binds.count), values, nil, nil, 0)
+                PQsendQueryParams(handle, next.sql, Int32(next.binds.count), nil, values, nil, nil, 0)
             }
             if sent == 1 { self.answerPending.store(true, ordering: .relaxed) }
             return rows
         }
+    }
+
+    /// Reads and drops a follow-up's answer (`query(_:preparedAs:thenSend:)`). When the connection broke while the
+    /// follow-up ran, it is opened again here: the next call is then sent on a live connection rather than failing
+    /// unsent for the follow-up's sake (if the database cannot be reached, it fails as it would have).
+    private func drainFollowUp(_ handle: OpaquePointer) {
+        while let dropped = PQgetResult(handle) {
+            let status = PQresultStatus(dropped)
+            PQclear(dropped)
+            if status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH { break }
+        }
+        guard PQstatus(handle) != CONNECTION_OK else { return }
+        PQreset(handle)
+        prepared.withLock { $0.removeAll() }
+        if PQstatus(handle) == CONNECTION_OK { Self.setUpSession(handle) }
     }
 
     /// Runs trusted SQL text that may hold several statements and no parameters (`PQexec`).
@@ -222,9 +243,7 @@ public final class PostgresConnection: Sendable {
             return try await thread.runIfActive {
                 try self.handle.withLock { handle in
                     guard let handle else { throw self.closedError() }
-                    if self.answerPending.exchange(false, ordering: .relaxed) {
-                        while let dropped = PQgetResult(handle) { PQclear(dropped) }
-                    }
+                    if self.answerPending.exchange(false, ordering: .relaxed) { self.drainFollowUp(handle) }
                     return try work(handle)
                 }
             }

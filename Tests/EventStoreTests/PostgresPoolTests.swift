@@ -191,27 +191,42 @@ struct PostgresPoolTests {
         let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
         defer { connection.close() }
         try await connection.query("CREATE TEMPORARY TABLE follow_up (n integer PRIMARY KEY)")
-        let rows = try await connection.query("SELECT 41 + 1", preparedAs: "follow_first", thenSend: { rows in
+        try await connection.query("CREATE TEMPORARY SEQUENCE follow_up_sent")
+        let rows = try await connection.query("SELECT 41 + 1", preparedAs: "follow_first") { rows in
             PostgresQuery(sql: "INSERT INTO follow_up VALUES ($1::integer)", binds: [rows.scalar()])
-        }, preparedAs: "follow_insert")
+        }
         #expect(rows.scalar() == "42")
         // The next call reads the follow-up's answer first, and sees what it did: it committed on its own.
         #expect(try await connection.query("SELECT n FROM follow_up").scalar() == "42")
         #expect(!connection.isInTransaction)
-        // A follow-up that fails (a duplicate key) costs the next call nothing.
-        try await connection.query("SELECT 42", preparedAs: "follow_again", thenSend: { rows in
-            PostgresQuery(sql: "INSERT INTO follow_up VALUES ($1::integer)", binds: [rows.scalar()])
-        }, preparedAs: "follow_insert")
-        #expect(try await connection.query("SELECT count(*) FROM follow_up").scalar() == "1")
+        // A follow-up that fails was sent (the sequence, outside transactions, moved) and costs the next call nothing.
+        try await connection.query("SELECT 1", preparedAs: "follow_again") { _ in
+            PostgresQuery(sql: "SELECT 1 / (nextval('follow_up_sent') - 1)")
+        }
+        #expect(try await connection.query("SELECT last_value, is_called FROM follow_up_sent").rows.first == ["1", "t"])
         // Inside the caller's transaction nothing is sent: the follow-up is never part of someone else's work.
         try await connection.withTransaction { connection in
-            try await connection.query("SELECT 7", preparedAs: "follow_in_tx", thenSend: { rows in
+            try await connection.query("SELECT 7", preparedAs: "follow_in_tx") { rows in
                 PostgresQuery(sql: "INSERT INTO follow_up VALUES ($1::integer)", binds: [rows.scalar()])
-            }, preparedAs: "follow_insert")
+            }
         }
         #expect(try await connection.query("SELECT count(*) FROM follow_up WHERE n = 7").scalar() == "0")
-        // nil: nothing follows.
-        try await connection.query("SELECT 8", preparedAs: "follow_none", thenSend: { _ in nil }, preparedAs: "follow_insert")
-        #expect(try await connection.query("SELECT count(*) FROM follow_up").scalar() == "1")
+    }
+
+    @Test("a connection that breaks while a follow-up runs is opened again before the next call, which is then sent, not failed")
+    func followUpBreaksTheConnection() async throws {
+        let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { connection.close() }
+        let before = try await connection.query("SELECT pg_backend_pid()").scalar()
+        // The follow-up ends its own server process, as a failover or an administrator would.
+        try await connection.query("SELECT 1", preparedAs: "follow_kill") { _ in
+            PostgresQuery(sql: "SELECT pg_terminate_backend(pg_backend_pid())")
+        }
+        let after = try await connection.query("SELECT pg_backend_pid()").scalar()
+        #expect(after != nil && after != before)
+        #expect(connection.isHealthy)
+        // The session is set up as a new connection's (UTC), and statements prepared before are prepared again.
+        #expect(try await connection.query("SHOW TimeZone").scalar() == "UTC")
+        #expect(try await connection.query("SELECT 1", preparedAs: "follow_kill").scalar() == "1")
     }
 }

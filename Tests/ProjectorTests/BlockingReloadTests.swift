@@ -81,4 +81,55 @@ struct BlockingReloadTests {
         #expect(await waiting.value == false)
         #expect(follower.blockedRequests == 0)
     }
+
+    /// The answer of a held request once it is released; false (and the request cancelled) when it is still held
+    /// after 5 s, so a release that never comes fails the test instead of hanging it.
+    static func answered(_ request: Task<Bool, Never>, _ follower: ChannelFollower) async -> Bool {
+        if (try? await eventually { follower.blockedRequests == 0 }) != true { request.cancel(); _ = await request.value; return false }
+        return await request.value
+    }
+
+    @Test("across a database outage: a held request is released by the wall clock while the log is unreachable, by the watermark after it returns; the served part never goes back")
+    func outageAndRecovery() async throws {
+        let store = LatenessTests.HeldWatermarkStore()
+        let clock = TestClock()
+        _ = try await CommandHandler(store: store, clock: clock.read).handle(.createChannel(Self.lowLatency()), channel: "demo", context: context())
+        store.knownUntil.withLock { $0 = epoch.adding(milliseconds: 60_600) }
+        // The whole follower (its polls of the watermark every 20 ms, its ticker), as `serve` runs it.
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read, pollInterval: .milliseconds(20))
+        clock.set(60.6)
+        let running = Task { try await follower.run() }
+        defer { running.cancel() }
+        #expect(try await eventually { follower.isReady })
+        #expect(try await eventually { (try? follower.servedMedia("demo", rendition: "720p").completedTicks) == 242 })
+
+        // Part 243 ends at 60.75 s: the wall clock passes it, the known log does not; the request stays held.
+        let first = Task { await follower.awaitWindow("demo", completedTicks: 243, timeoutMilliseconds: 60_000) }
+        #expect(try await eventually { follower.blockedRequests == 1 })
+        clock.set(60.76)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(follower.blockedRequests == 1, "released before the log was known past the part's end")
+
+        // The database goes away: serving goes on by the wall clock, and the held request gets its part.
+        store.unreachable.withLock { $0 = true }
+        #expect(try await eventually { !follower.isReady })
+        #expect(await Self.answered(first, follower) == true)
+        #expect(try follower.servedMedia("demo", rendition: "720p").completedTicks == 243)
+
+        // It comes back with its clock behind what was served: nothing goes back, and the next part waits for the log.
+        let second = Task { await follower.awaitWindow("demo", completedTicks: 245, timeoutMilliseconds: 60_000) }
+        #expect(try await eventually { follower.blockedRequests == 1 })
+        store.knownUntil.withLock { $0 = epoch.adding(milliseconds: 60_700) }
+        store.unreachable.withLock { $0 = false }
+        clock.set(61.3)
+        #expect(try await eventually { follower.isReady })
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(follower.blockedRequests == 1, "released before the log was known past the part's end")
+        #expect(try follower.servedMedia("demo", rendition: "720p").completedTicks == 243)
+        // The log becomes known past 61.25 s (part 245's end): the request is released with it.
+        store.knownUntil.withLock { $0 = epoch.adding(milliseconds: 61_300) }
+        #expect(await Self.answered(second, follower) == true)
+        #expect(try follower.servedMedia("demo", rendition: "720p").completedTicks == 245)
+        #expect(follower.blockedRequests == 0)
+    }
 }

@@ -14,6 +14,8 @@ struct LatenessTests {
     final class HeldWatermarkStore: EventStore, @unchecked Sendable {
         let inner = InMemoryEventStore()
         let knownUntil = Mutex(Timestamp(milliseconds: .min))
+        /// While true the log is unreachable: the watermark read fails, as a database outage makes it.
+        let unreachable = Mutex(false)
         func append(_ request: AppendRequest) async throws -> AppendResult { try await inner.append(request) }
         func previousResult(of request: AppendRequest) async throws -> AppendResult? { try await inner.previousResult(of: request) }
         func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent] { try await inner.read(after: position, through: head, limit: limit) }
@@ -23,7 +25,8 @@ struct LatenessTests {
         func version(of channel: ChannelID) async throws -> Int64 { try await inner.version(of: channel) }
         func headPosition() async throws -> Int64 { try await inner.headPosition() }
         func watermark() async throws -> Watermark {
-            Watermark(head: try await inner.headPosition(), knownUntil: knownUntil.withLock { $0 })
+            if unreachable.withLock({ $0 }) { throw StoreError.unavailable("the test's database is down") }
+            return Watermark(head: try await inner.headPosition(), knownUntil: knownUntil.withLock { $0 })
         }
     }
 
