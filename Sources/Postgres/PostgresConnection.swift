@@ -1,4 +1,5 @@
 import CLibPQ
+import Logging
 import NIOPosix
 import Synchronization
 
@@ -89,8 +90,14 @@ public final class PostgresConnection: Sendable {
         return PostgresConnection(handle: handle, target: target, thread: thread)
     }
 
-    /// Times are exchanged as UTC ISO 8601 text; makes the session's rendering independent of the server.
+    /// Times are exchanged as UTC ISO 8601 text; makes the session's rendering independent of the server. What the
+    /// server sends between statements (the error of a server process that ends, a warning) goes to the log, one
+    /// record a message, instead of libpq's own lines on standard error.
     private static func setUpSession(_ handle: OpaquePointer) {
+        PQsetNoticeProcessor(handle, { _, message in
+            guard let message else { return }
+            noticeLogger.warning("message from PostgreSQL", metadata: ["message": "\(lastLine(String(cString: message)))"])
+        }, nil)
         let setup = PQexec(handle, "SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'; SET client_encoding = 'UTF8'; SET client_min_messages = 'warning'")
         PQclear(setup)
     }
@@ -98,6 +105,18 @@ public final class PostgresConnection: Sendable {
     /// Whether libpq still considers the connection usable.
     public var isHealthy: Bool {
         handle.withLock { handle in handle.map { PQstatus($0) == CONNECTION_OK } ?? false }
+    }
+
+    /// Whether a connection not in use still looks usable, found without waiting: what the server sent since (the
+    /// error of a server process that ended, a closed socket) is read, then libpq's status reported. A follow-up's
+    /// answer still pending is left to the next call, which looks again once it has read it.
+    package var isAliveWithoutWaiting: Bool {
+        handle.withLock { handle in
+            guard let handle, PQstatus(handle) == CONNECTION_OK else { return false }
+            if answerPending.load(ordering: .relaxed) { return true }
+            Self.readWithoutWaiting(handle)
+            return PQstatus(handle) == CONNECTION_OK
+        }
     }
 
     /// Whether a transaction block is open on this connection (`BEGIN` without `COMMIT`/`ROLLBACK` yet).
@@ -160,6 +179,14 @@ public final class PostgresConnection: Sendable {
         }
     }
 
+    /// Reads what the server sent on an idle connection, without waiting: a server process that ended sends its error,
+    /// then closes the socket, which a second read finds (libpq then reports the connection as bad).
+    private static func readWithoutWaiting(_ handle: OpaquePointer) {
+        for _ in 0..<2 where PQstatus(handle) == CONNECTION_OK {
+            guard PQconsumeInput(handle) == 1 else { return }
+        }
+    }
+
     /// Reads and drops a follow-up's answer (`query(_:preparedAs:thenSend:)`). When the connection broke while the
     /// follow-up ran, it is opened again here: the next call is then sent on a live connection rather than failing
     /// unsent for the follow-up's sake (if the database cannot be reached, it fails as it would have).
@@ -169,6 +196,8 @@ public final class PostgresConnection: Sendable {
             PQclear(dropped)
             if status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH { break }
         }
+        // The server process may have ended just after answering: read what came since, without waiting.
+        Self.readWithoutWaiting(handle)
         guard PQstatus(handle) != CONNECTION_OK else { return }
         PQreset(handle)
         prepared.withLock { $0.removeAll() }
@@ -328,6 +357,9 @@ public final class PostgresConnection: Sendable {
 }
 
 /// libpq messages end in a newline and sometimes hold several lines; operators get the meaningful one.
+/// Where `setUpSession` sends the server's notices.
+private let noticeLogger = Logger(label: "cueline.postgres")
+
 func lastLine(_ message: String) -> String {
     let lines = message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters() }.filter { !$0.isEmpty }
     // "connection to server at ... failed: Connection refused" then "Is the server running on that host...?"

@@ -109,15 +109,24 @@ public final class PostgresPool: Service, Sendable {
         try Task.checkCancellation()
         switch try state.withLock({ try $0.checkout(maximum: maximumConnections) }) {
         case .connection(let connection):
-            return connection
+            return try await usable(connection)
         case .open:
             return try await open()
         case .wait:
             switch try await waitInLine() {
-            case .connection(let connection): return connection
+            case .connection(let connection): return try await usable(connection)
             case .open: return try await open()
             }
         }
+    }
+
+    /// An idle connection whose server process ended meanwhile (a restart, `pg_terminate_backend`, a follow-up that
+    /// broke it) is closed and replaced in its slot before it is lent: the borrower's statement is then sent, rather
+    /// than failing unsent.
+    private func usable(_ connection: PostgresConnection) async throws -> PostgresConnection {
+        if connection.isAliveWithoutWaiting { return connection }
+        connection.close()
+        return try await open()
     }
 
     /// Opens a connection for a slot already counted in `open`; gives the slot back when that fails.

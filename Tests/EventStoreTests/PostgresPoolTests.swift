@@ -229,4 +229,23 @@ struct PostgresPoolTests {
         #expect(try await connection.query("SHOW TimeZone").scalar() == "UTC")
         #expect(try await connection.query("SELECT 1", preparedAs: "follow_kill").scalar() == "1")
     }
+
+    @Test("an idle connection whose server process ended is replaced before it is lent: the borrower's statement is sent, not failed")
+    func deadIdleConnectionReplaced() async throws {
+        let pool = PostgresPool(url: TestDatabase.url!, maximumConnections: 1, checkoutTimeout: .seconds(5))
+        let first = try await pool.withConnection { try await $0.query("SELECT pg_backend_pid()").scalar() }
+        let admin = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { admin.close() }
+        try await admin.query("SELECT pg_terminate_backend(\(first ?? "0")::integer)")
+        // Gone from the server's list of processes (the termination is asynchronous).
+        var gone = false
+        for _ in 0..<500 where !gone {
+            gone = try await admin.query("SELECT count(*) FROM pg_stat_activity WHERE pid = \(first ?? "0")::integer").scalar() == "0"
+            if !gone { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(gone)
+        let second = try await pool.withConnection { try await $0.query("SELECT pg_backend_pid()").scalar() }
+        #expect(second != nil && second != first)
+        #expect(pool.counts.open == 1)
+    }
 }
