@@ -39,22 +39,31 @@ public struct PostgresEventStore: EventStore {
 
     public func append(_ request: AppendRequest) async throws -> AppendResult {
         try await mapErrors {
-            do {
-                return try await pool.withConnection { connection in
-                    try await Self.append(request, on: connection, hinting: true)
-                }
-            } catch let error as PostgresError where error.kind == .connectionLost {
-                // The call was sent and the connection broke before its answer: it may have committed. The
-                // idempotency record tells, so the answer is never "nothing was written" for a write that happened.
-                let recorded: AppendResult?
+            var attempts = 0
+            while true {
+                attempts += 1
                 do {
-                    recorded = try await pool.withConnection { try await Self.previousResult(of: request, on: $0) }
-                } catch {
-                    throw StoreError.unknownOutcome("\(error)")
+                    return try await pool.withConnection { connection in
+                        try await Self.append(request, on: connection, hinting: true)
+                    }
+                } catch let error as PostgresError where error.kind == .connectionLost {
+                    // The call was sent and the connection broke before its answer: it may have committed. The
+                    // idempotency record tells, so the answer is never "nothing was written" for a write that happened.
+                    let recorded: AppendResult?
+                    do {
+                        recorded = try await pool.withConnection { try await Self.previousResult(of: request, on: $0) }
+                    } catch {
+                        throw StoreError.unknownOutcome("\(error)")
+                    }
+                    if var result = recorded {
+                        result.replayed = false
+                        return result
+                    }
+                    // Not written (a server process ended under it, a restart): sent once more on another connection.
+                    // The same command id makes that safe even if the first call's transaction were still to commit:
+                    // the append waits for its lock and answers with its record.
+                    guard attempts < 2 else { throw StoreError.unavailable("\(error)") }
                 }
-                guard var result = recorded else { throw StoreError.unavailable("\(error)") }
-                result.replayed = false
-                return result
             }
         }
     }

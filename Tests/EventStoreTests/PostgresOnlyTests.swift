@@ -31,6 +31,34 @@ struct PostgresOnlyTests {
         #expect(try await store.readStream(channel, after: 0, limit: 10) == appended.events)
     }
 
+    @Test("an append whose server process ends under it, before its commit, is sent once more on another connection and applied once")
+    func appendRetriedAfterLostConnection() async throws {
+        let store = TestDatabase.makeStore()
+        let channel = uniqueChannel("lost")
+        let admin = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { admin.close() }
+        // The first insert of an event of this channel ends its own server process (its transaction is rolled back).
+        let name = "test_end_once_" + String(UUID().uuidString.prefix(8)).lowercased()
+        try await admin.executeScript("""
+            CREATE SEQUENCE \(name);
+            CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.channel = '\(channel.rawValue)' AND nextval('\(name)') = 1 THEN
+                    PERFORM pg_terminate_backend(pg_backend_pid());
+                    PERFORM pg_sleep(5);
+                END IF;
+                RETURN NEW;
+            END $$;
+            CREATE TRIGGER \(name) BEFORE INSERT ON cueline_events FOR EACH ROW EXECUTE FUNCTION \(name)();
+            """)
+        defer { Task { try? await admin.executeScript("DROP TRIGGER \(name) ON cueline_events; DROP FUNCTION \(name)(); DROP SEQUENCE \(name);") } }
+        let appended = try await store.append(makeRequest(channel: channel, expected: .noStream))
+        #expect(appended.events.count == 1 && appended.version == 1 && !appended.replayed)
+        #expect(try await admin.query(PostgresQuery(sql: "SELECT last_value FROM \(name)")).scalar() == "2", "the first try did not reach the insert")
+        #expect(try await admin.query("SELECT count(*) FROM cueline_events WHERE channel = \(channel)").scalar() == "1")
+        try await admin.executeScript("DROP TRIGGER \(name) ON cueline_events; DROP FUNCTION \(name)(); DROP SEQUENCE \(name);")
+    }
+
     @Test("the service role can append and read but cannot alter the log, even by disabling the triggers")
     func leastPrivilege() async throws {
         let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
