@@ -45,6 +45,14 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     /// This connection's event loop's wake-ups and kept answers (looked up once, not per answer).
     private var loopShared: HeldWakeups?
 
+    /// This connection's event loop's shared state, found on the first use.
+    private func loopState(_ context: ChannelHandlerContext) -> HeldWakeups {
+        if let loopShared { return loopShared }
+        let found = HeldWakeups.on(context.eventLoop)
+        loopShared = found
+        return found
+    }
+
     /// Answers written here (they count in `cueline_playlist_fast_requests_total` too).
     static let requests = Counter(label: "cueline_playlist_raw_requests_total")
 
@@ -171,9 +179,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     /// unflushed.
     private func hold(context: ChannelHandlerContext, _ toHold: PlaylistFastPath.Held) -> Bool {
         held = toHold
-        let wakeups = loopShared ?? HeldWakeups.on(context.eventLoop)
-        loopShared = wakeups
-        let id = PlaylistFastPath.register(follower: follower, toHold, handler: self, context: context, wakeups: wakeups) {
+        let id = PlaylistFastPath.register(follower: follower, toHold, handler: self, context: context, wakeups: loopState(context)) {
             $0.release(context: $1, ready: $2)
         }
         if let id {
@@ -242,9 +248,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         let date = date.now()
         // The whole answer, head and body, in one buffer made once per window, variant and second on this event loop:
         // the clients blocked on a channel's part, and players polling the same playlist, are answered with its bytes.
-        let shared = loopShared ?? HeldWakeups.on(context.eventLoop)
-        loopShared = shared
-        let response = shared.responses.response(for: served.body, maxAge: maxAge, origin: origin, head: head, date: date) {
+        let response = loopState(context).responses.response(for: served.body, maxAge: maxAge, origin: origin, head: head, date: date) {
             var out = context.channel.allocator.buffer(capacity: 320 + (head ? 0 : served.body.readableBytes))
             Self.writeHead("200 OK", into: &out) { write in
                 PlaylistFastPath.playlistFields(served, maxAge: maxAge, origin: origin, date: date, write)
