@@ -1,7 +1,11 @@
 # Shared by the scripts in scripts/: installing what is missing and running a throwaway PostgreSQL.
-# Source it; it defines functions and sets nothing else.
+# Source it; it defines functions and sets nothing else but CUELINE_LOG_START (see log).
 
-log() { printf '==> %s\n' "$*" >&2; }
+# Every line carries the time since the outermost script started (nested scripts inherit the start), so a slow CI
+# run shows where its minutes went.
+: "${CUELINE_LOG_START:=$(date +%s)}"
+export CUELINE_LOG_START
+log() { local t=$(( $(date +%s) - CUELINE_LOG_START )); printf '==> [%d:%02d] %s\n' $((t / 60)) $((t % 60)) "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 repo_root() { cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd; }
