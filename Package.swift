@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -8,13 +8,13 @@ let package = Package(
         .executable(name: "cueline", targets: ["cueline"])
     ],
     dependencies: [
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
+        // Without its ConfigurationSupport trait (swift-configuration readers, not used here): less to build on 2 cores.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0", traits: ["FullFoundation"]),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.0.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
         // Already in the graph through Hummingbird; named because the API target's connection limits use them.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
@@ -32,6 +32,9 @@ let package = Package(
         .target(name: "Wire", dependencies: ["Schedule", "HLS"]),
         // libpq from Debian's libpq-dev.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // SHA-256 (the hash chain, token digests, render samples) and HMAC-SHA256 (hook signatures): OpenSSL's
+        // libcrypto, which libpq links already (libssl-dev comes with libpq-dev).
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // The libpq driver alone: connection (its own thread), pool and LISTEN loop as services, query, rows, errors.
         .target(
             name: "Postgres",
@@ -49,7 +52,7 @@ let package = Package(
             dependencies: [
                 "Schedule", "Postgres",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "CLibCrypto",
             ]
         ),
         .target(
@@ -73,7 +76,6 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -114,16 +116,15 @@ let package = Package(
         .testTarget(name: "ProjectorTests", dependencies: ["Projector", "Schedule", "EventStore", "Postgres", "HLS", "TestSupport"]),
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "API", "Schedule", "HLS"]),
-        // The HTTP API in process (HummingbirdTesting's router client) over the in-memory stores.
+        // The HTTP API in process (RouterClient: requests handed to the router, no socket) over the in-memory stores.
         .testTarget(
             name: "APITests",
             dependencies: [
                 "API", "EventStore", "Projector", "Schedule", "HLS", "TestSupport",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "EventStore", "Postgres", "HLS", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "EventStore", "Postgres", "HLS"]),
     ]
 )

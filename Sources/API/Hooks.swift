@@ -1,4 +1,3 @@
-import Crypto
 import EventStore
 import Foundation
 import HLS
@@ -160,7 +159,7 @@ extension HookSet.Hook {
         guard let signature, signature.hasPrefix("sha256=") else {
             return "X-Cueline-Signature must be sha256=<hex HMAC-SHA256 of timestamp.body>"
         }
-        let expected = HMAC<SHA256>.authenticationCode(for: Array(timestamp.utf8) + [UInt8(ascii: ".")] + body, using: SymmetricKey(data: secret))
+        let expected = hmacSHA256(key: Array(secret), message: Array(timestamp.utf8) + [UInt8(ascii: ".")] + body)
         let given = Array(signature.dropFirst(7).utf8)
         let wanted = Array(hexDigits(expected).utf8)
         // Constant time: the comparison does not stop at the first differing byte.

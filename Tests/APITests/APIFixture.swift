@@ -1,11 +1,9 @@
 import API
-import Crypto
 import EventStore
 import Foundation
 import HLS
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import NIOCore
 import Projector
 import Schedule
@@ -132,15 +130,14 @@ struct APIFixture {
     /// the application's services.
     func test<Value: Sendable>(
         metrics: (@Sendable () -> String)? = nil, auditReads: AuditReads = AuditReads(),
-        _ body: @Sendable (any TestClientProtocol) async throws -> Value
+        _ body: @Sendable (RouterClient) async throws -> Value
     ) async throws -> Value {
         let streams = EventStreams(follower: follower, store: store, limits: limits)
         let cache = tokenDirectory.map { TokenCache(directory: $0, refreshInterval: .milliseconds(50)) } ?? tokenCache
         let router = Routes.router(
             follower: follower, handler: handler, mediaDirectory: mediaDirectory, metrics: metrics, hooks: hooks,
             access: open ? .open : .tokens(cache), eventStreams: streams, auditReads: auditReads)
-        let app = Application(router: router, services: [streams, cache])
-        return try await app.test(.router, body)
+        return try await withRouterClient(router, services: [streams, cache], body)
     }
 
     /// `Authorization: Bearer <secret of name>`, plus `extra`.
@@ -153,8 +150,7 @@ struct APIFixture {
     /// A hook delivery signed with the fixture's hook secret at the clock's time (or `at`).
     func signed(_ body: String, at seconds: Int64? = nil, secret: String? = nil) -> HTTPFields {
         let timestamp = String(seconds ?? clock.read().milliseconds / 1000)
-        let mac = HMAC<SHA256>.authenticationCode(
-            for: Array(timestamp.utf8) + [UInt8(ascii: ".")] + Array(body.utf8), using: SymmetricKey(data: Array((secret ?? hookSecret).utf8)))
+        let mac = hmacSHA256(key: Array((secret ?? hookSecret).utf8), message: Array(timestamp.utf8) + [UInt8(ascii: ".")] + Array(body.utf8))
         var headers = HTTPFields()
         headers[HTTPField.Name("X-Cueline-Timestamp")!] = timestamp
         headers[HTTPField.Name("X-Cueline-Signature")!] = "sha256=" + mac.map { String(format: "%02x", $0) }.joined()
@@ -177,7 +173,7 @@ extension TestResponse {
     }
 }
 
-extension TestClientProtocol {
+extension RouterClient {
     func get(_ uri: String, _ headers: HTTPFields = [:]) async throws -> TestResponse {
         try await execute(uri: uri, method: .get, headers: headers)
     }

@@ -1,7 +1,6 @@
 import API
 import Foundation
 import HTTPTypes
-import HummingbirdTesting
 import Synchronization
 import Testing
 

@@ -3,7 +3,6 @@ import EventStore
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Testing
 
 @Suite("Audit routes (schedule, events, replay, as-run), in process")

@@ -2,7 +2,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Testing
 
 @Suite("The operator console's routes, in process")
@@ -77,7 +76,7 @@ struct ConsoleRouteTests {
         try FileManager.default.createSymbolicLink(atPath: directory + "/passwd.js", withDestinationPath: "/etc/passwd")
         let router = Router(context: APIRequestContext.self)
         ConsoleController(access: .open, directory: directory, hlsjs: directory + "/hls-source.mjs").addRoutes(to: router)
-        try await Application(router: router).test(.router) { client in
+        try await withRouterClient(router) { client in
             #expect(try await client.get("/console").text == "<!doctype html>")
             #expect(try await client.get("/console/passwd.js").status == .notFound)
             let hls = try await client.get("/console/vendor/hls.mjs")
@@ -87,7 +86,7 @@ struct ConsoleRouteTests {
         }
         let bare = Router(context: APIRequestContext.self)
         ConsoleController(access: .open, directory: nil, hlsjs: nil).addRoutes(to: bare)
-        try await Application(router: bare).test(.router) { client in
+        try await withRouterClient(bare) { client in
             let page = try await client.get("/console")
             #expect(page.status == .serviceUnavailable && page.error?.message.contains("CUELINE_CONSOLE_DIR") == true)
             let hls = try await client.get("/console/vendor/hls.mjs")

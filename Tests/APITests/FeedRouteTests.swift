@@ -2,7 +2,6 @@ import API
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Testing
 
 @Suite("SCTE-35 and feed hook routes, in process")

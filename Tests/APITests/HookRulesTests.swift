@@ -2,7 +2,6 @@ import API
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Testing
 
 @Suite("Feed hook rules as Codable types")

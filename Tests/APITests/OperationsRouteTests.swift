@@ -3,7 +3,6 @@ import EventStore
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Projector
 import Testing
 
@@ -39,7 +38,7 @@ struct OperationsRouteTests {
         let router = Routes.router(
             follower: follower, handler: CommandHandler(store: store, clock: clock.read), mediaDirectory: nil, access: .open,
             eventStreams: streams)
-        try await Application(router: router).test(.router) { client in
+        try await withRouterClient(router) { client in
             let before = try await client.get("/readyz")
             #expect(before.status == .serviceUnavailable)
             #expect(before.error?.message.hasPrefix("not ready") == true)

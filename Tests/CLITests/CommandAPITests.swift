@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import EventStore
 import HLS
 import TestSupport
 import Testing
@@ -209,7 +209,7 @@ struct CommandAPITests {
     }
 
     private func signed(_ body: String, at seconds: Int, secret: String = CommandAPITests.hookSecret) -> [String: String] {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(seconds).\(body)".utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        let mac = hmacSHA256(key: Array(secret.utf8), message: Array("\(seconds).\(body)".utf8))
         return ["X-Cueline-Timestamp": String(seconds), "X-Cueline-Signature": "sha256=" + mac.map { String(format: "%02x", $0) }.joined()]
     }
 

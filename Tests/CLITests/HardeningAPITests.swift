@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import EventStore
 import TestSupport
 import Testing
 
@@ -60,7 +60,7 @@ struct HardeningAPITests {
     }
 
     private func signed(_ body: String, at seconds: Int) -> [String: String] {
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(seconds).\(body)".utf8), using: SymmetricKey(data: Data(Self.secret.utf8)))
+        let mac = hmacSHA256(key: Array(Self.secret.utf8), message: Array("\(seconds).\(body)".utf8))
         return ["X-Cueline-Timestamp": String(seconds), "X-Cueline-Signature": "sha256=" + mac.map { String(format: "%02x", $0) }.joined()]
     }
 

@@ -1,5 +1,5 @@
-import Crypto
 import Foundation
+import EventStore
 import HLS
 import TestSupport
 import Testing
@@ -362,7 +362,7 @@ struct HostileInputTests {
 
     private func hookTimestamp(_ setup: Setup, _ timestamp: String) async throws {
         let body = #"{"event":"goal"}"#
-        let mac = HMAC<SHA256>.authenticationCode(for: Data("\(timestamp).\(body)".utf8), using: SymmetricKey(data: Data(Self.hookSecret.utf8)))
+        let mac = hmacSHA256(key: Array(Self.hookSecret.utf8), message: Array("\(timestamp).\(body)".utf8))
         let headers = ["X-Cueline-Timestamp": timestamp, "X-Cueline-Signature": "sha256=" + mac.map { String(format: "%02x", $0) }.joined()]
         let (answer, status) = try await HTTP.post("\(setup.base)/hooks/feed", json: body, headers: headers)
         #expect(status == 401 && answer.contains("server clock"), "\(status) \(answer)")

@@ -26,7 +26,7 @@ apt_install() {
         || die "apt-get install ${missing[*]} failed"
 }
 
-ensure_build_deps() { apt_install pkg-config libpq-dev; }
+ensure_build_deps() { apt_install pkg-config libpq-dev libssl-dev; }
 ensure_postgres() { apt_install postgresql postgresql-contrib; }
 
 pg_bindir() {
