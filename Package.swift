@@ -9,7 +9,8 @@ let package = Package(
     ],
     dependencies: [
         // Without its ConfigurationSupport trait (swift-configuration readers, not used here): less to build on 2 cores.
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0", traits: ["FullFoundation"]),
+        // 2.28.1, the release this was built with, declares the traits (an older one may not).
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),

@@ -14,11 +14,13 @@ package func sha256Hex(_ bytes: [UInt8]) -> String {
 /// copy of BoringSSL built from source (swift-crypto), minutes of a fresh build on 2 cores for two functions.
 package func sha256(_ bytes: [UInt8]) -> [UInt8] {
     var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-    bytes.withUnsafeBufferPointer { input in
+    let done = bytes.withUnsafeBufferPointer { input in
         digest.withUnsafeMutableBufferPointer { output in
-            _ = SHA256(input.baseAddress, input.count, output.baseAddress)
+            SHA256(input.baseAddress, input.count, output.baseAddress) != nil
         }
     }
+    // libcrypto reports a failure (no provider for SHA-256) as NULL: the digest would be zeros, in the hash chain.
+    precondition(done, "SHA-256 failed in libcrypto")
     return digest
 }
 
