@@ -260,11 +260,19 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// What the follower's word `ready` on a held request comes to (the router's loop in `PlaylistController.media`).
-    static func released(follower: ChannelFollower, _ held: Held, ready: Bool) -> Release {
+    ///
+    /// - Parameter memo: the loop's answers (`HeldWakeups.responses`): within one wake-up of the loop, a window found for
+    ///   one held request is reused for the others on the same channel, rendition and delta form that it satisfies.
+    static func released(follower: ChannelFollower, _ held: Held, ready: Bool, memo: LoopResponses? = nil) -> Release {
         guard ready else { return .timedOut }
         let served: ChannelFollower.ServedMedia
         do {
-            served = try follower.servedMedia(held.channel, rendition: held.rendition, skip: held.skip)
+            if let known = memo?.servedInWakeup(held), known.blockingPosition >= held.target {
+                served = known
+            } else {
+                served = try follower.servedMedia(held.channel, rendition: held.rendition, skip: held.skip)
+                memo?.keepInWakeup(served, for: held)
+            }
         } catch {
             return .failed(APIError(error))
         }
@@ -508,6 +516,8 @@ final class HeldWakeups: WakeupBatch {
             defer { state.pending = [] }
             return state.pending
         }
+        responses.beginWakeup()
+        defer { responses.endWakeup() }
         for work in batch { work() }
     }
 }
@@ -530,6 +540,40 @@ final class LoopResponses: @unchecked Sendable {
 
     private var date = ""
     private var kept: [Key: (body: ByteBuffer, response: ByteBuffer)] = [:]
+    /// The `Date` header's text, once per second for the whole loop (not per connection: a thousand connections
+    /// answered four times a second would each format it once a second).
+    private var dateText = HTTPDateText()
+
+    /// The `Date` header's text now.
+    func dateNow() -> String { dateText.now() }
+
+    private struct Wanted: Hashable {
+        var channel: ChannelID
+        var rendition: Identifier
+        var skip: PlaylistBuilder.DeltaUpdate?
+    }
+
+    /// Windows looked up during the current wake-up of the loop (`HeldWakeups.drain`), by what was asked: the requests
+    /// a part boundary releases are mostly the same few windows. Empty, and not kept, outside a wake-up.
+    private var servedNow: [Wanted: ChannelFollower.ServedMedia] = [:]
+    private var inWakeup = false
+
+    func beginWakeup() { inWakeup = true }
+
+    func endWakeup() {
+        inWakeup = false
+        servedNow.removeAll(keepingCapacity: true)
+    }
+
+    func servedInWakeup(_ held: PlaylistFastPath.Held) -> ChannelFollower.ServedMedia? {
+        guard inWakeup else { return nil }
+        return servedNow[Wanted(channel: held.channel, rendition: held.rendition, skip: held.skip)]
+    }
+
+    func keepInWakeup(_ served: ChannelFollower.ServedMedia, for held: PlaylistFastPath.Held) {
+        guard inWakeup else { return }
+        servedNow[Wanted(channel: held.channel, rendition: held.rendition, skip: held.skip)] = served
+    }
     /// The bytes of the answers kept (their bodies are the windows', shared with the follower while current).
     private var bytes = 0
     /// At most this many bytes of answers are kept (a loop busy with more windows than that starts again more often).

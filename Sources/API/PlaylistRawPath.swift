@@ -39,7 +39,9 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     private var events: [Any] = []
     /// Handed to the codec: everything passes.
     private var passing = false
-    private var date = HTTPDateText()
+    /// Bytes went up to the codec since the last end of a read: only then does the end of a read go up too (the
+    /// handlers above have nothing to deliver otherwise, and a player's every request would walk them all).
+    private var forwardedRead = false
     /// The last media playlist path asked for on this connection, with its channel and rendition.
     private var lastPath: (plain: String, channel: ChannelID, rendition: Identifier)?
     /// This connection's event loop's wake-ups and kept answers (looked up once, not per answer).
@@ -81,6 +83,8 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        guard passing || forwardedRead else { return }
+        forwardedRead = false
         context.fireChannelReadComplete()
     }
 
@@ -166,6 +170,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         pending = nil
         events = []
         if let rest {
+            forwardedRead = true
             context.fireChannelRead(wrapInboundOut(rest))
             // Outside a read from the socket, the codec is told the read ended (it delivers what it decoded then).
             if !inRead { context.fireChannelReadComplete() }
@@ -221,7 +226,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         held = nil
         if let registration { follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id) }
         registration = nil
-        let release = PlaylistFastPath.released(follower: follower, toAnswer, ready: ready)
+        let release = PlaylistFastPath.released(follower: follower, toAnswer, ready: ready, memo: loopState(context).responses)
         switch release {
         case .answer(let served):
             respond(context: context, served: served, maxAge: 6 * served.targetDuration, origin: toAnswer.origin, head: toAnswer.head)
@@ -230,7 +235,8 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
             if hold(context: context, toAnswer) { return false }
             context.flush()  // refused: answered 503 at once
         case .timedOut, .failed:
-            let (status, fields, body) = PlaylistFastPath.errorAnswer(release.error(toAnswer)!, origin: toAnswer.origin, date: date.now())
+            let (status, fields, body) = PlaylistFastPath.errorAnswer(
+                release.error(toAnswer)!, origin: toAnswer.origin, date: loopState(context).responses.dateNow())
             var out = context.channel.allocator.buffer(capacity: 256 + body.readableBytes)
             Self.writeHead("\(status.code) \(status.reasonPhrase)", into: &out) { write in
                 for field in fields { write(field.name, field.value) }
@@ -245,7 +251,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     private func respond(context: ChannelHandlerContext, served: ChannelFollower.ServedMedia, maxAge: Int, origin: Bool, head: Bool) {
         PlaylistFastPath.requests.increment()
         Self.requests.increment()
-        let date = date.now()
+        let date = loopState(context).responses.dateNow()
         // The whole answer, head and body, in one buffer made once per window, variant and second on this event loop:
         // the clients blocked on a channel's part, and players polling the same playlist, are answered with its bytes.
         let response = loopState(context).responses.response(for: served.body, maxAge: maxAge, origin: origin, head: head, date: date) {

@@ -739,14 +739,19 @@ public final class ChannelFollower: Service, Sendable {
         _ channel: ChannelID, rendition: Identifier? = nil, completedTicks target: Int64, timeoutMilliseconds: Int64,
         batch: (any WakeupBatch)? = nil, _ resume: @escaping @Sendable (Bool) -> Void
     ) -> UInt64? {
-        let id = blocked.withLock { blocked in
+        let key = Blocked.Key(channel: channel, rendition: rendition)
+        let deadline = clock().adding(milliseconds: timeoutMilliseconds)
+        // One take of the lock for the id and the registration (a thousand players re-register after every part).
+        let (id, ready) = blocked.withLock { blocked -> (UInt64, Bool?)? in
+            guard !blocked.closed else { return nil }
             blocked.nextID &+= 1
-            return blocked.nextID
+            return (blocked.nextID, Self.register(&blocked, key, id: blocked.nextID, target: target, deadline: deadline, batch: batch, resume: resume))
+        } ?? (0, nil)
+        guard id != 0 else { return nil }
+        if let ready {
+            resume(ready)
+            batch?.wake()
         }
-        guard !blocked.withLock({ $0.closed }) else { return nil }
-        register(
-            Blocked.Key(channel: channel, rendition: rendition), id: id, target: target, deadline: clock().adding(milliseconds: timeoutMilliseconds),
-            batch: batch, resume: resume)
         return id
     }
 
@@ -764,18 +769,24 @@ public final class ChannelFollower: Service, Sendable {
     private func register(
         _ key: Blocked.Key, id: UInt64, target: Int64, deadline: Timestamp, batch: (any WakeupBatch)?, resume: @escaping @Sendable (Bool) -> Void
     ) {
-        let ready = blocked.withLock { blocked -> Bool? in
-            if blocked.closed { return false }
-            if let published = blocked.published[key], published >= target { return true }
-            blocked.waiters[key, default: []].append(.init(id: id, target: target, deadline: deadline, resume: resume, batch: batch))
-            blocked.earliestDeadline = min(blocked.earliestDeadline, deadline)
-            blocked.count += 1
-            return nil
-        }
+        let ready = blocked.withLock { Self.register(&$0, key, id: id, target: target, deadline: deadline, batch: batch, resume: resume) }
         if let ready {
             resume(ready)
             batch?.wake()
         }
+    }
+
+    /// Adds a waiter under the lock, or says how to resume it at once (true: its window is there; false: closed).
+    private static func register(
+        _ blocked: inout Blocked, _ key: Blocked.Key, id: UInt64, target: Int64, deadline: Timestamp, batch: (any WakeupBatch)?,
+        resume: @escaping @Sendable (Bool) -> Void
+    ) -> Bool? {
+        if blocked.closed { return false }
+        if let published = blocked.published[key], published >= target { return true }
+        blocked.waiters[key, default: []].append(.init(id: id, target: target, deadline: deadline, resume: resume, batch: batch))
+        blocked.earliestDeadline = min(blocked.earliestDeadline, deadline)
+        blocked.count += 1
+        return nil
     }
 
     /// Resumes `waiters` with `value`, then wakes each batch they gathered in, once.

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import HLS
 import NIOEmbedded
@@ -126,8 +127,13 @@ struct PlaylistRawPathHandlerTests {
     final class Codec: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer
         var log: [String] = []
+        /// Ends of reads that reached it.
+        var readCompletes = 0
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             log.append("bytes " + String(buffer: unwrapInboundIn(data)))
+        }
+        func channelReadComplete(context: ChannelHandlerContext) {
+            readCompletes += 1
         }
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
             log.append("event \(type(of: event))")
@@ -198,6 +204,50 @@ struct PlaylistRawPathHandlerTests {
         try setup.channel.writeInbound(ByteBuffer(string: "lthz HTTP/1.1\r\n\r\n" + Self.plain))
         #expect(setup.codec.log == ["bytes GET /hea", "bytes lthz HTTP/1.1\r\n\r\n" + Self.plain])
         #expect(try setup.written().isEmpty)
+    }
+
+    @Test("the end of a read goes up only after bytes went up: requests answered here do not walk the codec's handlers")
+    func readCompleteOnlyAfterBytes() async throws {
+        let setup = try await setUp()
+        try setup.channel.writeInbound(ByteBuffer(string: Self.plain))
+        try setup.channel.writeInbound(ByteBuffer(string: Self.plain + Self.plain))
+        #expect(try setup.written().components(separatedBy: "HTTP/1.1 200 OK").count == 4)
+        #expect(setup.codec.readCompletes == 0)
+        // A request that is not ours: its bytes and the end of that read go up, and everything after.
+        try setup.channel.writeInbound(ByteBuffer(string: "GET /channels/ll/master.m3u8 HTTP/1.1\r\n\r\n"))
+        #expect(setup.codec.log == ["bytes GET /channels/ll/master.m3u8 HTTP/1.1\r\n\r\n"] && setup.codec.readCompletes == 1)
+        try setup.channel.writeInbound(ByteBuffer(string: Self.plain))
+        #expect(setup.codec.readCompletes == 2)
+    }
+
+    @Test("a window kept during a loop's wake-up answers the requests it satisfies; one asking for a later part is looked up again")
+    func wakeupMemo() async throws {
+        let setup = try await setUp()
+        let follower = setup.fixture.follower
+        let memo = LoopResponses()
+        let first = try follower.servedMedia("ll", rendition: "720p")
+        #expect(first.completedTicks == 242)
+        func held(_ target: Int64) -> PlaylistFastPath.Held {
+            PlaylistFastPath.Held(
+                channel: "ll", rendition: "720p", skip: nil, msn: target / 4, part: target % 4, target: target, timeoutMilliseconds: 3000,
+                origin: false, head: false, started: DispatchTime.now().uptimeNanoseconds, waitOn: nil)
+        }
+        // Outside a wake-up nothing is kept.
+        memo.keepInWakeup(first, for: held(242))
+        #expect(memo.servedInWakeup(held(242)) == nil)
+        memo.beginWakeup()
+        memo.keepInWakeup(first, for: held(242))
+        #expect(memo.servedInWakeup(held(242))?.completedTicks == 242)
+        // The next part ends: a request for it is not answered with the kept window (nor refused as timed out).
+        setup.fixture.clock.set(60.76)
+        guard case .answer(let served) = PlaylistFastPath.released(follower: follower, held(243), ready: true, memo: memo) else {
+            Issue.record("not answered")
+            return
+        }
+        #expect(served.completedTicks == 243)
+        #expect(memo.servedInWakeup(held(243))?.completedTicks == 243, "the newer window is kept in its place")
+        memo.endWakeup()
+        #expect(memo.servedInWakeup(held(243)) == nil)
     }
 
     @Test("shutting down while a request is held: 503 at once, then what queued behind it, then the event, all reach the codec")
