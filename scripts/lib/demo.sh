@@ -17,14 +17,14 @@ make_media() {
         IFS=: read -r name size rate <<<"$spec"
         mkdir -p "$dir/$name"
         ffmpeg -loglevel error -y -f lavfi -i "testsrc=size=$size:rate=25" -f lavfi -i "sine=frequency=440:sample_rate=48000" \
-            -t $((DEMO_SEGMENT * DEMO_LOOP)) -c:v libx264 -profile:v main -level 3.1 -preset veryfast -pix_fmt yuv420p \
+            -t $((DEMO_SEGMENT * DEMO_LOOP)) -c:v libx264 -profile:v main -level 3.1 -preset ultrafast -pix_fmt yuv420p \
             -g 50 -keyint_min 50 -sc_threshold 0 -b:v "$rate" -c:a aac -b:a 96k -ac 2 \
             -f hls -hls_time $DEMO_SEGMENT -hls_list_size 0 -hls_segment_filename "$dir/$name/seg%d.ts" "$dir/$name/source.m3u8" \
             || die "ffmpeg failed making $name"
     done
     mkdir -p "$dir/ad"
     ffmpeg -loglevel error -y -f lavfi -i "smptebars=size=1280x720:rate=25" -f lavfi -i "sine=frequency=1000:sample_rate=48000" \
-        -t 30 -c:v libx264 -profile:v main -level 3.1 -preset veryfast -pix_fmt yuv420p -g 50 -keyint_min 50 -sc_threshold 0 \
+        -t 30 -c:v libx264 -profile:v main -level 3.1 -preset ultrafast -pix_fmt yuv420p -g 50 -keyint_min 50 -sc_threshold 0 \
         -b:v 1500k -c:a aac -b:a 96k -ac 2 -f hls -hls_time $DEMO_SEGMENT -hls_playlist_type vod \
         -hls_segment_filename "$dir/ad/ad%d.ts" "$dir/ad/ad.m3u8" || die "ffmpeg failed making the ad"
     touch "$dir/.complete"
@@ -198,7 +198,7 @@ make_ll_media() {
         IFS=: read -r name size rate <<<"$spec"
         mkdir -p "$dir/$name/raw"
         ffmpeg -loglevel error -y -f lavfi -i "testsrc=size=$size:rate=24" -f lavfi -i "sine=frequency=660:sample_rate=48000" \
-            -t "$DEMO_LL_LOOP" -c:v libx264 -profile:v main -level 3.1 -preset veryfast -pix_fmt yuv420p -g 6 -keyint_min 6 \
+            -t "$DEMO_LL_LOOP" -c:v libx264 -profile:v main -level 3.1 -preset ultrafast -pix_fmt yuv420p -g 6 -keyint_min 6 \
             -sc_threshold 0 -b:v "$rate" -c:a aac -b:a 96k -ac 2 -f hls -hls_time 0.25 -hls_list_size 0 -hls_segment_type fmp4 \
             -hls_fmp4_init_filename init.mp4 -hls_segment_filename "$dir/$name/raw/p%d.m4s" "$dir/$name/raw/parts.m3u8" \
             || die "ffmpeg failed making LL media for $name"
