@@ -17,6 +17,7 @@ public final class PostgresPool: Service, Sendable {
     let maximumConnections: Int
     let checkoutTimeout: Duration
     let idleTimeout: Duration
+    let keepIdle: Int
     let logger: Logger
 
     private let state = Mutex(State())
@@ -26,14 +27,18 @@ public final class PostgresPool: Service, Sendable {
     ///   - maximumConnections: how many connections may be open at once.
     ///   - checkoutTimeout: how long a checkout waits for a connection to become free.
     ///   - idleTimeout: a connection unused this long is closed by `run()`.
+    ///   - keepIdle: this many idle connections stay open however long unused (the most recently used), and `run()`
+    ///     opens them when it starts: a command that finds the one connection in use (a watermark read) is not the
+    ///     one that pays for opening another, which can make it miss its decision time and be decided again later.
     public init(
         url: String, maximumConnections: Int = 8, checkoutTimeout: Duration = .seconds(10),
-        idleTimeout: Duration = .seconds(60), logger: Logger = Logger(label: "cueline.postgres.pool")
+        idleTimeout: Duration = .seconds(60), keepIdle: Int = 0, logger: Logger = Logger(label: "cueline.postgres.pool")
     ) {
         self.url = url
         self.maximumConnections = max(1, maximumConnections)
         self.checkoutTimeout = checkoutTimeout
         self.idleTimeout = idleTimeout
+        self.keepIdle = min(max(0, keepIdle), self.maximumConnections)
         self.logger = logger
     }
 
@@ -76,6 +81,7 @@ public final class PostgresPool: Service, Sendable {
     /// Closes idle connections every few seconds until shutdown; then closes every connection and fails the waiters.
     public func run() async throws {
         let interval = min(idleTimeout, .seconds(5))
+        await warm()
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
@@ -83,11 +89,31 @@ public final class PostgresPool: Service, Sendable {
                 break
             }
             let now = ContinuousClock.now
-            let stale = state.withLock { $0.takeIdle(unusedSince: now - idleTimeout) }
+            let stale = state.withLock { $0.takeIdle(unusedSince: now - idleTimeout, keeping: keepIdle) }
             for connection in stale { connection.close() }
             if !stale.isEmpty { logger.debug("closed idle connections", metadata: ["count": "\(stale.count)"]) }
         }
         close()
+    }
+
+    /// Opens connections until `keepIdle` are idle (as far as the maximum allows); one that cannot be opened is
+    /// logged and left to the next checkout (the database may be down at start: the server still starts).
+    func warm() async {
+        let missing = state.withLock { state -> Int in
+            guard !state.closed else { return 0 }
+            let missing = max(0, min(keepIdle - state.idle.count, maximumConnections - state.open))
+            state.open += missing
+            return missing
+        }
+        for opened in 0..<missing {
+            do {
+                checkin(try await PostgresConnection.connect(url: url))
+            } catch {
+                for _ in opened..<missing { giveBack(.open) }
+                logger.warning("could not open a spare database connection", metadata: ["error": "\(error)"])
+                return
+            }
+        }
     }
 
     /// Closes every idle connection and refuses checkouts from now on; waiters fail with `poolClosed`. Connections
@@ -315,9 +341,13 @@ extension PostgresPool {
             return waiters.remove(at: index).continuation
         }
 
-        mutating func takeIdle(unusedSince cutoff: ContinuousClock.Instant) -> [PostgresConnection] {
-            let stale = idle.filter { $0.since < cutoff }.map(\.connection)
-            idle.removeAll { $0.since < cutoff }
+        /// The idle connections unused since `cutoff`, the longest unused first, leaving the `minimum` most recently
+        /// used open (`idle` is in check-in order).
+        mutating func takeIdle(unusedSince cutoff: ContinuousClock.Instant, keeping minimum: Int = 0) -> [PostgresConnection] {
+            var stale: [PostgresConnection] = []
+            while idle.count > minimum, let first = idle.first, first.since < cutoff {
+                stale.append(idle.removeFirst().connection)
+            }
             open -= stale.count
             return stale
         }

@@ -80,7 +80,9 @@ struct Serve: AsyncParsableCommand {
         }
         // The pool and the LISTEN loop are services of the group below; the checks before it starts use the pool
         // as one-shot commands do (it lends connections before its run() starts).
-        let pool = PostgresPool(url: url, maximumConnections: 8, logger: logger)
+        // Two kept open: the follower's watermark reads (every 20 ms) hold one for a round trip, and a command arriving
+        // meanwhile finds the other rather than opening one within its 30 ms to reach the database.
+        let pool = PostgresPool(url: url, maximumConnections: 8, keepIdle: 2, logger: logger)
         let listener = PostgresListener(url: url, channel: PostgresEventStore.notifyChannel, logger: logger)
         let store = PostgresEventStore(pool: pool, logger: logger)
         try await store.checkSchema()

@@ -160,6 +160,31 @@ struct PostgresPoolTests {
         #expect(try await tally.count(on: pool) == 2)
     }
 
+    @Test("run() opens keepIdle connections at start, and past the idle timeout closes only the idle ones beyond them")
+    func keepsSpareConnections() async throws {
+        let pool = PostgresPool(url: TestDatabase.url!, maximumConnections: 4, idleTimeout: .milliseconds(200), keepIdle: 2)
+        let plain = PostgresPool(url: TestDatabase.url!, maximumConnections: 4, idleTimeout: .milliseconds(200))
+        let runners = [Task { try await pool.run() }, Task { try await plain.run() }]
+        defer { for runner in runners { runner.cancel() } }
+        #expect(try await eventually { pool.counts == (open: 2, idle: 2, waiting: 0) }, "opened at start: \(pool.counts)")
+        // Three lent at once from each: one more is opened in the first, three in the second.
+        for used in [pool, plain] {
+            let holds = (0..<3).map { _ in Hold() }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for hold in holds { group.addTask { try await used.withConnection { _ in await hold.wait() } } }
+                #expect(try await eventually { used.counts.open == 3 && used.counts.idle == 0 })
+                for hold in holds { hold.release() }
+                try await group.waitForAll()
+            }
+            #expect(used.counts.idle == 3)
+        }
+        // Well past the idle timeout: the spare ones stay, however long unused; the rest close.
+        try await Task.sleep(for: .milliseconds(800))
+        #expect(pool.counts == (open: 2, idle: 2, waiting: 0), "\(pool.counts)")
+        #expect(plain.counts == (open: 0, idle: 0, waiting: 0), "\(plain.counts)")
+        #expect(try await pool.withConnection { try await $0.query("SELECT 7").scalar() } == "7")
+    }
+
     @Test("run() owns the pool's life: when it ends, connections close, waiters fail and no more are lent")
     func runEndsThePool() async throws {
         let pool = PostgresPool(url: TestDatabase.url!, maximumConnections: 1, checkoutTimeout: .seconds(30))
