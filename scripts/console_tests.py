@@ -15,7 +15,7 @@ focus across re-renders and Enter opens its trail; a network loss (the second co
 cuts) shows, and the console resumes with Last-Event-ID; a viewer token sees no command controls; the viewer's page
 at tablet size does not overflow. Exit status 0 passed, 1 failed.
 """
-import argparse, base64, json, os, re, subprocess, sys, tempfile, threading, time
+import argparse, base64, json, os, re, shutil, subprocess, sys, tempfile, threading, time
 
 FAILURES = []
 STARTED = time.monotonic()
@@ -113,6 +113,14 @@ class Browser:
             self.process.wait(10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
+        # The profile (a few MB) is the run's own: kept on a machine that runs the suite often, they add up. Kept when a
+        # check failed, for Chromium's log in it.
+        self.stderr.close()
+        if FAILURES:
+            print(f"Chromium's profile and log: {self.profile}", flush=True)
+        else:
+            shutil.rmtree(self.profile, ignore_errors=True)
 
 
 class Page:
