@@ -39,9 +39,6 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     private var events: [Any] = []
     /// Handed to the codec: everything passes.
     private var passing = false
-    /// Bytes went up to the codec since the last end of a read: only then does the end of a read go up too (the
-    /// handlers above have nothing to deliver otherwise, and a player's every request would walk them all).
-    private var forwardedRead = false
     /// The last media playlist path asked for on this connection, with its channel and rendition.
     private var lastPath: (plain: String, channel: ChannelID, rendition: Identifier)?
     /// This connection's event loop's wake-ups and kept answers (looked up once, not per answer).
@@ -82,9 +79,10 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         process(context: context, inRead: true)
     }
 
+    /// Goes up only once the connection is the codec's (the handlers above have nothing to deliver before: bytes go up
+    /// only in `passThrough`, which then leaves the pipeline, and a player's every request would walk them all).
     func channelReadComplete(context: ChannelHandlerContext) {
-        guard passing || forwardedRead else { return }
-        forwardedRead = false
+        guard passing else { return }
         context.fireChannelReadComplete()
     }
 
@@ -170,7 +168,6 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         pending = nil
         events = []
         if let rest {
-            forwardedRead = true
             context.fireChannelRead(wrapInboundOut(rest))
             // Outside a read from the socket, the codec is told the read ended (it delivers what it decoded then).
             if !inRead { context.fireChannelReadComplete() }

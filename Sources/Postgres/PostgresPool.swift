@@ -27,9 +27,10 @@ public final class PostgresPool: Service, Sendable {
     ///   - maximumConnections: how many connections may be open at once.
     ///   - checkoutTimeout: how long a checkout waits for a connection to become free.
     ///   - idleTimeout: a connection unused this long is closed by `run()`.
-    ///   - keepIdle: this many idle connections stay open however long unused (the most recently used), and `run()`
-    ///     opens them when it starts: a command that finds the one connection in use (a watermark read) is not the
-    ///     one that pays for opening another, which can make it miss its decision time and be decided again later.
+    ///   - keepIdle: `run()` keeps this many idle connections open, opening them when it starts and replacing those idle
+    ///     past `idleTimeout` (a flow idle for hours may have been dropped by a firewall on the way): a command that
+    ///     finds the one connection in use (a watermark read) is not the one that pays for opening another, which can
+    ///     make it miss its decision time and be decided again later.
     public init(
         url: String, maximumConnections: Int = 8, checkoutTimeout: Duration = .seconds(10),
         idleTimeout: Duration = .seconds(60), keepIdle: Int = 0, logger: Logger = Logger(label: "cueline.postgres.pool")
@@ -89,15 +90,16 @@ public final class PostgresPool: Service, Sendable {
                 break
             }
             let now = ContinuousClock.now
-            let stale = state.withLock { $0.takeIdle(unusedSince: now - idleTimeout, keeping: keepIdle) }
+            let stale = state.withLock { $0.takeIdle(unusedSince: now - idleTimeout) }
             for connection in stale { connection.close() }
             if !stale.isEmpty { logger.debug("closed idle connections", metadata: ["count": "\(stale.count)"]) }
+            await warm()
         }
         close()
     }
 
-    /// Opens connections until `keepIdle` are idle (as far as the maximum allows); one that cannot be opened is
-    /// logged and left to the next checkout (the database may be down at start: the server still starts).
+    /// Opens connections until `keepIdle` are idle (as far as the maximum allows); when one cannot be opened, that is
+    /// logged once until one can, and checkouts open connections as they need them meanwhile.
     func warm() async {
         let missing = state.withLock { state -> Int in
             guard !state.closed else { return 0 }
@@ -110,10 +112,16 @@ public final class PostgresPool: Service, Sendable {
                 checkin(try await PostgresConnection.connect(url: url))
             } catch {
                 for _ in opened..<missing { giveBack(.open) }
-                logger.warning("could not open a spare database connection", metadata: ["error": "\(error)"])
+                if state.withLock({ !$0.sparesFailing }) {
+                    logger.warning(
+                        "could not open a spare database connection; commands open connections as they need them until it can (tried again every 5 s)",
+                        metadata: ["error": "\(error)"])
+                }
+                state.withLock { $0.sparesFailing = true }
                 return
             }
         }
+        state.withLock { $0.sparesFailing = false }
     }
 
     /// Closes every idle connection and refuses checkouts from now on; waiters fail with `poolClosed`. Connections
@@ -272,6 +280,8 @@ extension PostgresPool {
         var cancelledEarly: Set<Int> = []
         var lastWaiterID = 0
         var closed = false
+        /// The last attempt to open the spare connections failed (logged once until one opens).
+        var sparesFailing = false
 
         mutating func checkout(maximum: Int) throws -> Checkout {
             if closed { throw PostgresPool.closedError() }
@@ -341,13 +351,9 @@ extension PostgresPool {
             return waiters.remove(at: index).continuation
         }
 
-        /// The idle connections unused since `cutoff`, the longest unused first, leaving the `minimum` most recently
-        /// used open (`idle` is in check-in order).
-        mutating func takeIdle(unusedSince cutoff: ContinuousClock.Instant, keeping minimum: Int = 0) -> [PostgresConnection] {
-            var stale: [PostgresConnection] = []
-            while idle.count > minimum, let first = idle.first, first.since < cutoff {
-                stale.append(idle.removeFirst().connection)
-            }
+        mutating func takeIdle(unusedSince cutoff: ContinuousClock.Instant) -> [PostgresConnection] {
+            let stale = idle.filter { $0.since < cutoff }.map(\.connection)
+            idle.removeAll { $0.since < cutoff }
             open -= stale.count
             return stale
         }

@@ -236,8 +236,23 @@ struct PlaylistRawPathHandlerTests {
         memo.keepInWakeup(first, for: held(242))
         #expect(memo.servedInWakeup(held(242)) == nil)
         memo.beginWakeup()
-        memo.keepInWakeup(first, for: held(242))
-        #expect(memo.servedInWakeup(held(242))?.completedTicks == 242)
+        // A window kept answers the requests it satisfies without a lookup (a marked copy tells it from the follower's).
+        var marked = first
+        marked.body = ByteBuffer(string: "kept")
+        memo.keepInWakeup(marked, for: held(242))
+        guard case .answer(let kept) = PlaylistFastPath.released(follower: follower, held(242), ready: true, memo: memo) else {
+            Issue.record("not answered")
+            return
+        }
+        #expect(String(buffer: kept.body) == "kept")
+        // Another delta form is another window.
+        var delta = held(242)
+        delta.skip = .segments
+        guard case .answer(let other) = PlaylistFastPath.released(follower: follower, delta, ready: true, memo: memo) else {
+            Issue.record("not answered")
+            return
+        }
+        #expect(String(buffer: other.body).contains("#EXT-X-SKIP"))
         // The next part ends: a request for it is not answered with the kept window (nor refused as timed out).
         setup.fixture.clock.set(60.76)
         guard case .answer(let served) = PlaylistFastPath.released(follower: follower, held(243), ready: true, memo: memo) else {

@@ -160,14 +160,34 @@ struct PostgresPoolTests {
         #expect(try await tally.count(on: pool) == 2)
     }
 
-    @Test("run() opens keepIdle connections at start, and past the idle timeout closes only the idle ones beyond them")
+    /// The server processes of two connections lent at once (both of a pool of two idle).
+    private func lentPIDs(_ pool: PostgresPool) async throws -> Set<String> {
+        let hold = Hold()
+        return try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<2 {
+                group.addTask {
+                    try await pool.withConnection { connection in
+                        let pid = try await connection.query("SELECT pg_backend_pid()").scalar() ?? ""
+                        await hold.wait()
+                        return pid
+                    }
+                }
+            }
+            #expect(try await eventually { pool.counts.idle == 0 && pool.counts.open == 2 })
+            hold.release()
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+    }
+
+    @Test("run() keeps keepIdle connections open: opened at start, replaced (not closed) once idle past the timeout; the rest close")
     func keepsSpareConnections() async throws {
         let pool = PostgresPool(url: TestDatabase.url!, maximumConnections: 4, idleTimeout: .milliseconds(200), keepIdle: 2)
         let plain = PostgresPool(url: TestDatabase.url!, maximumConnections: 4, idleTimeout: .milliseconds(200))
         let runners = [Task { try await pool.run() }, Task { try await plain.run() }]
-        defer { for runner in runners { runner.cancel() } }
         #expect(try await eventually { pool.counts == (open: 2, idle: 2, waiting: 0) }, "opened at start: \(pool.counts)")
-        // Three lent at once from each: one more is opened in the first, three in the second.
+        let first = try await lentPIDs(pool)
+        #expect(first.count == 2)
+        // Three lent at once: a third is opened; once idle past the timeout it is closed, as every one of a plain pool.
         for used in [pool, plain] {
             let holds = (0..<3).map { _ in Hold() }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -178,11 +198,18 @@ struct PostgresPoolTests {
             }
             #expect(used.counts.idle == 3)
         }
-        // Well past the idle timeout: the spare ones stay, however long unused; the rest close.
-        try await Task.sleep(for: .milliseconds(800))
-        #expect(pool.counts == (open: 2, idle: 2, waiting: 0), "\(pool.counts)")
-        #expect(plain.counts == (open: 0, idle: 0, waiting: 0), "\(plain.counts)")
-        #expect(try await pool.withConnection { try await $0.query("SELECT 7").scalar() } == "7")
+        #expect(try await eventually { plain.counts == (open: 0, idle: 0, waiting: 0) }, "\(plain.counts)")
+        #expect(try await eventually { pool.counts == (open: 2, idle: 2, waiting: 0) }, "\(pool.counts)")
+        // The two kept are new server processes (each look uses them, so it waits longer than the timeout between looks).
+        var replaced = false
+        for _ in 0..<10 where !replaced {
+            try await Task.sleep(for: .milliseconds(500))
+            replaced = try await lentPIDs(pool).isDisjoint(with: first)
+        }
+        #expect(replaced, "the kept connections were not replaced")
+        for runner in runners { runner.cancel() }
+        for runner in runners { _ = await runner.result }
+        #expect(pool.counts.open == 0 && plain.counts.open == 0)
     }
 
     @Test("run() owns the pool's life: when it ends, connections close, waiters fail and no more are lent")
