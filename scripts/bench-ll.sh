@@ -104,6 +104,8 @@ print(json.dumps({
 PY
     rm -rf "$dir"
 }
+# The machine's own share of the cores over the runs: time the hypervisor gave to others (steal), reported below.
+cpu_start=$(head -1 /proc/stat)
 log "10 clients (baseline)"
 base=$(measure 10 0)
 log "$clients clients on $channels channels"
@@ -145,7 +147,14 @@ PY
 )
 rm -rf "$floor_dir"
 loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
-python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" "$codec" "${raw:-0}" "$floor" "$response_bytes" "$trials" >>"$out" <<'PY'
+steal=$(python3 - "$cpu_start" "$(head -1 /proc/stat)" <<'PY'
+import sys
+a, b = ([int(x) for x in line.split()[1:]] for line in sys.argv[1:3])
+d = [y - x for x, y in zip(a, b)]
+print(f"{d[7] / max(1, sum(d)) * 100:.1f}")
+PY
+)
+python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" "$codec" "${raw:-0}" "$floor" "$response_bytes" "$trials" "$steal" >>"$out" <<'PY'
 import json, sys
 base, load, codec, floor = json.loads(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[7]), json.loads(sys.argv[9])
 trials = json.loads(sys.argv[11])
@@ -184,7 +193,9 @@ it is taken as the server's write hands the bytes over: what a player on a devic
 and when the client process read it (the clients share the 2 cores with the
 server and PostgreSQL, in one C process, epoll, `scripts/lib/ll_clients.c`, which reads the answers due at one
 instant one after another; the 20 clients of the early-return trials in Python, read times only).
-Load average at the end: {loadavg}.
+Load average at the end: {loadavg}; CPU time the hypervisor gave to others (steal) over the runs: {sys.argv[12]} % of the
+cores' time. Between runs on this machine the same binary's CPU for the same answers has varied by up to 1.5x with no
+steal: compare rows of one run.
 
 | clients | answers | errors | reached the socket p50 | p99 | worst | within 20 ms | read by the client p50 | p99 | worst | server CPU | server peak RSS |
 |---|---|---|---|---|---|---|---|---|---|---|---|
