@@ -4,8 +4,10 @@ import EventStore
 import Foundation
 import Hummingbird
 import Logging
+import Metrics
 import Postgres
 import Projector
+import ServiceLifecycle
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Serve the channels' playlists over HTTP, following the event log.")
@@ -104,7 +106,7 @@ struct Serve: AsyncParsableCommand {
             router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: gate, playlists: follower),
             configuration: .init(address: .hostname(host, port: port), serverName: "cueline", backlog: 1024),
             // Shut down in reverse: the pool last, once nothing borrows from it any more.
-            services: [pool, listener, follower, RelayPoller(follower: follower, logger: logger), eventStreams, gate]
+            services: [pool, PoolGauges(pool: pool), listener, follower, RelayPoller(follower: follower, logger: logger), eventStreams, gate]
                 + (tokens.map { [$0] } ?? []),
             onServerRunning: { [logger, limits] _ in
                 logger.notice("serving", metadata: [
@@ -114,6 +116,30 @@ struct Serve: AsyncParsableCommand {
             },
             logger: logger)
         try await app.runService()
+    }
+}
+
+/// The database pool on `/metrics`, every second: `cueline_db_pool_connections{state="idle"|"lent"}` (lent counts
+/// those being opened) and `cueline_db_pool_checkouts_waiting` (commands and reads waiting for a connection: the pool
+/// is too small, or the database too slow, for the load).
+struct PoolGauges: Service {
+    let pool: PostgresPool
+
+    func run() async throws {
+        let idle = Gauge(label: "cueline_db_pool_connections", dimensions: [("state", "idle")])
+        let lent = Gauge(label: "cueline_db_pool_connections", dimensions: [("state", "lent")])
+        let waiting = Gauge(label: "cueline_db_pool_checkouts_waiting")
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            let counts = pool.counts
+            idle.record(counts.idle)
+            lent.record(counts.open - counts.idle)
+            waiting.record(counts.waiting)
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
+            } catch {
+                return
+            }
+        }
     }
 }
 

@@ -59,6 +59,11 @@ struct OperationsTests {
         #expect(count >= 2 && sum >= 0 && sum / count < 2, "ticks render within 2 s of the boundary on average under test load")
         #expect(sample(metrics, "cueline_log_position_lag") == 0)
         #expect(sample(metrics, "cueline_database_errors_total") == 0)
+        // The pool keeps two connections open (and opens more as needed); nothing waited for one.
+        let idle = try #require(sample(metrics, #"cueline_db_pool_connections{state="idle"}"#))
+        let lent = try #require(sample(metrics, #"cueline_db_pool_connections{state="lent"}"#))
+        #expect(idle + lent >= 2, "idle \(idle), lent \(lent)")
+        #expect(sample(metrics, "cueline_db_pool_checkouts_waiting") == 0)
         #expect(sample(metrics, #"hb_requests{http_route="/channels/{channel}/{playlist}",http_request_method="GET",http_response_status_code="200"}"#).map { $0 >= 3 } == true)
         #expect(sample(metrics, #"hb_requests{http_route="/channels/{channel}/{playlist}",http_request_method="GET",http_response_status_code="404"}"#) == 1)
         #expect(metrics.contains(#"http_server_request_duration_bucket{http_route="/channels/{channel}/{playlist}""#))
