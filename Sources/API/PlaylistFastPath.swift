@@ -468,8 +468,9 @@ struct HTTPDateText {
 }
 
 /// Wake-ups of held requests, gathered per event loop. The ticker releases the thousand requests held on a part
-/// boundary together; each loop then takes its share in one task and answers them back to back (before reading the
-/// requests those answers bring), instead of one task, lock and wake of the loop per request, interleaved with reads.
+/// boundary channel by channel; each loop takes its share in one task, which answers them back to back and takes those
+/// gathered meanwhile until none is left (before reading the requests those answers bring), instead of one task, lock
+/// and wake of the loop per request, interleaved with reads.
 final class HeldWakeups: WakeupBatch {
     private let loop: any EventLoop
     /// The work gathered (run on `loop` only), and whether a task to run it is on the loop's queue.
@@ -499,7 +500,7 @@ final class HeldWakeups: WakeupBatch {
         state.withLock { $0.pending.append(work) }
     }
 
-    /// Runs what gathered on the loop, in one task (none queued twice: a task on its way takes what gathers until it runs).
+    /// Runs what gathered on the loop, in one task (none queued twice: a task on its way or running takes what gathers).
     func wake() {
         let schedule = state.withLock { state in
             guard !state.scheduled, !state.pending.isEmpty else { return false }
@@ -510,12 +511,21 @@ final class HeldWakeups: WakeupBatch {
         loop.execute { self.drain() }
     }
 
+    /// Runs what gathered, and what gathers meanwhile (the ticker releases a boundary's channels one after another),
+    /// until nothing is left: `wake()` queues no task while this one runs.
     private func drain() {
-        let batch = state.withLock { state in
-            state.scheduled = false
-            defer { state.pending = [] }
-            return state.pending
+        while true {
+            let batch = state.withLock { state in
+                defer { state.pending = [] }
+                if state.pending.isEmpty { state.scheduled = false }
+                return state.pending
+            }
+            if batch.isEmpty { return }
+            run(batch)
         }
+    }
+
+    private func run(_ batch: [@Sendable () -> Void]) {
         responses.beginWakeup()
         defer { responses.endWakeup() }
         for work in batch { work() }

@@ -542,8 +542,9 @@ public final class ChannelFollower: Service, Sendable {
                 }
             }
             // The windows of the channels due now are published (swapped in under the lock: rendered ahead), and the
-            // requests held on them released together: an event loop then answers its share of them in one go. The
-            // windows replaced are let go of, and the samples and lateness recorded, only after that. A window not
+            // requests held on each released as soon as it is: an event loop answers its share of them back to back,
+            // taking those of the next channels as they come. The windows replaced are let go of, and the samples and
+            // lateness recorded, only after that. A window not
             // rendered ahead (a command decided late, the first boundary) is rendered here, then its requests released.
             var released: [Blocked.Waiter] = []
             var retired: [Rendered] = []
@@ -563,7 +564,9 @@ public final class ChannelFollower: Service, Sendable {
                     if !ready {
                         toRender.insert(id)
                     } else if config.partsPerSegment != nil {
-                        released += releasable(id, completedTicks: completed)
+                        // At once, channel by channel: the event loops start answering the first channel's players
+                        // while the others are published (each loop's wake-up takes what gathered since it began).
+                        Self.resume(releasable(id, completedTicks: completed), true)
                     }
                     due.append((id, timeline.tickStart(completed), completed))
                 }
@@ -640,7 +643,7 @@ public final class ChannelFollower: Service, Sendable {
                 _ = watermarkWake.withLock { $0?.yield() }
                 if waitingFor?.due != due { waitingFor = (due, ContinuousClock.now) }
                 let quick = ContinuousClock.now - waitingFor!.since < .milliseconds(20)
-                try await Task.sleep(for: quick ? .microseconds(500) : .milliseconds(2))
+                try await Task.sleep(for: quick ? .microseconds(500) : .milliseconds(2), tolerance: .zero)
                 continue
             }
             var next = min(queue.first?.0 ?? now.adding(milliseconds: 1000), aheadQueue.first?.0 ?? now.adding(milliseconds: 1000), now.adding(milliseconds: 1000))
@@ -658,8 +661,11 @@ public final class ChannelFollower: Service, Sendable {
                     next = min(next, ask)
                 }
             }
-            // To the millisecond (the clock's resolution): woken at most about a millisecond after the boundary.
-            try await Task.sleep(for: .milliseconds(min(1000, max(1, next.milliseconds(since: clock())))))
+            // To the millisecond (the clock's resolution), with no leeway (the executor's default lets a timer fire a
+            // millisecond or a tenth of its wait late): up to a millisecond before what is due, then in steps of a
+            // fifth of a millisecond, so a boundary is passed by at most that much (held players wait for it).
+            let wait = next.milliseconds(since: clock())
+            try await Task.sleep(for: wait >= 2 ? .milliseconds(min(1000, wait - 1)) : .microseconds(200), tolerance: .zero)
         }
     }
 

@@ -4,6 +4,7 @@ import HLS
 import NIOEmbedded
 import Schedule
 import TestSupport
+import Synchronization
 import Testing
 
 @testable import API
@@ -263,6 +264,29 @@ struct PlaylistRawPathHandlerTests {
         #expect(memo.servedInWakeup(held(243))?.completedTicks == 243, "the newer window is kept in its place")
         memo.endWakeup()
         #expect(memo.servedInWakeup(held(243)) == nil)
+    }
+
+    @Test("a loop's wake-up also runs what gathers while it runs (the ticker releases a boundary channel by channel), before other work on the loop")
+    func wakeupTakesWhatGathers() {
+        let loop = EmbeddedEventLoop()
+        let wakeups = HeldWakeups.on(loop)
+        let ran = Mutex<[String]>([])
+        wakeups.add {
+            ran.withLock { $0.append("first channel") }
+            // Other work for the loop (a read), then the next channel's players, released while this wake-up runs.
+            loop.execute { ran.withLock { $0.append("other work") } }
+            wakeups.add { ran.withLock { $0.append("next channel") } }
+            wakeups.wake()
+        }
+        wakeups.wake()
+        wakeups.wake()  // a second wake before the task runs queues nothing more
+        loop.run()
+        #expect(ran.withLock { $0 } == ["first channel", "next channel", "other work"])
+        // Done: a later release wakes the loop again.
+        wakeups.add { ran.withLock { $0.append("later") } }
+        wakeups.wake()
+        loop.run()
+        #expect(ran.withLock { $0 }.last == "later")
     }
 
     @Test("shutting down while a request is held: 503 at once, then what queued behind it, then the event, all reach the codec")
