@@ -89,6 +89,10 @@ late = sorted(x for p in parts for x in p["lateness_ms"])
 arrived = sorted(x for p in parts for x in p.get("arrived_ms", []))
 unstamped = sum(p.get("unstamped", 0) for p in parts)
 delays = sorted(x for p in parts for x in p["delays_ms"])
+# The C clients' own CPU per answer they read (the Python clients do not report theirs).
+c_parts = [p for p in parts if "client_cpu_ms" in p]
+c_answers = sum(len(p["lateness_ms"]) for p in c_parts)
+client_cpu_us = round(sum(p["client_cpu_ms"] for p in c_parts) * 1000 / c_answers, 1) if c_answers else None
 pct = lambda v, q: round(v[min(len(v) - 1, int(len(v) * q))], 1) if v else None
 print(json.dumps({
     "answers": len(late), "errors": sum(p["errors"] for p in parts), "unstamped": unstamped,
@@ -99,7 +103,7 @@ print(json.dumps({
     "trials": sum(p["trials"] for p in parts), "trials_seen": len(delays),
     "command_to_client_p50_ms": pct(delays, 0.5), "command_to_client_p99_ms": pct(delays, 0.99),
     "command_to_client_max_ms": round(delays[-1], 1) if delays else None,
-    "server_cpu_percent": round((a - b) / hz / s * 100), "server_peak_rss_mib": round(r / 1024),
+    "server_cpu_percent": round((a - b) / hz / s * 100), "server_peak_rss_mib": round(r / 1024), "client_cpu_us": client_cpu_us,
     "server_buckets": buckets}))
 PY
     rm -rf "$dir"
@@ -140,7 +144,8 @@ pct = lambda v, q: round(v[min(len(v) - 1, int(len(v) * q))], 1) if v else None
 d.update({"arrived_p50_ms": pct(arrived, 0.5), "arrived_p99_ms": pct(arrived, 0.99),
           "arrived_max_ms": round(arrived[-1], 1) if arrived else None,
           "arrived_within_20_percent": round(sum(1 for x in arrived if x <= 20) / len(arrived) * 100, 1) if arrived else None,
-          "server_cpu_percent": round((a - b) / hz / s * 100), "server_peak_rss_mib": "—"})
+          "server_cpu_percent": round((a - b) / hz / s * 100), "server_peak_rss_mib": "—",
+          "client_cpu_us": round(d["client_cpu_ms"] * 1000 / len(d["lateness_ms"]), 1) if d["lateness_ms"] else None})
 del d["lateness_ms"], d["arrived_ms"]
 print(json.dumps(d))
 PY
@@ -179,7 +184,7 @@ loadavg, channels, clients, seconds = sys.argv[3], sys.argv[4], sys.argv[5], sys
 rows = "\n".join(
     f"| {name} | {m['answers']} | {m['errors']} | {m['arrived_p50_ms']} ms | {m['arrived_p99_ms']} ms | {m['arrived_max_ms']} ms | "
     f"{m['arrived_within_20_percent']} % | {m['late_p50_ms']} ms | {m['late_p99_ms']} ms | {m['late_max_ms']} ms | "
-    f"{m['server_cpu_percent']} % | {m['server_peak_rss_mib']} MiB |"
+    f"{m['server_cpu_percent']} % | {m['server_peak_rss_mib']} MiB | {m.get('client_cpu_us')} us |"
     for name, m in [("10 (baseline)", base), (clients, load),
                     (f"{clients}, 20 of them in Python, with 20 early returns", trials),
                     (f"{clients} through the HTTP codec (baseline)", codec),
@@ -197,11 +202,11 @@ Load average at the end: {loadavg}; CPU time the hypervisor gave to others (stea
 cores' time. Between runs on this machine the same binary's CPU for the same answers has varied by up to 1.5x with no
 steal: compare rows of one run.
 
-| clients | answers | errors | reached the socket p50 | p99 | worst | within 20 ms | read by the client p50 | p99 | worst | server CPU | server peak RSS |
-|---|---|---|---|---|---|---|---|---|---|---|---|
+| clients | answers | errors | reached the socket p50 | p99 | worst | within 20 ms | read by the client p50 | p99 | worst | server CPU | server peak RSS | C clients' CPU per answer |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|
 {rows}
-| ratio, raw path / codec | | | {ratio('arrived_p50_ms')} | {ratio('arrived_p99_ms')} | {ratio('arrived_max_ms')} | | {ratio('late_p50_ms')} | {ratio('late_p99_ms')} | {ratio('late_max_ms')} | {ratio('server_cpu_percent')} | |
-| ratio, raw path / floor | | | {ratio('arrived_p50_ms', floor)} | {ratio('arrived_p99_ms', floor)} | {ratio('arrived_max_ms', floor)} | | {ratio('late_p50_ms', floor)} | {ratio('late_p99_ms', floor)} | {ratio('late_max_ms', floor)} | {ratio('server_cpu_percent', floor)} | |
+| ratio, raw path / codec | | | {ratio('arrived_p50_ms')} | {ratio('arrived_p99_ms')} | {ratio('arrived_max_ms')} | | {ratio('late_p50_ms')} | {ratio('late_p99_ms')} | {ratio('late_max_ms')} | {ratio('server_cpu_percent')} | | {ratio('client_cpu_us')} |
+| ratio, raw path / floor | | | {ratio('arrived_p50_ms', floor)} | {ratio('arrived_p99_ms', floor)} | {ratio('arrived_max_ms', floor)} | | {ratio('late_p50_ms', floor)} | {ratio('late_p99_ms', floor)} | {ratio('late_max_ms', floor)} | {ratio('server_cpu_percent', floor)} | | {ratio('client_cpu_us', floor)} |
 
 The floor server (`scripts/lib/ll_floor_server.c`, one thread per core) holds each request to its part's boundary and
 writes a fixed {response_bytes}-byte answer (head and body, the size of cueline's) whose preload hint names the next
@@ -210,6 +215,9 @@ what the kernel and the clients take for these answers on these cores, the least
 {clients}-client row and the baselines carry no commands; the row with early returns replaces 20 of the C clients with
 Python ones (about 40 us of client CPU per answer instead of a few) and sends the 20 commands. Timestamps missing from
 reads (left out of "reached the socket"): {sum(m.get('unstamped', 0) for m in (base, load, trials, codec, floor))}.
+"C clients' CPU per answer" is the C client process's own user and system time (`getrusage`) over the answers it read:
+its reads and the next requests it sends take that much of the same 2 cores, more when answers come one by one (an
+idle client is woken for each) than when they come together.
 
 Server side (`cueline_blocked_reload_lateness_seconds`: when the answer was ready after its part's boundary, before
 it is written): 10 clients: {base_server}; {clients} clients: {load_server}; with the early returns: {trials_server};

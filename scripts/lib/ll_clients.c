@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -189,7 +190,11 @@ int main(int argc, char **argv) {
            "\"command_to_client_p99_ms\": null, \"command_to_client_max_ms\": null, \"delays_ms\": [], \"lateness_ms\": [",
            answers, errors, PCT(0.5), PCT(0.99), answers ? lateness[answers - 1] : 0);
     for (size_t i = 0; i < answers; i++) printf("%s%.2f", i ? ", " : "", lateness[i]);
-    printf("], \"unstamped\": %zu, \"arrived_ms\": [", unstamped);
+    /* The clients' own CPU (user and system) over the run: they share the cores with the server. */
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    double cpu_ms = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000.0 + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000.0;
+    printf("], \"client_cpu_ms\": %.0f, \"unstamped\": %zu, \"arrived_ms\": [", cpu_ms, unstamped);
     for (size_t i = 0; i < stamped; i++) printf("%s%.2f", i ? ", " : "", arrived[i]);
     printf("]}\n");
     return 0;
