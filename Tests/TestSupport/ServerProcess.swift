@@ -64,7 +64,12 @@ public final class ServerProcess: @unchecked Sendable {
         }
     }
 
-    deinit { stop() }
+    /// The log goes with the process (a failure to start carries it in its message); set CUELINE_KEEP_SERVER_LOGS to
+    /// keep every run's in the temporary directory.
+    deinit {
+        stop()
+        if ProcessInfo.processInfo.environment["CUELINE_KEEP_SERVER_LOGS"] == nil { try? FileManager.default.removeItem(at: logFile) }
+    }
 }
 
 public enum HTTP {
