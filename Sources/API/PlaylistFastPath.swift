@@ -261,8 +261,9 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// What the follower's word `ready` on a held request comes to (the router's loop in `PlaylistController.media`).
     ///
-    /// - Parameter memo: the loop's answers (`HeldWakeups.responses`): within one wake-up of the loop, a window found for
-    ///   one held request is reused for the others on the same channel, rendition and delta form that it satisfies.
+    /// - Parameter memo: the loop's answers (`HeldWakeups.responses`): within one batch of the loop's wake-up, a window
+    ///   found for one held request is reused for the others on the same channel, rendition and delta form that it
+    ///   satisfies.
     static func released(follower: ChannelFollower, _ held: Held, ready: Bool, memo: LoopResponses? = nil) -> Release {
         guard ready else { return .timedOut }
         let served: ChannelFollower.ServedMedia
@@ -473,7 +474,7 @@ struct HTTPDateText {
 /// and wake of the loop per request, interleaved with reads.
 final class HeldWakeups: WakeupBatch {
     private let loop: any EventLoop
-    /// The work gathered (run on `loop` only), and whether a task to run it is on the loop's queue.
+    /// The work gathered (run on `loop` only), and whether a task to run it is on the loop's queue or running.
     private let state = Mutex<(pending: [@Sendable () -> Void], scheduled: Bool)>(([], false))
 
     /// Whole answers made on this loop (touched on it only).
@@ -511,9 +512,14 @@ final class HeldWakeups: WakeupBatch {
         loop.execute { self.drain() }
     }
 
+    /// At most this many answers in one task while more keep gathering: then the loop's other work (reads, timers,
+    /// other connections) takes its turn, and a task queued behind it goes on.
+    static let perTask = 1024
+
     /// Runs what gathered, and what gathers meanwhile (the ticker releases a boundary's channels one after another),
-    /// until nothing is left: `wake()` queues no task while this one runs.
+    /// until nothing is left or `perTask` have run: `wake()` queues no task while this one runs.
     private func drain() {
+        var ran = 0
         while true {
             let batch = state.withLock { state in
                 defer { state.pending = [] }
@@ -522,6 +528,12 @@ final class HeldWakeups: WakeupBatch {
             }
             if batch.isEmpty { return }
             run(batch)
+            ran += batch.count
+            if ran >= Self.perTask {
+                // Still scheduled: what gathers until the queued task runs is its.
+                loop.execute { self.drain() }
+                return
+            }
         }
     }
 
@@ -563,7 +575,7 @@ final class LoopResponses: @unchecked Sendable {
         var skip: PlaylistBuilder.DeltaUpdate?
     }
 
-    /// Windows looked up during the current wake-up of the loop (`HeldWakeups.drain`), by what was asked: the requests
+    /// Windows looked up during the current batch of the loop's wake-up (`HeldWakeups.run`), by what was asked: the requests
     /// a part boundary releases are mostly the same few windows. Empty, and not kept, outside a wake-up.
     private var servedNow: [Wanted: ChannelFollower.ServedMedia] = [:]
     private var inWakeup = false

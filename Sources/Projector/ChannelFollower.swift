@@ -166,7 +166,7 @@ public final class ChannelFollower: Service, Sendable {
             var deadline: Timestamp
             /// Called once, with whether the window exists (false: deadline, cancellation, shutdown).
             var resume: @Sendable (Bool) -> Void
-            /// Where `resume` gathers its work, woken once the requests released together have all been resumed.
+            /// Where `resume` gathers its work, woken after it is resumed (at a boundary, in steps: `StagedWakeups`).
             var batch: (any WakeupBatch)?
         }
 
@@ -543,10 +543,11 @@ public final class ChannelFollower: Service, Sendable {
             }
             // The windows of the channels due now are published (swapped in under the lock: rendered ahead), and the
             // requests held on each released as soon as it is: an event loop answers its share of them back to back,
-            // taking those of the next channels as they come. The windows replaced are let go of, and the samples and
-            // lateness recorded, only after that. A window not
-            // rendered ahead (a command decided late, the first boundary) is rendered here, then its requests released.
-            var released: [Blocked.Waiter] = []
+            // taking those of the next channels as they come (woken at the first release, then once per
+            // `StagedWakeups.step` requests, not once per channel). The windows replaced are let go of, and the samples
+            // and lateness recorded, only after that. A window not rendered ahead (a command decided late, the first
+            // boundary) is rendered here, then its requests released.
+            var wakeups = StagedWakeups()
             var retired: [Rendered] = []
             var toRender: Set<ChannelID> = []
             var due: [(id: ChannelID, boundary: Timestamp, completed: Int64)] = []
@@ -565,8 +566,8 @@ public final class ChannelFollower: Service, Sendable {
                         toRender.insert(id)
                     } else if config.partsPerSegment != nil {
                         // At once, channel by channel: the event loops start answering the first channel's players
-                        // while the others are published (each loop's wake-up takes what gathered since it began).
-                        Self.resume(releasable(id, completedTicks: completed), true)
+                        // while the others are published (a loop's wake-up takes what gathers while it runs).
+                        wakeups.resume(releasable(id, completedTicks: completed), true)
                     }
                     due.append((id, timeline.tickStart(completed), completed))
                 }
@@ -578,10 +579,10 @@ public final class ChannelFollower: Service, Sendable {
                     aheadQueue.push(max(now, next.adding(milliseconds: -lead)), id)
                 }
             }
-            Self.resume(released, true)
+            wakeups.wake()
             retired = []
             var published: [(id: ChannelID, window: Published, boundary: Timestamp, completed: Int64)] = []
-            released = []
+            var released: [Blocked.Waiter] = []
             for (id, boundary, completed) in due {
                 // A render that fails leaves the channel's requests held (to their deadline, or a later window).
                 guard let window = try? withWindow(id, Published.init) else { continue }
@@ -664,8 +665,10 @@ public final class ChannelFollower: Service, Sendable {
             // To the millisecond (the clock's resolution), with no leeway (the executor's default lets a timer fire a
             // millisecond or a tenth of its wait late): up to a millisecond before what is due, then in steps of a
             // fifth of a millisecond, so a boundary is passed by at most that much (held players wait for it).
+            // Past already (the serving time behind the clock, a watermark that lags): a millisecond, as before.
             let wait = next.milliseconds(since: clock())
-            try await Task.sleep(for: wait >= 2 ? .milliseconds(min(1000, wait - 1)) : .microseconds(200), tolerance: .zero)
+            let step: Duration = wait >= 2 ? .milliseconds(min(1000, wait - 1)) : wait >= 0 ? .microseconds(200) : .milliseconds(1)
+            try await Task.sleep(for: step, tolerance: .zero)
         }
     }
 
@@ -739,8 +742,9 @@ public final class ChannelFollower: Service, Sendable {
     /// thread. Returns the registration's id (for `cancelWindow`), or nil, without calling `resume`, when the ticker
     /// has stopped.
     ///
-    /// - Parameter batch: where `resume` gathers its work (an event loop's), woken once every request released with it
-    ///   has been resumed: a loop then answers its share of a part's thousand held requests back to back.
+    /// - Parameter batch: where `resume` gathers its work (an event loop's), woken once the requests released with it
+    ///   have been resumed, or in steps of them at a boundary (`StagedWakeups`): a loop then answers its share of a
+    ///   part's thousand held requests back to back.
     public func whenWindow(
         _ channel: ChannelID, rendition: Identifier? = nil, completedTicks target: Int64, timeoutMilliseconds: Int64,
         batch: (any WakeupBatch)? = nil, _ resume: @escaping @Sendable (Bool) -> Void
@@ -797,12 +801,38 @@ public final class ChannelFollower: Service, Sendable {
 
     /// Resumes `waiters` with `value`, then wakes each batch they gathered in, once.
     private static func resume(_ waiters: [Blocked.Waiter], _ value: Bool) {
-        var batches: [any WakeupBatch] = []
-        for waiter in waiters {
-            waiter.resume(value)
-            if let batch = waiter.batch, !batches.contains(where: { $0 === batch }) { batches.append(batch) }
+        var wakeups = StagedWakeups()
+        wakeups.resume(waiters, value)
+        wakeups.wake()
+    }
+
+    /// Requests released in steps (a boundary's channels one after another): their batches (event loops) are woken at
+    /// the first release, so the loops start answering at once, then once `step` more requests have been released
+    /// (a loop still answering takes them in the same wake-up; one that finished is woken again), and at `wake()`.
+    /// Not once per channel: 5,000 channels of a few players each would wake each loop thousands of times.
+    private struct StagedWakeups {
+        static let step = 64
+        private var batches: [any WakeupBatch] = []
+        private var released = 0
+        private var woken = false
+
+        fileprivate mutating func resume(_ waiters: [Blocked.Waiter], _ value: Bool) {
+            for waiter in waiters {
+                waiter.resume(value)
+                if let batch = waiter.batch, !batches.contains(where: { $0 === batch }) { batches.append(batch) }
+            }
+            released += waiters.count
+            if !woken || released >= Self.step { wake() }
         }
-        for batch in batches { batch.wake() }
+
+        /// Wakes the batches gathered since the last wake.
+        mutating func wake() {
+            guard !batches.isEmpty else { return }
+            for batch in batches { batch.wake() }
+            batches = []
+            released = 0
+            woken = true
+        }
     }
 
     /// Requests blocked now, over all channels.
@@ -1185,7 +1215,8 @@ struct BoundaryQueue {
 }
 
 /// Where the wake-ups of held requests gather (an HTTP server's event loop): each `resume` given with it adds its work,
-/// and `wake()`, called once the requests released together have all been resumed, runs what gathered.
+/// and `wake()`, called after they are resumed (at a boundary, in steps while later channels are published), runs
+/// what gathered, and what gathers while it runs.
 public protocol WakeupBatch: AnyObject, Sendable {
     func wake()
 }

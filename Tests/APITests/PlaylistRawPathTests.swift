@@ -282,11 +282,36 @@ struct PlaylistRawPathHandlerTests {
         wakeups.wake()  // a second wake before the task runs queues nothing more
         loop.run()
         #expect(ran.withLock { $0 } == ["first channel", "next channel", "other work"])
-        // Done: a later release wakes the loop again.
+        // Done: a later release wakes the loop again, once.
         wakeups.add { ran.withLock { $0.append("later") } }
         wakeups.wake()
         loop.run()
-        #expect(ran.withLock { $0 }.last == "later")
+        #expect(ran.withLock { $0 } == ["first channel", "next channel", "other work", "later"])
+    }
+
+    @Test("a wake-up that keeps finding more gives the loop's other work its turn after 1,024 answers, then goes on")
+    func wakeupYieldsToOtherWork() {
+        let loop = EmbeddedEventLoop()
+        let wakeups = HeldWakeups.on(loop)
+        let ran = Mutex<[String]>([])
+        let many = HeldWakeups.perTask
+        wakeups.add {
+            ran.withLock { $0.append("first") }
+            loop.execute { ran.withLock { $0.append("other work") } }
+            // Released while this wake-up runs: `many` more, the last of which releases one more again.
+            for index in 0..<many {
+                wakeups.add {
+                    if index == many - 1 {
+                        wakeups.add { ran.withLock { $0.append("after the turn") } }
+                        wakeups.wake()
+                    }
+                }
+            }
+            wakeups.wake()
+        }
+        wakeups.wake()
+        loop.run()
+        #expect(ran.withLock { $0 } == ["first", "other work", "after the turn"])
     }
 
     @Test("shutting down while a request is held: 503 at once, then what queued behind it, then the event, all reach the codec")

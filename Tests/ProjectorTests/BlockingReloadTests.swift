@@ -11,8 +11,8 @@ import TestSupport
 /// answered as timed out at its deadline, and answered when the ticker stops; never left hanging.
 @Suite("Blocking reload in the follower")
 struct BlockingReloadTests {
-    static func lowLatency() -> ChannelConfig {
-        var config = config()
+    static func lowLatency(_ id: String = "demo") -> ChannelConfig {
+        var config = config(id)
         config.segmentDurationMilliseconds = 1000
         config.windowSegments = 10
         config.partDurationMilliseconds = 250
@@ -46,6 +46,51 @@ struct BlockingReloadTests {
         #expect(await waiting.value == true)
         #expect(follower.blockedRequests == 0)
         #expect(try follower.servedMedia("demo", rendition: "720p").completedTicks >= 243)
+    }
+
+    /// An event loop's batch, as `HeldWakeups` is: counts the requests resumed into it, and how many it held at each wake.
+    final class CountingBatch: WakeupBatch {
+        let state = Mutex<(resumed: Int, answeredTrue: Int, wakes: [Int])>((0, 0, []))
+        func wake() { state.withLock { $0.wakes.append($0.resumed) } }
+    }
+
+    @Test("a boundary's channels are released one after another: their loop is woken at the first release, then in steps, not once per channel")
+    func stagedWakeups() async throws {
+        let store = LatenessTests.HeldWatermarkStore()
+        let clock = TestClock()
+        let names = (0..<130).map { "ll-\($0)" }
+        for name in names {
+            _ = try await CommandHandler(store: store, clock: clock.read).handle(
+                .createChannel(Self.lowLatency(name)), channel: ChannelID(name)!, context: context())
+        }
+        store.knownUntil.withLock { $0 = epoch.adding(milliseconds: 3_600_000) }
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        try await follower.catchUp()
+        clock.set(60.6)
+        // Served at 60.6 s (part 242: the channel's creation in effect for good), and every window of the boundary at
+        // 60.75 s (part 243) rendered ahead, as the ticker does half a part before it.
+        for name in names { #expect(try follower.servedMedia(ChannelID(name)!, rendition: "720p").completedTicks == 242) }
+        #expect(names.allSatisfy { follower.renderAhead(ChannelID($0)!, boundary: epoch.adding(milliseconds: 60_750)) })
+        let batch = CountingBatch()
+        for name in names {
+            let id = follower.whenWindow(ChannelID(name)!, completedTicks: 243, timeoutMilliseconds: 60_000, batch: batch) { ready in
+                batch.state.withLock { state in
+                    state.resumed += 1
+                    if ready { state.answeredTrue += 1 }
+                }
+            }
+            #expect(id != nil)
+        }
+        #expect(follower.blockedRequests == 130)
+        // The ticker starts past the boundary (so that all 130 fall due in one of its passes, whatever its pace).
+        clock.set(60.76)
+        let ticker = Task { try await follower.tickAtSegmentBoundaries() }
+        defer { ticker.cancel() }
+        #expect(try await eventually { batch.state.withLock { $0.resumed } == 130 })
+        let (answered, wakes) = batch.state.withLock { ($0.answeredTrue, $0.wakes) }
+        #expect(answered == 130)
+        // At the first channel's release, after 64 more, after 128 more, and the last at the end of the boundary.
+        #expect(wakes == [1, 65, 129, 130])
     }
 
     @Test("a part that does not appear (the log's watermark held) is answered as timed out at the deadline")
