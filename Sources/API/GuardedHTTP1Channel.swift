@@ -57,7 +57,9 @@ package struct GuardedHTTP1Channel: ServerChildChannel {
             [HTTPSideHandler(tracker: tracker)] + (playlists.map { [PlaylistFastPath(follower: $0)] } ?? []) + additional()
         }
         let guarded = HTTP1Channel(responder: http.responder, configuration: configuration)
+        let sendBuffer = limits.sendBufferBytes
         return channel.eventLoop.makeCompletedFuture {
+            try channel.syncOptions?.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer))
             let byteSide = ByteSideHandler(tracker: tracker)
             try channel.pipeline.syncOperations.addHandler(byteSide, position: .first)
             // Players' requests answered on raw bytes until a request that is not theirs (``PlaylistRawPath``).

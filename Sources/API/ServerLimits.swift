@@ -15,6 +15,12 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxHeaderBytes = 16 * 1024
     /// A request body, at most (413 beyond).
     public var maxBodyBytes = 64 * 1024
+    /// Each connection's kernel send buffer (`SO_SNDBUF`; Linux reserves twice this). A client that sends requests and
+    /// never reads the answers fills it, then the server's own buffer, and its connection is no longer written to (then
+    /// closed: `idleTimeoutSeconds`, or its unread requests past 4 times `maxHeaderBytes`). Left to the kernel's
+    /// auto-tuning it grows to 4 MiB per connection: a thousand such clients made the host queue 1.5 GB of answers,
+    /// and every other client waited seconds.
+    public var sendBufferBytes = 64 * 1024
     /// Live event streams (`GET …/events` as Server-Sent Events) per token at once (429 beyond).
     public var maxStreamsPerToken = 16
     /// Live event streams on this instance at once (503 beyond).

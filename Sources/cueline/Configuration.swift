@@ -30,6 +30,7 @@ struct Configuration: Equatable {
         ("idle_timeout", "CUELINE_IDLE_TIMEOUT", "seconds before an idle or unread connection is closed (\(limitRanges["idle_timeout"]!))"),
         ("max_header_bytes", "CUELINE_MAX_HEADER_BYTES", "bytes of request line and headers (\(limitRanges["max_header_bytes"]!))"),
         ("max_body_bytes", "CUELINE_MAX_BODY_BYTES", "bytes of a request body (\(limitRanges["max_body_bytes"]!))"),
+        ("send_buffer_bytes", "CUELINE_SEND_BUFFER_BYTES", "bytes of each connection's kernel send buffer (\(limitRanges["send_buffer_bytes"]!))"),
         ("max_streams_per_token", "CUELINE_MAX_STREAMS_PER_TOKEN", "live event streams per token (\(limitRanges["max_streams_per_token"]!))"),
         ("max_streams", "CUELINE_MAX_STREAMS", "live event streams on the instance (\(limitRanges["max_streams"]!))"),
     ]
@@ -37,7 +38,7 @@ struct Configuration: Equatable {
     /// What each limit accepts.
     static let limitRanges: [String: ClosedRange<Int>] = [
         "max_connections": 1...1_000_000, "header_timeout": 1...3600, "idle_timeout": 1...86_400,
-        "max_header_bytes": 1024...1_048_576, "max_body_bytes": 1024...16_777_216,
+        "max_header_bytes": 1024...1_048_576, "max_body_bytes": 1024...16_777_216, "send_buffer_bytes": 4096...16_777_216,
         "max_streams_per_token": 0...100_000, "max_streams": 0...100_000,
     ]
 
@@ -142,6 +143,7 @@ struct Configuration: Equatable {
         limit("idle_timeout", \.idleTimeoutSeconds)
         limit("max_header_bytes", \.maxHeaderBytes)
         limit("max_body_bytes", \.maxBodyBytes)
+        limit("send_buffer_bytes", \.sendBufferBytes)
         limit("max_streams_per_token", \.maxStreamsPerToken)
         limit("max_streams", \.maxStreams)
         return configuration

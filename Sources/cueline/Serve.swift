@@ -45,6 +45,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("max-body-bytes"), help: "Request body at most, in bytes; 413 beyond (CUELINE_MAX_BODY_BYTES; default 65536).")
     var maxBodyBytes: Int?
 
+    @Option(name: .customLong("send-buffer-bytes"), help: "Each connection's kernel send buffer, in bytes: what a client that does not read can make the host hold (CUELINE_SEND_BUFFER_BYTES; default 65536).")
+    var sendBufferBytes: Int?
+
     @Option(name: .customLong("max-streams-per-token"), help: "Live event streams per token; 429 beyond (CUELINE_MAX_STREAMS_PER_TOKEN; default 16).")
     var maxStreamsPerToken: Int?
 
@@ -58,7 +61,8 @@ struct Serve: AsyncParsableCommand {
             "host": host, "port": port.map(String.init), "media_dir": mediaDir, "log_level": logLevel, "log_format": logFormat,
             "max_connections": maxConnections.map(String.init), "header_timeout": headerTimeout.map(String.init),
             "idle_timeout": idleTimeout.map(String.init), "max_header_bytes": maxHeaderBytes.map(String.init),
-            "max_body_bytes": maxBodyBytes.map(String.init), "max_streams_per_token": maxStreamsPerToken.map(String.init),
+            "max_body_bytes": maxBodyBytes.map(String.init), "send_buffer_bytes": sendBufferBytes.map(String.init),
+            "max_streams_per_token": maxStreamsPerToken.map(String.init),
             "max_streams": maxStreams.map(String.init),
         ])
     }

@@ -20,8 +20,13 @@ struct ServerLimitsTests {
     final class RawConnection {
         let descriptor: Int32
 
-        init(port: Int) throws {
+        /// - Parameter receiveBuffer: the socket's receive buffer (`SO_RCVBUF`), set before connecting: small, for a
+        ///   client that reads nothing and lets the server's answers pile up on the server's side.
+        init(port: Int, receiveBuffer: Int32? = nil) throws {
             descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            if var size = receiveBuffer {
+                setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
             let connected = withLoopbackAddress(port: port) { connect(descriptor, $0, $1) }
             guard connected == 0 else { throw ConnectFailed(errno: errno) }
         }
@@ -113,6 +118,32 @@ struct ServerLimitsTests {
         #expect(refusedBody.closed && refusedBody.text.hasPrefix("HTTP/1.1 413"), "\(refusedBody)")
         let (_, fine) = try await HTTP.get(setup.server.baseURL + "/channels/one/720p.m3u8")
         #expect(fine == 200)
+    }
+
+    @Test("a client that sends requests and never reads the answers gets no more than the send buffers hold, then is closed; others are answered")
+    func unreadAnswers() async throws {
+        let setup = try await setUp([])
+        defer { setup.server.stop() }
+        /// Playlists answered on raw bytes so far (`cueline_playlist_raw_requests_total`).
+        func answered() async throws -> Int {
+            let (metrics, _) = try await HTTP.get(setup.server.baseURL + "/metrics")
+            let line = metrics.split(separator: "\n").first { $0.hasPrefix("cueline_playlist_raw_requests_total ") }
+            return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? 0
+        }
+        let before = try await answered()
+        // 2,500 playlist requests at once (~117 KB, about 2 MB of answers), none of them read.
+        let greedy = try RawConnection(port: setup.server.port, receiveBuffer: 4096)
+        greedy.send(String(repeating: "GET /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n", count: 2500))
+        try await Task.sleep(for: .seconds(1))
+        // The kernel's send buffer (twice 64 KiB), the server's own (64 KiB) and the client's small receive buffer hold
+        // a few hundred answers of ~800 bytes; the kernel's auto-tuned buffer (up to 4 MiB) held all 2,500.
+        let written = try await answered() - before
+        #expect(written > 0 && written < 800, "\(written) answers written to a client that reads none")
+        let (_, status) = try await HTTP.get(setup.server.baseURL + "/channels/one/720p.m3u8")
+        #expect(status == 200)
+        // Its unread requests passed 4 x the header limit: closed (what was written arrives, then the end).
+        let rest = greedy.read(for: 10)
+        #expect(rest.closed, "still open after \(rest.after) s and \(rest.text.utf8.count) bytes")
     }
 
     @Test("at the connection cap the longest idle connection makes room; when all are busy, 503 with Retry-After")
