@@ -6,10 +6,6 @@ import Testing
     "Operations: metrics, command endpoint, configuration",
     .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
 struct OperationsTests {
-    /// The value of one sample line of the Prometheus exposition, e.g. `name{a="b"} 3`.
-    private func sample(_ exposition: String, _ prefix: String) -> Double? {
-        exposition.split(separator: "\n").first { $0.hasPrefix(prefix + " ") }.flatMap { Double($0.split(separator: " ").last!) }
-    }
 
     @Test("after a scenario /metrics holds ticks, lateness, commands by type and outcome, log lag, errors and HTTP by route")
     func metricsAfterScenario() async throws {
@@ -43,29 +39,29 @@ struct OperationsTests {
 
         let (metrics, status) = try await HTTP.get("\(server.baseURL)/metrics")
         #expect(status == 200)
-        #expect(sample(metrics, #"cueline_commands_total{command="place-break",outcome="applied"}"#) == 1)
-        #expect(sample(metrics, #"cueline_commands_total{command="place-break",outcome="replayed"}"#) == 1)
-        #expect(sample(metrics, #"cueline_commands_total{command="cancel-current-event",outcome="applied"}"#) == 1)
-        #expect(sample(metrics, #"cueline_commands_total{command="cancel-current-event",outcome="refused"}"#) == 2)
-        #expect(sample(metrics, #"cueline_commands_total{command="cancel-break",outcome="refused"}"#) == 1)
-        #expect(sample(metrics, #"cueline_commands_total{command="cancel-break",outcome="conflict"}"#) == 1)
-        let ticks = try #require(sample(metrics, "cueline_ticks_rendered_total"))
+        #expect(metricSample(metrics, #"cueline_commands_total{command="place-break",outcome="applied"}"#) == 1)
+        #expect(metricSample(metrics, #"cueline_commands_total{command="place-break",outcome="replayed"}"#) == 1)
+        #expect(metricSample(metrics, #"cueline_commands_total{command="cancel-current-event",outcome="applied"}"#) == 1)
+        #expect(metricSample(metrics, #"cueline_commands_total{command="cancel-current-event",outcome="refused"}"#) == 2)
+        #expect(metricSample(metrics, #"cueline_commands_total{command="cancel-break",outcome="refused"}"#) == 1)
+        #expect(metricSample(metrics, #"cueline_commands_total{command="cancel-break",outcome="conflict"}"#) == 1)
+        let ticks = try #require(metricSample(metrics, "cueline_ticks_rendered_total"))
         #expect(ticks >= 2, "one tick per second")
-        let count = try #require(sample(metrics, "cueline_tick_lateness_seconds_count"))
-        let sum = try #require(sample(metrics, "cueline_tick_lateness_seconds_sum"))
+        let count = try #require(metricSample(metrics, "cueline_tick_lateness_seconds_count"))
+        let sum = try #require(metricSample(metrics, "cueline_tick_lateness_seconds_sum"))
         // The real figure comes from the benchmarks; here only that the metric measures something sane while the
         // whole suite loads both cores (a window is served once the watermark passes its boundary, ~25 ms idle).
         // A loose bound (the benchmarks measure the figure): a few pauses of a loaded CI machine must not fail it.
         #expect(count >= 2 && sum >= 0 && sum / count < 2, "ticks render within 2 s of the boundary on average under test load")
-        #expect(sample(metrics, "cueline_log_position_lag") == 0)
-        #expect(sample(metrics, "cueline_database_errors_total") == 0)
+        #expect(metricSample(metrics, "cueline_log_position_lag") == 0)
+        #expect(metricSample(metrics, "cueline_database_errors_total") == 0)
         // The pool keeps two connections open (and opens more as needed); nothing waited for one.
-        let idle = try #require(sample(metrics, #"cueline_db_pool_connections{state="idle"}"#))
-        let lent = try #require(sample(metrics, #"cueline_db_pool_connections{state="lent"}"#))
+        let idle = try #require(metricSample(metrics, #"cueline_db_pool_connections{state="idle"}"#))
+        let lent = try #require(metricSample(metrics, #"cueline_db_pool_connections{state="lent"}"#))
         #expect(idle + lent >= 2, "idle \(idle), lent \(lent)")
-        #expect(sample(metrics, "cueline_db_pool_checkouts_waiting") == 0)
-        #expect(sample(metrics, #"hb_requests{http_route="/channels/{channel}/{playlist}",http_request_method="GET",http_response_status_code="200"}"#).map { $0 >= 3 } == true)
-        #expect(sample(metrics, #"hb_requests{http_route="/channels/{channel}/{playlist}",http_request_method="GET",http_response_status_code="404"}"#) == 1)
+        #expect(metricSample(metrics, "cueline_db_pool_checkouts_waiting") == 0)
+        #expect(metricSample(metrics, #"hb_requests{http_route="/channels/{channel}/{playlist}",http_request_method="GET",http_response_status_code="200"}"#).map { $0 >= 3 } == true)
+        #expect(metricSample(metrics, #"hb_requests{http_route="/channels/{channel}/{playlist}",http_request_method="GET",http_response_status_code="404"}"#) == 1)
         #expect(metrics.contains(#"http_server_request_duration_bucket{http_route="/channels/{channel}/{playlist}""#))
     }
 

@@ -127,8 +127,7 @@ struct ServerLimitsTests {
         /// Playlists answered on raw bytes so far (`cueline_playlist_raw_requests_total`).
         func answered() async throws -> Int {
             let (metrics, _) = try await HTTP.get(setup.server.baseURL + "/metrics")
-            let line = metrics.split(separator: "\n").first { $0.hasPrefix("cueline_playlist_raw_requests_total ") }
-            return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? 0
+            return metricSample(metrics, "cueline_playlist_raw_requests_total").map { Int($0) } ?? 0
         }
         let before = try await answered()
         // 2,500 playlist requests at once (~117 KB, about 2 MB of answers), none of them read.
