@@ -15,6 +15,8 @@ struct Configuration: Equatable {
     var logFormat = "text"
     var migrations: String?
     var limits = ServerLimits()
+    /// One event loop pinned to each CPU the process may use (Linux; `EventLoops`).
+    var pinEventLoops = false
 
     /// Every key the file may hold, with its environment variable and what it accepts.
     static let keys: [(key: String, environment: String, accepts: String)] = [
@@ -33,6 +35,7 @@ struct Configuration: Equatable {
         ("send_buffer_bytes", "CUELINE_SEND_BUFFER_BYTES", "bytes of each connection's kernel send buffer (\(limitRanges["send_buffer_bytes"]!))"),
         ("max_streams_per_token", "CUELINE_MAX_STREAMS_PER_TOKEN", "live event streams per token (\(limitRanges["max_streams_per_token"]!))"),
         ("max_streams", "CUELINE_MAX_STREAMS", "live event streams on the instance (\(limitRanges["max_streams"]!))"),
+        ("pin_event_loops", "CUELINE_PIN_EVENT_LOOPS", "true or false: one event loop pinned to each CPU (Linux)"),
     ]
 
     /// What each limit accepts.
@@ -97,6 +100,8 @@ struct Configuration: Equatable {
             guard let number = Int(value), range.contains(number) else {
                 return "\(key): \(value.debugDescription) is not a whole number in \(range.lowerBound)...\(range.upperBound)"
             }
+        case "pin_event_loops":
+            guard value == "true" || value == "false" else { return "pin_event_loops: \(value.debugDescription) is not true or false" }
         case "host", "media_dir", "migrations":
             guard !value.isEmpty else { return "\(key): must not be empty" }
         default:
@@ -146,6 +151,7 @@ struct Configuration: Equatable {
         limit("send_buffer_bytes", \.sendBufferBytes)
         limit("max_streams_per_token", \.maxStreamsPerToken)
         limit("max_streams", \.maxStreams)
+        configuration.pinEventLoops = merged["pin_event_loops"] == "true"
         return configuration
     }
 }

@@ -212,4 +212,43 @@ struct ServerLimitsTests {
         let check = try cli.run(["config", "check", file.path])
         #expect(check.status == 1 && check.stdout.contains("header_timeout") && check.stdout.contains("max_streams"), "\(check.stdout)")
     }
+
+    /// The threads of a process by name, with the CPUs each may run on (`Cpus_allowed_list`).
+    static func threadCPUs(_ pid: Int32) throws -> [(name: String, cpus: String)] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").map { task in
+            let name = try String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let status = try String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
+            let line = status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") } ?? ""
+            return (name, line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces))
+        }
+    }
+
+    @Test("--pin-event-loops: one event loop on each CPU the server may use, each pinned to its own, and it serves; without it the loops may run anywhere; a bad value is refused naming the key")
+    func pinnedEventLoops() async throws {
+        let (url, cli, pinned) = try await ServerProcess.onFreshDatabase(extraArguments: ["--pin-event-loops"])
+        defer { pinned.stop() }
+        let status = try String(contentsOfFile: "/proc/\(pinned.pid)/status", encoding: .utf8)
+        let allowedLine = try #require(status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") })
+        let allowed = allowedLine.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces)
+        let threads = try Self.threadCPUs(pinned.pid)
+        let loops = threads.filter { $0.name.hasPrefix("NIO-ELT") }
+        #expect(!loops.isEmpty, "no event loop threads: \(threads)")
+        // Each loop on one CPU (a single number, no range or list), no two on the same, all among the allowed ones.
+        #expect(loops.allSatisfy { Int($0.cpus) != nil }, "\(loops)")
+        #expect(Set(loops.map(\.cpus)).count == loops.count, "\(loops)")
+        #expect(pinned.log.contains("event loops pinned"), "\(pinned.log)")
+        let (_, health) = try await HTTP.get(pinned.baseURL + "/healthz")
+        #expect(health == 200)
+
+        let free = try ServerProcess(databaseURL: url)
+        defer { free.stop() }
+        try await free.waitUntilReady()
+        let freeLoops = try Self.threadCPUs(free.pid).filter { $0.name.hasPrefix("NIO-") }
+        #expect(!freeLoops.isEmpty && freeLoops.allSatisfy { $0.cpus == allowed }, "\(freeLoops) vs \(allowed)")
+
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("pin-\(UUID().uuidString).conf")
+        try Data("pin_event_loops = yes\n".utf8).write(to: file)
+        let check = try cli.run(["config", "check", file.path])
+        #expect(check.status == 1 && check.stdout.contains("pin_event_loops") && check.stdout.contains("true or false"), "\(check.stdout)")
+    }
 }

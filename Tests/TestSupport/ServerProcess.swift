@@ -57,6 +57,9 @@ public final class ServerProcess: @unchecked Sendable {
 
     public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
 
+    /// The server's process id.
+    public var pid: Int32 { process.processIdentifier }
+
     public func stop() {
         if process.isRunning {
             process.terminate()
