@@ -10,7 +10,11 @@
 #   early return: a break on air on 20 of the channels, cancel_current_event sent over HTTP to each: from sending the
 #             command to a client blocked on that channel holding the augmenting tag (X-PLAYOUT-LIMIT); a run of its own
 #             (the same 1,000 clients, 20 of them in Python), so the main row and its baselines carry no commands.
-# The clients run on the same 2 cores as the server (one C process, and Python for the trials): their delays count.
+# The clients run on the same 2 cores as the server (one C process, and Python for the trials). The C clients run at
+# idle priority (SCHED_IDLE: they take only CPU time nothing else wants), as players on devices of their own take none
+# of the server's; one more row runs them at normal priority, taking their ~23 us per answer from the server's cores
+# just when the answers are due. The server pins one event loop to each core (`serve --pin-event-loops`), and so does
+# the floor server.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 cd "$(repo_root)"
@@ -49,7 +53,7 @@ for i in $(seq 0 $((channels - 1))); do
         --rendition 480p,1500000,480p/seg{n}.m4s --map 480p=480p/init.mp4 --part 480p=480p/seg{n}.{p}.m4s >/dev/null
 done
 secret=$("$bin/cueline" token create bench --role operator)
-"$bin/cueline" serve --port "$port" >/tmp/cueline-bench-ll.log 2>&1 &
+"$bin/cueline" serve --port "$port" --pin-event-loops >/tmp/cueline-bench-ll.log 2>&1 &
 server=$!
 for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/channels/ll-0/720p.m3u8" >/dev/null && break; sleep 0.1; done
 
@@ -60,6 +64,10 @@ clients_bin="$pgdir/ll_clients"
 "${CC:-$(command -v clang || command -v cc)}" -O2 -o "$clients_bin" scripts/lib/ll_clients.c
 floor_bin="$pgdir/ll_floor_server"
 "${CC:-$(command -v clang || command -v cc)}" -O2 -pthread -o "$floor_bin" scripts/lib/ll_floor_server.c
+# The C clients' scheduling: idle (SCHED_IDLE) unless a run says otherwise (client_priority=normal).
+idle_clients=()
+command -v chrt >/dev/null && idle_clients=(chrt --idle 0)
+client_priority=idle
 measure() {  # clients trials [extra header] -> JSON with the server's CPU seconds and peak RSS added
     local before after rss dir py
     dir=$(mktemp -d)
@@ -68,7 +76,9 @@ measure() {  # clients trials [extra header] -> JSON with the server's CPU secon
     if [ "$py" -gt 0 ]; then
         python3 scripts/lib/ll_clients.py 127.0.0.1 "$port" "$channels" "$py" "$seconds" "$epoch_ms" 250 4 "$secret" "$2" 0 >"$dir/py.json" &
     fi
-    "$clients_bin" 127.0.0.1 "$port" "$channels" $(( $1 - py )) "$seconds" "$epoch_ms" 250 4 "$py" "${3:-}" >"$dir/c.json" &
+    local run_as=("${idle_clients[@]}")
+    [ "$client_priority" = idle ] || run_as=()
+    "${run_as[@]}" "$clients_bin" 127.0.0.1 "$port" "$channels" $(( $1 - py )) "$seconds" "$epoch_ms" 250 4 "$py" "${3:-}" >"$dir/c.json" &
     wait
     after=$(awk '{print $14 + $15}' /proc/$server/stat)
     rss=$(awk '/VmHWM/ {print $2}' /proc/$server/status)
@@ -88,6 +98,8 @@ late = sorted(x for p in parts for x in p["lateness_ms"])
 # Kernel receive timestamps (the C clients only): when the answer reached the client's socket.
 arrived = sorted(x for p in parts for x in p.get("arrived_ms", []))
 unstamped = sum(p.get("unstamped", 0) for p in parts)
+warmup = sum(p.get("warmup_answers", 0) for p in parts)
+warmup_worst = max((p.get("warmup_arrived_max_ms", 0) for p in parts), default=0)
 delays = sorted(x for p in parts for x in p["delays_ms"])
 # The C clients' own CPU per answer they read (the Python clients do not report theirs).
 c_parts = [p for p in parts if "client_cpu_ms" in p]
@@ -96,6 +108,7 @@ client_cpu_us = round(sum(p["client_cpu_ms"] for p in c_parts) * 1000 / c_answer
 pct = lambda v, q: round(v[min(len(v) - 1, int(len(v) * q))], 1) if v else None
 print(json.dumps({
     "answers": len(late), "errors": sum(p["errors"] for p in parts), "unstamped": unstamped,
+    "warmup_answers": warmup, "warmup_arrived_max_ms": warmup_worst,
     "late_p50_ms": pct(late, 0.5), "late_p99_ms": pct(late, 0.99), "late_max_ms": round(late[-1], 1) if late else None,
     "arrived_p50_ms": pct(arrived, 0.5), "arrived_p99_ms": pct(arrived, 0.99),
     "arrived_max_ms": round(arrived[-1], 1) if arrived else None,
@@ -114,6 +127,10 @@ log "10 clients (baseline)"
 base=$(measure 10 0)
 log "$clients clients on $channels channels"
 load=$(measure "$clients" 0)
+log "$clients clients on $channels channels, the clients at normal priority"
+client_priority=normal
+normal=$(measure "$clients" 0)
+client_priority=idle
 log "$clients clients on $channels channels, 20 of them in Python, with 20 early returns"
 trials=$(measure "$clients" 20)
 log "$clients clients through the HTTP codec (baseline)"
@@ -127,10 +144,10 @@ response_bytes=$(curl -fsi "http://127.0.0.1:$port/channels/ll-$((channels - 1))
 log "$clients clients against the floor server ($response_bytes-byte answers; baseline)"
 kill -STOP "$server"
 floor_dir=$(mktemp -d)
-"$floor_bin" $((port + 1)) "$epoch_ms" 250 4 "$response_bytes" "$(nproc)" & floor_pid=$!
+"$floor_bin" $((port + 1)) "$epoch_ms" 250 4 "$response_bytes" "$(nproc)" 1 & floor_pid=$!
 for _ in $(seq 100); do curl -fs "http://127.0.0.1:$((port + 1))/channels/ll-0/720p.m3u8" >/dev/null && break; sleep 0.05; done
 floor_before=$(awk '{print $14 + $15}' /proc/$floor_pid/stat)
-"$clients_bin" 127.0.0.1 $((port + 1)) "$channels" "$clients" "$seconds" "$epoch_ms" 250 4 0 >"$floor_dir/c.json"
+"${idle_clients[@]}" "$clients_bin" 127.0.0.1 $((port + 1)) "$channels" "$clients" "$seconds" "$epoch_ms" 250 4 0 >"$floor_dir/c.json"
 floor_after=$(awk '{print $14 + $15}' /proc/$floor_pid/stat)
 kill "$floor_pid"; wait "$floor_pid" 2>/dev/null || true
 floor_pid=
@@ -159,10 +176,10 @@ d = [y - x for x, y in zip(a, b)]
 print(f"{d[7] / max(1, sum(d)) * 100:.1f}")
 PY
 )
-python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" "$codec" "${raw:-0}" "$floor" "$response_bytes" "$trials" "$steal" >>"$out" <<'PY'
+python3 - "$base" "$load" "$loadavg" "$channels" "$clients" "$seconds" "$codec" "${raw:-0}" "$floor" "$response_bytes" "$trials" "$steal" "$normal" >>"$out" <<'PY'
 import json, sys
 base, load, codec, floor = json.loads(sys.argv[1]), json.loads(sys.argv[2]), json.loads(sys.argv[7]), json.loads(sys.argv[9])
-trials = json.loads(sys.argv[11])
+trials, normal = json.loads(sys.argv[11]), json.loads(sys.argv[13])
 response_bytes = sys.argv[10]
 raw = int(float(sys.argv[8]))
 # The server's histogram is cumulative over the run: the 1,000-client counts are the second reading less the first.
@@ -177,7 +194,8 @@ def server_side(now, before):
     return f"{int(counts['+Inf'])} answers, {within20:.1f} % within 20 ms of the boundary, p50 {ms(p50)}, p99 {ms(p99)}"
 base_server = server_side(base["server_buckets"], {})
 load_server = server_side(load["server_buckets"], base["server_buckets"])
-trials_server = server_side(trials["server_buckets"], load["server_buckets"])
+normal_server = server_side(normal["server_buckets"], load["server_buckets"])
+trials_server = server_side(trials["server_buckets"], normal["server_buckets"])
 codec_server = server_side(codec["server_buckets"], trials["server_buckets"])
 ratio = lambda key, to=codec: f"{load[key] / to[key]:.2f}" if to.get(key) else "—"
 loadavg, channels, clients, seconds = sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6]
@@ -185,7 +203,7 @@ rows = "\n".join(
     f"| {name} | {m['answers']} | {m['errors']} | {m['arrived_p50_ms']} ms | {m['arrived_p99_ms']} ms | {m['arrived_max_ms']} ms | "
     f"{m['arrived_within_20_percent']} % | {m['late_p50_ms']} ms | {m['late_p99_ms']} ms | {m['late_max_ms']} ms | "
     f"{m['server_cpu_percent']} % | {m['server_peak_rss_mib']} MiB | {m.get('client_cpu_us')} us |"
-    for name, m in [("10 (baseline)", base), (clients, load),
+    for name, m in [("10 (baseline)", base), (clients, load), (f"{clients}, the clients at normal priority", normal),
                     (f"{clients}, 20 of them in Python, with 20 early returns", trials),
                     (f"{clients} through the HTTP codec (baseline)", codec),
                     (f"{clients} against the floor server (baseline)", floor)])
@@ -197,7 +215,11 @@ part's boundary, two ways: when the answer reached the client's socket (the kern
 it is taken as the server's write hands the bytes over: what a player on a device of its own sees, less the network),
 and when the client process read it (the clients share the 2 cores with the
 server and PostgreSQL, in one C process, epoll, `scripts/lib/ll_clients.c`, which reads the answers due at one
-instant one after another; the 20 clients of the early-return trials in Python, read times only).
+instant one after another; the 20 clients of the early-return trials in Python, read times only). The C clients run
+at idle priority (`chrt --idle 0`: they take only CPU time nothing else wants, as players on devices of their own take
+none of the server's; their reads then come late, their sockets' timestamps do not) except in the row "at normal
+priority", where their own CPU competes with the server's at every boundary. The server pins one event loop to each
+core (`serve --pin-event-loops`), the floor server one thread to each core.
 Load average at the end: {loadavg}; CPU time the hypervisor gave to others (steal) over the runs: {sys.argv[12]} % of the
 cores' time. Between runs on this machine the same binary's CPU for the same answers has varied by up to 1.5x with no
 steal: compare rows of one run.
@@ -214,13 +236,17 @@ part, in one write: no rendering, no log, no checks. It runs alone (cueline stop
 what the kernel and the clients take for these answers on these cores, the least any server could do here. The
 {clients}-client row and the baselines carry no commands; the row with early returns replaces 20 of the C clients with
 Python ones (about 40 us of client CPU per answer instead of a few) and sends the 20 commands. Timestamps missing from
-reads (left out of "reached the socket"): {sum(m.get('unstamped', 0) for m in (base, load, trials, codec, floor))}.
+reads (left out of "reached the socket"): {sum(m.get('unstamped', 0) for m in (base, load, normal, trials, codec, floor))}.
+Warm-up (`scripts/lib/ll_clients.c`): the C clients do not count answers for the part boundaries of the first second
+after their last connection opened (the server is then still accepting the 1,000 connections and answering their
+first requests); left out, and the worst of them at the socket: {', '.join(f"{name} {m.get('warmup_answers')} ({m.get('warmup_arrived_max_ms')} ms)" for name, m in [('10 clients', base), (clients + ' clients', load), ('at normal priority', normal), ('with early returns', trials), ('through the codec', codec), ('floor', floor)])}.
 "C clients' CPU per answer" is the C client process's own user and system time (`getrusage`) over the answers it read:
 its reads and the next requests it sends take that much of the same 2 cores, more when answers come one by one (an
 idle client is woken for each) than when they come together.
 
 Server side (`cueline_blocked_reload_lateness_seconds`: when the answer was ready after its part's boundary, before
-it is written): 10 clients: {base_server}; {clients} clients: {load_server}; with the early returns: {trials_server};
+it is written): 10 clients: {base_server}; {clients} clients: {load_server}; the clients at normal priority:
+{normal_server}; with the early returns: {trials_server};
 through the codec: {codec_server}.
 Answered on raw bytes over the run: {raw:,} (the codec baseline's requests carry a header the raw path leaves to
 the codec).

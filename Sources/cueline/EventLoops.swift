@@ -46,7 +46,11 @@ enum EventLoops {
         }
         // As many loops as NIO would run (it counts a CPU quota too), each on one of the allowed CPUs.
         let cpus = Array(allowed.prefix(max(1, min(System.coreCount, allowed.count))))
-        logger.notice("event loops pinned", metadata: ["cpus": "\(cpus.map(String.init).joined(separator: ","))"])
+        // Logged before the threads pin themselves: a system-call filter that denies sched_setaffinity stops the
+        // process there (the systemd unit in deploy/ allows that one call).
+        logger.notice("event loops pinned", metadata: [
+            "cpus": "\(cpus.map(String.init).joined(separator: ","))", "needs": "the sched_setaffinity system call",
+        ])
         let group = MultiThreadedEventLoopGroup(pinnedCPUIDs: cpus)
         return (.shared(group), group)
         #else

@@ -16,6 +16,11 @@
  *
  * HEADER, if given, is one more header line in every request (e.g. `Connection: keep-alive, bench` sends the requests
  * through the server's HTTP codec instead of its raw path: the same-run baseline).
+ *
+ * Warm-up: answers for part boundaries in the first second after the last connection opened are not counted in
+ * `lateness_ms` and `arrived_ms` (the server is then still accepting the connections and answering their first plain
+ * requests, which a thousand players joining over time would not ask of it at one instant); how many there were and
+ * the worst of them at the socket are printed apart (`warmup_answers`, `warmup_arrived_max_ms`). LL_WARMUP_MS sets it.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -97,7 +102,10 @@ int main(int argc, char **argv) {
         snprintf(header, sizeof header, "%s\r\n", argv[10]);
         extra = header;
     }
-    double stop = now_ms() + seconds * 1000;
+    double stop = now_ms() + seconds * 1000, counted_from = 0, warmup_worst = 0;
+    const char *warmup_env = getenv("LL_WARMUP_MS");
+    double warmup_ms = warmup_env ? atof(warmup_env) : 1000;
+    size_t warmup_answers = 0;
     size_t capacity = (size_t)(seconds * 1000 / part_ms + 8) * count, answers = 0;
     double *lateness = malloc(capacity * sizeof *lateness), *arrived = malloc(capacity * sizeof *arrived);
     size_t stamped = 0, unstamped = 0; /* answers whose completing read carried a kernel timestamp, or not */
@@ -122,6 +130,7 @@ int main(int argc, char **argv) {
         send_request(c);
     }
     int open = count;
+    counted_from = now_ms() + warmup_ms;
     struct epoll_event events[256];
     while (open > 0) {
         if (now_ms() > stop + 5000) { /* an answer that never completes: give up, count the rest as errors */
@@ -156,6 +165,10 @@ int main(int argc, char **argv) {
                 int status = atoi(c->buffer + 9);
                 if (status != 200) {
                     errors++;
+                } else if (c->msn >= 0 && epoch + (c->msn * parts + c->part + 1) * part_ms < counted_from) {
+                    warmup_answers++;
+                    double boundary = epoch + (c->msn * parts + c->part + 1) * part_ms;
+                    if (c->arrived > 0 && c->arrived - boundary > warmup_worst) warmup_worst = c->arrived - boundary;
                 } else if (c->msn >= 0 && answers < capacity) {
                     double boundary = epoch + (c->msn * parts + c->part + 1) * part_ms;
                     if (c->arrived > 0) arrived[stamped++] = c->arrived - boundary;
@@ -194,7 +207,8 @@ int main(int argc, char **argv) {
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     double cpu_ms = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000.0 + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000.0;
-    printf("], \"client_cpu_ms\": %.0f, \"unstamped\": %zu, \"arrived_ms\": [", cpu_ms, unstamped);
+    printf("], \"client_cpu_ms\": %.0f, \"unstamped\": %zu, \"warmup_answers\": %zu, \"warmup_arrived_max_ms\": %.1f, \"arrived_ms\": [",
+           cpu_ms, unstamped, warmup_answers, warmup_worst);
     for (size_t i = 0; i < stamped; i++) printf("%s%.2f", i ? ", " : "", arrived[i]);
     printf("]}\n");
     return 0;

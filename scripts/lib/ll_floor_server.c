@@ -7,8 +7,9 @@
  * kept connections, one thread per core, each with its own listening socket (SO_REUSEPORT), epoll and a timerfd set
  * to the next boundary. What it takes on the same cores is what the kernel and the clients take for the same answers.
  *
- *   ll_floor_server PORT EPOCH_MS PART_MS PARTS RESPONSE_BYTES THREADS
+ *   ll_floor_server PORT EPOCH_MS PART_MS PARTS RESPONSE_BYTES THREADS [PIN]
  *
+ * PIN 1: thread i runs only on the i-th CPU the process may use, as `cueline serve --pin-event-loops` places its loops.
  * RESPONSE_BYTES: the whole answer, head and body (cueline's, measured by bench-ll.sh); the body is padded to it.
  */
 #define _GNU_SOURCE
@@ -18,6 +19,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,9 +189,27 @@ int main(int argc, char **argv) {
     part_ms = atof(argv[3]);
     parts = atoi(argv[4]);
     response_bytes = atoi(argv[5]);
-    int threads = atoi(argv[6]);
+    int threads = atoi(argv[6]), pin = argc > 7 && atoi(argv[7]) == 1;
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (pin && sched_getaffinity(0, sizeof allowed, &allowed) != 0) pin = 0;
     pthread_t ids[64];
-    for (int i = 0; i < threads && i < 64; i++) pthread_create(&ids[i], NULL, serve, NULL);
+    int cpu = -1;
+    for (int i = 0; i < threads && i < 64; i++) {
+        pthread_attr_t attributes;
+        pthread_attr_init(&attributes);
+        if (pin) {
+            do cpu++; while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed));
+            if (cpu < CPU_SETSIZE) {
+                cpu_set_t one;
+                CPU_ZERO(&one);
+                CPU_SET(cpu, &one);
+                pthread_attr_setaffinity_np(&attributes, sizeof one, &one);
+            }
+        }
+        pthread_create(&ids[i], &attributes, serve, NULL);
+        pthread_attr_destroy(&attributes);
+    }
     pthread_join(ids[0], NULL);
     return 0;
 }
