@@ -65,8 +65,8 @@ clients_bin="$pgdir/ll_clients"
 floor_bin="$pgdir/ll_floor_server"
 "${CC:-$(command -v clang || command -v cc)}" -O2 -pthread -o "$floor_bin" scripts/lib/ll_floor_server.c
 # The C clients' scheduling: idle (SCHED_IDLE) unless a run says otherwise (client_priority=normal).
-idle_clients=()
-command -v chrt >/dev/null && idle_clients=(chrt --idle 0)
+command -v chrt >/dev/null || die "chrt (util-linux) is missing: the clients could not run at idle priority"
+idle_clients=(chrt --idle 0)
 client_priority=idle
 measure() {  # clients trials [extra header] -> JSON with the server's CPU seconds and peak RSS added
     local before after rss dir py
@@ -98,8 +98,6 @@ late = sorted(x for p in parts for x in p["lateness_ms"])
 # Kernel receive timestamps (the C clients only): when the answer reached the client's socket.
 arrived = sorted(x for p in parts for x in p.get("arrived_ms", []))
 unstamped = sum(p.get("unstamped", 0) for p in parts)
-warmup = sum(p.get("warmup_answers", 0) for p in parts)
-warmup_worst = max((p.get("warmup_arrived_max_ms", 0) for p in parts), default=0)
 delays = sorted(x for p in parts for x in p["delays_ms"])
 # The C clients' own CPU per answer they read (the Python clients do not report theirs).
 c_parts = [p for p in parts if "client_cpu_ms" in p]
@@ -108,7 +106,6 @@ client_cpu_us = round(sum(p["client_cpu_ms"] for p in c_parts) * 1000 / c_answer
 pct = lambda v, q: round(v[min(len(v) - 1, int(len(v) * q))], 1) if v else None
 print(json.dumps({
     "answers": len(late), "errors": sum(p["errors"] for p in parts), "unstamped": unstamped,
-    "warmup_answers": warmup, "warmup_arrived_max_ms": warmup_worst,
     "late_p50_ms": pct(late, 0.5), "late_p99_ms": pct(late, 0.99), "late_max_ms": round(late[-1], 1) if late else None,
     "arrived_p50_ms": pct(arrived, 0.5), "arrived_p99_ms": pct(arrived, 0.99),
     "arrived_max_ms": round(arrived[-1], 1) if arrived else None,
@@ -237,9 +234,8 @@ what the kernel and the clients take for these answers on these cores, the least
 {clients}-client row and the baselines carry no commands; the row with early returns replaces 20 of the C clients with
 Python ones (about 40 us of client CPU per answer instead of a few) and sends the 20 commands. Timestamps missing from
 reads (left out of "reached the socket"): {sum(m.get('unstamped', 0) for m in (base, load, normal, trials, codec, floor))}.
-Warm-up (`scripts/lib/ll_clients.c`): the C clients do not count answers for the part boundaries of the first second
-after their last connection opened (the server is then still accepting the 1,000 connections and answering their
-first requests); left out, and the worst of them at the socket: {', '.join(f"{name} {m.get('warmup_answers')} ({m.get('warmup_arrived_max_ms')} ms)" for name, m in [('10 clients', base), (clients + ' clients', load), ('at normal priority', normal), ('with early returns', trials), ('through the codec', codec), ('floor', floor)])}.
+The C clients open their connections one after another over the first second of each row (as a crowd joins, not
+1,000 at one instant), and every answer from the first is counted.
 "C clients' CPU per answer" is the C client process's own user and system time (`getrusage`) over the answers it read:
 its reads and the next requests it sends take that much of the same 2 cores, more when answers come one by one (an
 idle client is woken for each) than when they come together.

@@ -54,8 +54,8 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("max-streams"), help: "Live event streams on this instance; 503 beyond (CUELINE_MAX_STREAMS; default 256).")
     var maxStreams: Int?
 
-    @Flag(name: .customLong("pin-event-loops"), help: "One event loop pinned to each CPU this process may use, Linux (CUELINE_PIN_EVENT_LOOPS=true): answers at an LL-HLS part boundary come sooner on a host that runs little else.")
-    var pinEventLoops = false
+    @Flag(name: .customLong("pin-event-loops"), inversion: .prefixedNo, help: "One event loop pinned to each CPU this process may use, Linux (CUELINE_PIN_EVENT_LOOPS; default off): answers at an LL-HLS part boundary come sooner on a host that runs little else.")
+    var pinEventLoops: Bool?
 
     @OptionGroup var database: DatabaseOptions
 
@@ -66,7 +66,7 @@ struct Serve: AsyncParsableCommand {
             "idle_timeout": idleTimeout.map(String.init), "max_header_bytes": maxHeaderBytes.map(String.init),
             "max_body_bytes": maxBodyBytes.map(String.init), "send_buffer_bytes": sendBufferBytes.map(String.init),
             "max_streams_per_token": maxStreamsPerToken.map(String.init),
-            "max_streams": maxStreams.map(String.init), "pin_event_loops": pinEventLoops ? "true" : nil,
+            "max_streams": maxStreams.map(String.init), "pin_event_loops": pinEventLoops.map { $0 ? "true" : "false" },
         ])
     }
 
@@ -109,7 +109,7 @@ struct Serve: AsyncParsableCommand {
             hooks: try hooks.map { try HookSet(file: $0, environment: ProcessInfo.processInfo.environment) } ?? HookSet(),
             access: tokens.map { .tokens($0) } ?? .open,
             eventStreams: eventStreams)
-        let loops = EventLoops.group(pinned: settings.pinEventLoops, logger: logger)
+        let loops = await EventLoops.group(pinned: settings.pinEventLoops, logger: logger)
         let app = Application(
             router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: gate, playlists: follower),
             configuration: .init(address: .hostname(host, port: port), serverName: "cueline", backlog: 1024),

@@ -17,10 +17,10 @@
  * HEADER, if given, is one more header line in every request (e.g. `Connection: keep-alive, bench` sends the requests
  * through the server's HTTP codec instead of its raw path: the same-run baseline).
  *
- * Warm-up: answers for part boundaries in the first second after the last connection opened are not counted in
- * `lateness_ms` and `arrived_ms` (the server is then still accepting the connections and answering their first plain
- * requests, which a thousand players joining over time would not ask of it at one instant); how many there were and
- * the worst of them at the socket are printed apart (`warmup_answers`, `warmup_arrived_max_ms`). LL_WARMUP_MS sets it.
+ * Joining: the clients open their connections one after another, evenly over the first second (LL_RAMP_MS sets it;
+ * 0: all at once), as a crowd of players joins, and every answer is counted from the first. Opened all at once, the
+ * server's accepting 1,000 connections and answering their first requests fell on the first part boundaries
+ * (up to 139 ms after them), an instant no real audience produces.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -88,6 +88,24 @@ static int hinted(const char *body, size_t length, long long *msn, long long *pa
     return seg && sscanf(seg, "seg%lld.%lld.m4s", msn, part) == 2;
 }
 
+/* Opens client `c`'s connection to channel `channel` and sends its first (plain) request. */
+static int connect_client(struct client *c, int channel, int poller, const struct sockaddr_in *address) {
+    c->channel = channel;
+    c->msn = -1;
+    c->fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(c->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
+    if (connect(c->fd, (const struct sockaddr *)address, sizeof *address) != 0) {
+        perror("connect");
+        return -1;
+    }
+    struct epoll_event event = {.events = EPOLLIN, .data.ptr = c};
+    epoll_ctl(poller, EPOLL_CTL_ADD, c->fd, &event);
+    send_request(c);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 10) {
         fprintf(stderr, "usage: ll_clients HOST PORT CHANNELS CLIENTS SECONDS EPOCH_MS PART_MS PARTS FIRST_CLIENT\n");
@@ -102,10 +120,9 @@ int main(int argc, char **argv) {
         snprintf(header, sizeof header, "%s\r\n", argv[10]);
         extra = header;
     }
-    double stop = now_ms() + seconds * 1000, counted_from = 0, warmup_worst = 0;
-    const char *warmup_env = getenv("LL_WARMUP_MS");
-    double warmup_ms = warmup_env ? atof(warmup_env) : 1000;
-    size_t warmup_answers = 0;
+    double start = now_ms(), stop = start + seconds * 1000;
+    const char *ramp_env = getenv("LL_RAMP_MS");
+    double ramp_ms = ramp_env ? atof(ramp_env) : 1000;
     size_t capacity = (size_t)(seconds * 1000 / part_ms + 8) * count, answers = 0;
     double *lateness = malloc(capacity * sizeof *lateness), *arrived = malloc(capacity * sizeof *arrived);
     size_t stamped = 0, unstamped = 0; /* answers whose completing read carried a kernel timestamp, or not */
@@ -113,31 +130,24 @@ int main(int argc, char **argv) {
     int errors = 0, poller = epoll_create1(0);
     struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(port)};
     inet_pton(AF_INET, host, &address.sin_addr);
-    for (int i = 0; i < count; i++) {
-        struct client *c = &clients[i];
-        c->channel = (first + i) % channels;
-        c->msn = -1;
-        c->fd = socket(AF_INET, SOCK_STREAM, 0);
-        int one = 1;
-        setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        setsockopt(c->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
-        if (connect(c->fd, (struct sockaddr *)&address, sizeof address) != 0) {
-            perror("connect");
-            return 1;
-        }
-        struct epoll_event event = {.events = EPOLLIN, .data.ptr = c};
-        epoll_ctl(poller, EPOLL_CTL_ADD, c->fd, &event);
-        send_request(c);
-    }
-    int open = count;
-    counted_from = now_ms() + warmup_ms;
+    int connected = 0, open = count;
     struct epoll_event events[256];
     while (open > 0) {
         if (now_ms() > stop + 5000) { /* an answer that never completes: give up, count the rest as errors */
             errors += open;
             break;
         }
-        int ready = epoll_wait(poller, events, 256, 1000);
+        /* The connections due by now: client i opens at start + i * ramp / count. */
+        while (connected < count && now_ms() >= start + ramp_ms * connected / count) {
+            if (connect_client(&clients[connected], (first + connected) % channels, poller, &address) != 0) return 1;
+            connected++;
+        }
+        int wait_ms = 1000;
+        if (connected < count) {
+            double next = start + ramp_ms * connected / count - now_ms();
+            wait_ms = next > 0 ? (int)next + 1 : 0;
+        }
+        int ready = epoll_wait(poller, events, 256, wait_ms);
         for (int e = 0; e < ready; e++) {
             struct client *c = events[e].data.ptr;
             struct iovec data = {.iov_base = c->buffer + c->used, .iov_len = BUFFER - 1 - c->used};
@@ -165,10 +175,6 @@ int main(int argc, char **argv) {
                 int status = atoi(c->buffer + 9);
                 if (status != 200) {
                     errors++;
-                } else if (c->msn >= 0 && epoch + (c->msn * parts + c->part + 1) * part_ms < counted_from) {
-                    warmup_answers++;
-                    double boundary = epoch + (c->msn * parts + c->part + 1) * part_ms;
-                    if (c->arrived > 0 && c->arrived - boundary > warmup_worst) warmup_worst = c->arrived - boundary;
                 } else if (c->msn >= 0 && answers < capacity) {
                     double boundary = epoch + (c->msn * parts + c->part + 1) * part_ms;
                     if (c->arrived > 0) arrived[stamped++] = c->arrived - boundary;
@@ -207,8 +213,7 @@ int main(int argc, char **argv) {
     struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
     double cpu_ms = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000.0 + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000.0;
-    printf("], \"client_cpu_ms\": %.0f, \"unstamped\": %zu, \"warmup_answers\": %zu, \"warmup_arrived_max_ms\": %.1f, \"arrived_ms\": [",
-           cpu_ms, unstamped, warmup_answers, warmup_worst);
+    printf("], \"client_cpu_ms\": %.0f, \"unstamped\": %zu, \"ramp_ms\": %.0f, \"arrived_ms\": [", cpu_ms, unstamped, ramp_ms);
     for (size_t i = 0; i < stamped; i++) printf("%s%.2f", i ? ", " : "", arrived[i]);
     printf("]}\n");
     return 0;
