@@ -9,7 +9,19 @@ cd "$(repo_root)"
 ensure_build_deps
 pgdir=$(mktemp -d /tmp/cueline-test-pg.XXXXXX)
 chmod 755 "$pgdir"
-trap 'stop_cluster; rm -rf "$pgdir"' EXIT
+e2e_pid=
+e2e_log=
+cleanup() {
+    # The end-to-end suites' process, if the script stops before it ends (a failure, Ctrl-C): stopped, its output shown.
+    if [ -n "$e2e_pid" ] && kill -0 "$e2e_pid" 2>/dev/null; then
+        kill "$e2e_pid" 2>/dev/null || true
+        { echo "== the end-to-end suites, stopped unfinished:"; cat "$e2e_log"; } >&2
+    fi
+    [ -n "$e2e_log" ] && rm -f "$e2e_log"
+    stop_cluster
+    rm -rf "$pgdir"
+}
+trap cleanup EXIT
 start_cluster "$pgdir"
 
 log "building"
@@ -30,16 +42,21 @@ if [ $# -gt 0 ]; then
     swift test --skip-build --no-parallel "$@"
 else
     waiting='^CLITests\.(AuditEndToEndTests|LiveChannelEndToEndTests)/'
-    # The test binary itself, not `swift test`: SwiftPM runs one command at a time in a build directory.
-    "$bin/CuelinePackageTests.xctest" --testing-library swift-testing --no-parallel --filter "$waiting" \
-        > "$pgdir/waiting.log" 2>&1 &
-    waiting_pid=$!
+    e2e_log=$(mktemp /tmp/cueline-e2e-tests.XXXXXX)
+    # The test binary itself, not `swift test`: SwiftPM runs one command at a time in a build directory. Each run is
+    # stopped after 25 minutes (exit 124): a hung test fails CI with its output rather than holding it to its limit.
+    timeout -k 30 25m "$bin/CuelinePackageTests.xctest" --testing-library swift-testing --no-parallel --filter "$waiting" \
+        > "$e2e_log" 2>&1 &
+    e2e_pid=$!
     status=0
-    swift test --skip-build --no-parallel --skip "$waiting" || status=$?
-    wait "$waiting_pid" || status=$?
-    log "the end-to-end suites run beside the others:"
-    cat "$pgdir/waiting.log"
-    [ "$status" -eq 0 ] || die "tests failed (the end-to-end suites' output is just above)"
+    e2e_status=0
+    timeout -k 30 25m swift test --skip-build --no-parallel --skip "$waiting" || status=$?
+    wait "$e2e_pid" || e2e_status=$?
+    e2e_pid=
+    log "the end-to-end suites, run beside the others:"
+    cat "$e2e_log"
+    [ "$status" -eq 0 ] || die "tests failed (exit $status; 124: stopped after 25 minutes)"
+    [ "$e2e_status" -eq 0 ] || die "the end-to-end suites failed (exit $e2e_status; their output is just above)"
 fi
 
 log "checking the README's module graph against Package.swift"
