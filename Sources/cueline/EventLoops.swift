@@ -70,7 +70,9 @@ enum EventLoops {
                 pinnedTo.append(cpu)
             }
         }
-        logger.notice("event loops pinned", metadata: ["cpus": "\(pinnedTo.map(String.init).joined(separator: ","))"])
+        if !pinnedTo.isEmpty {
+            logger.notice("event loops pinned", metadata: ["cpus": "\(pinnedTo.map(String.init).joined(separator: ","))"])
+        }
         return (.shared(group), group)
         #else
         logger.warning("pin_event_loops: only on Linux; event loops not pinned")
