@@ -593,8 +593,10 @@ public final class ChannelFollower: Service, Sendable {
             }
             Self.resume(released, true)
             for (id, window, boundary, completed) in published {
-                // Sample what is served: every 30th window, and every window with a schedule change.
-                if completed % 30 == 0 || lastSampledVersion[id] != window.version {
+                // Sample what is served: every 30th window of each channel, and every window with a schedule change.
+                // Each channel's 30th falls on a tick of its own (`sampleOffset`): channels that share boundaries are
+                // not all hashed and recorded at one boundary, in the milliseconds its held requests are answered in.
+                if (completed + Self.sampleOffset(id)) % 30 == 0 || lastSampledVersion[id] != window.version {
                     lastSampledVersion[id] = window.version
                     for (rendition, body) in window.bodies.sorted(by: { $0.key < $1.key }) {
                         samples.append(RenderSample(
@@ -833,6 +835,14 @@ public final class ChannelFollower: Service, Sendable {
             released = 0
             woken = true
         }
+    }
+
+    /// Where a channel's every-30th sampled window falls (0–29), from its id: the same on every instance and every run
+    /// (FNV-1a, not `Hasher`, which is seeded per process).
+    static func sampleOffset(_ channel: ChannelID) -> Int64 {
+        var hash: UInt32 = 2_166_136_261
+        for byte in channel.rawValue.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return Int64(hash % 30)
     }
 
     /// Requests blocked now, over all channels.
