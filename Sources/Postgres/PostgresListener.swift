@@ -29,6 +29,8 @@ public final class PostgresListener: Service, Sendable {
     private struct Subscriber {
         var events: AsyncStream<ListenerEvent>.Continuation?
         var wakeups: AsyncStream<Void>.Continuation?
+        /// Notifications whose payload this says is already known wake no one (`wakeups(skipping:)`).
+        var skipping: (@Sendable (String) -> Bool)?
     }
 
     private struct Subscribers {
@@ -55,9 +57,13 @@ public final class PostgresListener: Service, Sendable {
         subscribe(bufferingNewest: 1024) { $0.events = $1 }
     }
 
-    /// A wake-up whenever the log may have grown: LISTEN in place (after a reconnect too) and each notification.
-    public func wakeups() -> AsyncStream<Void> {
-        subscribe(bufferingNewest: 1) { $0.wakeups = $1 }
+    /// A wake-up whenever the log may have grown: LISTEN in place (after a reconnect too) and each notification,
+    /// except those whose payload `skipping` says the subscriber already knows (its own appends' hints).
+    public func wakeups(skipping: (@Sendable (String) -> Bool)? = nil) -> AsyncStream<Void> {
+        subscribe(bufferingNewest: 1) {
+            $0.wakeups = $1
+            $0.skipping = skipping
+        }
     }
 
     private func subscribe<Element>(
@@ -121,6 +127,7 @@ public final class PostgresListener: Service, Sendable {
         for subscriber in targets {
             subscriber.events?.yield(event)
             if case .disconnected = event { continue }
+            if case .notification(let payload) = event, subscriber.skipping?(payload) == true { continue }
             subscriber.wakeups?.yield()
         }
     }

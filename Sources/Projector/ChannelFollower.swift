@@ -337,6 +337,18 @@ public final class ChannelFollower: Service, Sendable {
     /// channel come first (then the log must be read: `catchUp`). The read cursor does not move: the log read later
     /// meets these events again and skips them by version.
     @discardableResult
+    /// Whether the events a NOTIFY hint announces (`channel position`, `PostgresEventStore.hint`) are folded in
+    /// already: a command's own append, ingested before its answer. Such a hint need not wake a catch-up, whose
+    /// watermark read waits for every append in flight (and holds new ones back): with it, each command cost a second
+    /// round trip and made concurrent appends take turns (issue 12). The read cursor moves on at the next poll.
+    public func hasFolded(hint payload: String) -> Bool {
+        guard let space = payload.firstIndex(of: " "), let position = Int64(payload[payload.index(after: space)...]) else {
+            return false
+        }
+        guard let channel = ChannelID(stored: payload[..<space]) else { return false }
+        return shared.withLock { ($0.channels[channel]?.state.position ?? 0) >= position }
+    }
+
     public func ingest(appended events: [RecordedEvent]) -> Bool {
         guard !events.isEmpty else { return true }
         return fold(events, appended: true)

@@ -8,6 +8,7 @@ import Metrics
 import Postgres
 import Projector
 import ServiceLifecycle
+import Synchronization
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Serve the channels' playlists over HTTP, following the event log.")
@@ -95,9 +96,13 @@ struct Serve: AsyncParsableCommand {
         let listener = PostgresListener(url: url, channel: PostgresEventStore.notifyChannel, logger: logger)
         let store = PostgresEventStore(pool: pool, logger: logger)
         try await store.checkSchema()
+        // Hints of this instance's own appends (folded before their answers) wake no catch-up.
+        let followed = Mutex<ChannelFollower?>(nil)
         let follower = ChannelFollower(
-            store: store, samples: PostgresRenderSampleStore(pool: pool), wakeups: { listener.wakeups() }, clock: wallClock,
-            logger: logger)
+            store: store, samples: PostgresRenderSampleStore(pool: pool),
+            wakeups: { listener.wakeups(skipping: { hint in followed.withLock { $0 }?.hasFolded(hint: hint) ?? false }) },
+            clock: wallClock, logger: logger)
+        followed.withLock { $0 = follower }
         try await follower.catchUp()
         let handler = CommandHandler(
             store: store, refusals: PostgresRefusalStore(pool: pool), clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) }, assets: AssetPlaylists())

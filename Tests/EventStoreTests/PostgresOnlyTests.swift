@@ -3,6 +3,7 @@ import HLS
 import Postgres
 import TestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("PostgreSQL event log", .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
@@ -264,6 +265,41 @@ struct PostgresOnlyTests {
         }
         var late = listener.events().makeAsyncIterator()
         #expect(await late.next() == nil)
+    }
+
+    @Test("a wake-up subscriber skips the hints it says it knows, and is woken by the others")
+    func skippedHints() async throws {
+        let store = TestDatabase.makeStore()
+        let listener = PostgresListener(url: TestDatabase.url!, channel: PostgresEventStore.notifyChannel)
+        let known = uniqueChannel()
+        let other = uniqueChannel()
+        // Every hint but `other`'s is skipped (other tests append meanwhile); the ones seen are kept.
+        let seen = Mutex<[String]>([])
+        let wakeups = listener.wakeups(skipping: { payload in
+            seen.withLock { $0.append(payload) }
+            return !payload.hasPrefix("\(other) ")
+        })
+        let woken = Mutex(0)
+        let consumer = Task { for await _ in wakeups { woken.withLock { $0 += 1 } } }
+        let runner = Task { try await listener.run() }
+        defer { runner.cancel(); consumer.cancel() }
+        func waitFor(_ condition: () -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        try await waitFor { woken.withLock { $0 } == 1 }  // LISTEN in place
+        #expect(woken.withLock { $0 } == 1)
+        let skipped = try await store.append(makeRequest(channel: known, expected: .noStream))
+        let skippedHint = "\(known) \(skipped.events[0].position)"
+        try await waitFor { seen.withLock { $0.contains(skippedHint) } }
+        #expect(seen.withLock { $0.contains(skippedHint) })
+        // The skipped hint woke no one.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(woken.withLock { $0 } == 1)
+        let appended = try await store.append(makeRequest(channel: other, expected: .noStream))
+        try await waitFor { woken.withLock { $0 } == 2 }
+        #expect(woken.withLock { $0 } == 2)
+        #expect(seen.withLock { $0.contains("\(other) \(appended.events[0].position)") })
     }
 
     @Test("cueline_append's own transaction sends no NOTIFY (it would serialize every channel's commits); the store's hint follows the commit")

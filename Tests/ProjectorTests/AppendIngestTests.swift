@@ -62,6 +62,27 @@ struct AppendIngestTests {
         #expect(try follower.mediaPlaylist("demo", rendition: "720p").text == reader.mediaPlaylist("demo", rendition: "720p").text)
     }
 
+    @Test("a NOTIFY hint of events the follower folded already (its own command's) is known; others are not")
+    func foldedHints() async throws {
+        let store = CountingStore()
+        let clock = TestClock()
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        let handler = CommandHandler(store: store, clock: clock.read, knownState: { follower.followedState(of: $0) })
+        let created = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
+        let position = try #require(created.result.events.last?.position)
+        #expect(!follower.hasFolded(hint: "demo \(position)"))
+        #expect(follower.ingest(appended: created.result.events))
+        #expect(follower.hasFolded(hint: "demo \(position)"))
+        #expect(follower.hasFolded(hint: "demo \(position - 1)"))
+        // A later position of the same channel (another instance's append), another channel, or a payload that is
+        // not a hint: a catch-up is woken.
+        #expect(!follower.hasFolded(hint: "demo \(position + 1)"))
+        #expect(!follower.hasFolded(hint: "other \(position)"))
+        for odd in ["", "demo", "demo x", "demo  \(position)", " \(position)", "Demo \(position)"] {
+            #expect(!follower.hasFolded(hint: odd), "\(odd)")
+        }
+    }
+
     @Test("a retry answered from the log is folded as the log holds it, not as this attempt decided it again later")
     func retryFoldsTheLogsDecision() async throws {
         let store = InMemoryEventStore()
