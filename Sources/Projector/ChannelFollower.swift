@@ -227,6 +227,7 @@ public final class ChannelFollower: Service, Sendable {
         _ = Counter(label: "cueline_database_errors_total")
         _ = Counter(label: "cueline_ticks_rendered_total")
         _ = Counter(label: "cueline_late_events_total")
+        _ = Counter(label: "cueline_hints_skipped_total")
     }
 
     /// Whether the follower has read the whole log at least once and its last catch-up worked.
@@ -331,24 +332,28 @@ public final class ChannelFollower: Service, Sendable {
         Gauge(label: "cueline_log_position_lag").record(max(0, watermark.head - position))
     }
 
+    /// Whether the events a NOTIFY hint announces (`channel position`, `PostgresEventStore.hint`) are folded in
+    /// already: a command's own append, ingested before its answer. Such a hint need not wake a catch-up, whose
+    /// watermark read waits for every append in flight (and holds new ones back) and then reads the command's events
+    /// back: two round trips per command (issue 12). The read cursor moves on at the next poll. A hint that arrives
+    /// before its command's events are ingested (the listener can be quicker than the command's answer) still wakes
+    /// a catch-up, as before; `cueline_hints_skipped_total` counts the others.
+    public func hasFolded(hint payload: String) -> Bool {
+        guard let space = payload.firstIndex(of: " "), let position = Int64(payload[payload.index(after: space)...]),
+              position > 0
+        else { return false }
+        guard let channel = ChannelID(stored: payload[..<space]) else { return false }
+        guard shared.withLock({ ($0.channels[channel]?.state.position ?? 0) >= position }) else { return false }
+        Counter(label: "cueline_hints_skipped_total").increment()
+        return true
+    }
+
     /// Folds events the caller appended itself (a command's answer), without reading the log: only when they are
     /// the next versions of their channel, so no event of the channel is ever skipped (appends of other channels do
     /// not matter: each channel's schedule is its own). Returns false when events of another writer of the same
     /// channel come first (then the log must be read: `catchUp`). The read cursor does not move: the log read later
     /// meets these events again and skips them by version.
     @discardableResult
-    /// Whether the events a NOTIFY hint announces (`channel position`, `PostgresEventStore.hint`) are folded in
-    /// already: a command's own append, ingested before its answer. Such a hint need not wake a catch-up, whose
-    /// watermark read waits for every append in flight (and holds new ones back): with it, each command cost a second
-    /// round trip and made concurrent appends take turns (issue 12). The read cursor moves on at the next poll.
-    public func hasFolded(hint payload: String) -> Bool {
-        guard let space = payload.firstIndex(of: " "), let position = Int64(payload[payload.index(after: space)...]) else {
-            return false
-        }
-        guard let channel = ChannelID(stored: payload[..<space]) else { return false }
-        return shared.withLock { ($0.channels[channel]?.state.position ?? 0) >= position }
-    }
-
     public func ingest(appended events: [RecordedEvent]) -> Bool {
         guard !events.isEmpty else { return true }
         return fold(events, appended: true)

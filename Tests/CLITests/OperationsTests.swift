@@ -65,6 +65,27 @@ struct OperationsTests {
         #expect(metrics.contains(#"http_server_request_duration_bucket{http_route="/channels/{channel}/{playlist}""#))
     }
 
+    @Test("a command's own NOTIFY hint wakes no catch-up on the instance that answered it; the log is still read up to its head")
+    func ownHintsSkipped() async throws {
+        let (_, cli, server) = try await ServerProcess.onFreshDatabase(extraArguments: ["--unauthenticated-commands"])
+        defer { server.stop() }
+        #expect(try cli.run(["channel", "create", "hints", "--segment-duration", "1", "--window", "6", "--rendition", "720p,1000000,seg{n}.ts"]).status == 0)
+        for index in 0..<6 {
+            let body = #"{"command":"place_break","id":"b\#(index)","in":\#(60 + index * 40),"duration":10,"asset_list":"https://ads.example.com/l.json"}"#
+            let (answer, status) = try await HTTP.post("\(server.baseURL)/channels/hints/commands", json: body)
+            #expect(status == 201, "\(answer)")
+        }
+        // A hint can beat its command's answer to the follower (then it wakes a catch-up, as before): of six, some
+        // are skipped. The read cursor still reaches the head at the next poll.
+        try await Task.sleep(for: .milliseconds(300))
+        let (metrics, _) = try await HTTP.get("\(server.baseURL)/metrics")
+        let skipped = try #require(metricSample(metrics, "cueline_hints_skipped_total"))
+        #expect(skipped >= 1 && skipped <= 6, "\(skipped)")
+        #expect(metricSample(metrics, "cueline_log_position_lag") == 0)
+        let (schedule, _) = try await HTTP.get("\(server.baseURL)/channels/hints/schedule")
+        #expect((0..<6).allSatisfy { schedule.contains(#""id":"b\#($0)""#) }, "\(schedule)")
+    }
+
     @Test("config check names every bad key and value with its line")
     func configCheck() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString).conf")

@@ -68,8 +68,12 @@ struct AppendIngestTests {
         let clock = TestClock()
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         let handler = CommandHandler(store: store, clock: clock.read, knownState: { follower.followedState(of: $0) })
+        // Another channel first, so that positions and versions differ.
+        let other = try await handler.handle(.createChannel(config("other")), channel: "other", context: context())
+        #expect(follower.ingest(appended: other.result.events))
         let created = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
         let position = try #require(created.result.events.last?.position)
+        #expect(position == 2 && created.result.version == 1)
         #expect(!follower.hasFolded(hint: "demo \(position)"))
         #expect(follower.ingest(appended: created.result.events))
         #expect(follower.hasFolded(hint: "demo \(position)"))
@@ -78,7 +82,9 @@ struct AppendIngestTests {
         // not a hint: a catch-up is woken.
         #expect(!follower.hasFolded(hint: "demo \(position + 1)"))
         #expect(!follower.hasFolded(hint: "other \(position)"))
-        for odd in ["", "demo", "demo x", "demo  \(position)", " \(position)", "Demo \(position)"] {
+        #expect(follower.hasFolded(hint: "other 1"))
+        #expect(!follower.hasFolded(hint: "unknown 1"))
+        for odd in ["", "demo", "demo x", "demo  \(position)", " \(position)", "Demo \(position)", "unknown 0", "unknown -1"] {
             #expect(!follower.hasFolded(hint: odd), "\(odd)")
         }
     }
