@@ -113,6 +113,10 @@ let package = Package(
             path: "Benchmarks/ScaleBenchmarks"),
         .executableTarget(
             name: "cueline-retention-bench", dependencies: ["HLS", "Schedule", "Projector"], path: "Benchmarks/RetentionBenchmarks"),
+        .executableTarget(
+            name: "cueline-append-floor",
+            dependencies: ["Postgres", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Benchmarks/AppendFloorBenchmarks"),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "TestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS"], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["EventStore", "Postgres", "HLS"], path: "Tests/TestSupport"),

@@ -4,7 +4,8 @@
 #   replay  : replay --at cost against log length in memory, and from PostgreSQL a year of history (~110,000 events)
 #             vs a day: full-log read + fold vs from the latest checkpoint (cueline-replay-bench)
 #   serve   : playlist requests/s from `cueline serve` vs nginx serving the same bytes as a static file (wrk, 10 s)
-#   append  : commands/s through the full HTTP command path vs pgbench inserting a row of the same size (10 s, 1 client)
+#   append  : commands/s through the full HTTP command path vs pgbench inserting a row of the same size (10 s, 1 client),
+#             and the stack's floor (cueline-append-floor: Hummingbird + libpq, one INSERT per POST)
 #   latency : from a command's acknowledgement to the changed playlist being served (p50/p99 of 40 commands)
 #   retention: tick cost and playlist bytes with 10,000 breaks vs none, state memory after 100,000 events vs 100
 #   scale   : channels one instance keeps on time: 10,000 x 3 renditions vs 100 (cueline-scale-bench, 30 s each)
@@ -149,6 +150,16 @@ append_rps() {
     sed "s/, kind, asset)/, \"$3\", asset)/" "$pgdir/place.lua" >"$pgdir/place-$3.lua"
     wrk -t"$1" -c"$1" -d10s -s "$pgdir/place-$3.lua" "$base" -- "$asset" "$2" | awk '/Requests\/sec/ {print $2}'
 }
+# The stack's floor: Hummingbird and the Postgres module (libpq on each connection's thread), one durable prepared
+# INSERT of the same payload per POST and nothing else (cueline-append-floor), driven by wrk the same way.
+floor_port=$(free_port $((port + 2)))
+"$bin/cueline-append-floor" "$floor_port" >"$pgdir/floor.log" 2>&1 & pids+=($!)
+wait_http_post() { for _ in $(seq 100); do curl -fs -X POST -d x -o /dev/null "$1" && return 0; sleep 0.1; done; return 1; }
+wait_http_post "http://127.0.0.1:$floor_port/rows" || die "cueline-append-floor did not start"
+printf 'wrk.method = "POST"\nwrk.body = string.rep("x", %s)\nwrk.headers["Content-Type"] = "text/plain"\n' "$payload_size" >"$pgdir/floor.lua"
+floor_rps() { wrk -t"$1" -c"$1" -d10s -s "$pgdir/floor.lua" "http://127.0.0.1:$floor_port/rows" | awk '/Requests\/sec/ {print $2}'; }
+floor_1=$(floor_rps 1)
+floor_16=$(floor_rps 16)
 append_1=$(append_rps 1 0 asset_list)
 append_16=$(append_rps 16 1 asset_list)
 measured_1=$(append_rps 1 17 asset_uri)
@@ -188,10 +199,10 @@ print(f"{samples[len(samples)//2]:.1f} {samples[int(len(samples)*0.99)-1]:.1f} {
 PY
 )
 read -r p50 p99 worst <<<"$latency"
-python3 - "$out" "$cueline_rps" "$nginx_rps" "$router_rps" "$append_1" "$append_16" "$measured_1" "$measured_16" "$pgbench_1" "$pgbench_16" "$payload_size" "$non201" "$p50" "$p99" "$worst" "$append_load" "$function_1" "$function_16" <<'PY'
+python3 - "$out" "$cueline_rps" "$nginx_rps" "$router_rps" "$append_1" "$append_16" "$measured_1" "$measured_16" "$pgbench_1" "$pgbench_16" "$payload_size" "$non201" "$p50" "$p99" "$worst" "$append_load" "$function_1" "$function_16" "$floor_1" "$floor_16" <<'PY'
 import sys
-out, c, n, r, a1, a16, m1, m16, p1, p16, size, refused, p50, p99, worst, load, f1, f16 = sys.argv[1:]
-c, n, r, a1, a16, m1, m16, p1, p16, f1, f16 = float(c), float(n), float(r), float(a1), float(a16), float(m1), float(m16), float(p1), float(p16), float(f1), float(f16)
+out, c, n, r, a1, a16, m1, m16, p1, p16, size, refused, p50, p99, worst, load, f1, f16, h1, h16 = sys.argv[1:]
+c, n, r, a1, a16, m1, m16, p1, p16, f1, f16, h1, h16 = (float(v) for v in (c, n, r, a1, a16, m1, m16, p1, p16, f1, f16, h1, h16))
 with open(out, "a") as f:
     f.write(f"""
 ## serve
@@ -213,6 +224,7 @@ same payload size ({size} bytes). 16 clients: 16 channels, one per client. Load 
 |---|---|---|---|---|---|
 | pgbench INSERT | {p1:,.0f}/s | 1.00 | {p16:,.0f}/s | 1.00 | {p16/p1:.2f}x |
 | `cueline_append` alone, from pgbench (no HTTP; a database of its own) | {f1:,.0f}/s | {f1/p1:.2f} | {f16:,.0f}/s | {f16/p16:.2f} | {f16/f1:.2f}x |
+| the stack's floor: Hummingbird + libpq, one prepared INSERT per POST, nothing else (`cueline-append-floor`) | {h1:,.0f}/s | {h1/p1:.2f} | {h16:,.0f}/s | {h16/p16:.2f} | {h16/h1:.2f}x |
 | POST /channels/appendN/commands (place_break with an asset list: the append path) | {a1:,.0f}/s | {a1/p1:.2f} | {a16:,.0f}/s | {a16/p16:.2f} | {a16/a1:.2f}x |
 | the same with an asset URI, read and measured at each placement (an HTTP GET of the asset) | {m1:,.0f}/s | {m1/p1:.2f} | {m16:,.0f}/s | {m16/p16:.2f} | {m16/m1:.2f}x |
 
