@@ -96,7 +96,7 @@ struct Serve: AsyncParsableCommand {
         let listener = PostgresListener(url: url, channel: PostgresEventStore.notifyChannel, logger: logger)
         let store = PostgresEventStore(pool: pool, logger: logger)
         try await store.checkSchema()
-        // Hints of this instance's own appends (folded before their answers) wake no catch-up.
+        // Hints of this instance's own appends wake no catch-up when their events are folded already (hasFolded).
         let followed = Mutex<ChannelFollower?>(nil)
         let follower = ChannelFollower(
             store: store, samples: PostgresRenderSampleStore(pool: pool),
