@@ -32,12 +32,18 @@ struct AppendIngestTests {
         func watermark() async throws -> Watermark { try await inner.watermark() }
     }
 
-    @Test("appended events are folded without a read, and the follower equals one that read the log")
-    func ingestEqualsCatchUp() async throws {
+    /// A store that counts reads, a follower on it, and a handler deciding on the follower's state (as `cueline serve`).
+    func commandPath() -> (CountingStore, TestClock, ChannelFollower, CommandHandler) {
         let store = CountingStore()
         let clock = TestClock()
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         let handler = CommandHandler(store: store, clock: clock.read, knownState: { follower.followedState(of: $0) })
+        return (store, clock, follower, handler)
+    }
+
+    @Test("appended events are folded without a read, and the follower equals one that read the log")
+    func ingestEqualsCatchUp() async throws {
+        let (store, clock, follower, handler) = commandPath()
         let created = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
         #expect(follower.ingest(appended: created.result.events))
         clock.set(60)
@@ -64,10 +70,7 @@ struct AppendIngestTests {
 
     @Test("a NOTIFY hint of events the follower folded already (its own command's) is known; others are not")
     func foldedHints() async throws {
-        let store = CountingStore()
-        let clock = TestClock()
-        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
-        let handler = CommandHandler(store: store, clock: clock.read, knownState: { follower.followedState(of: $0) })
+        let (_, _, follower, handler) = commandPath()
         // Another channel first, so that positions and versions differ.
         let other = try await handler.handle(.createChannel(config("other")), channel: "other", context: context())
         #expect(follower.ingest(appended: other.result.events))
