@@ -119,9 +119,55 @@ DATABASE_URL="$fn_url" "$bin/cueline" migrate >/dev/null
 cat >"$pgdir/append.sql" <<'SQL'
 SELECT result_version FROM cueline_append('pgb' || :client_id, -1, md5(random()::text), 'h', 'bench', 'bench', NULL, floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint + 100, '[{"type":"Noted","schema_version":1,"payload":"{\"n\":1}"}]');
 SQL
-append_fn_tps() { "$CUELINE_PGBIN/pgbench" -n -c"$1" -j"$1" -T10 -f "$pgdir/append.sql" "$fn_url" 2>/dev/null | awk '/tps = / {print $3; exit}'; }
-function_1=$(append_fn_tps 1)
-function_16=$(append_fn_tps 16)
+append_fn_tps() { "$CUELINE_PGBIN/pgbench" -n -c"$1" -j"$1" -T10 -f "$pgdir/$2.sql" "$fn_url" 2>/dev/null | awk '/tps = / {print $3; exit}'; }
+function_1=$(append_fn_tps 1 append)
+function_16=$(append_fn_tps 16 append)
+# The writes a command cannot do without, and nothing else: cueline_append's lock, stream row, idempotency probe,
+# position, event row with a hash link, stream update and idempotency record, in a SECURITY DEFINER function with its
+# search_path pinned, without any of its checks (names, lengths, payloads, decision time) and with a plain hash. What
+# the database alone allows a command on this machine, whatever the server in front of it does.
+psql "$fn_url" -q <<'SQL'
+CREATE FUNCTION bench_command_writes(p_channel text, p_command_id text, p_request_hash text, p_actor text, p_events json,
+    OUT result_version bigint, OUT positions bigint[])
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    current_version bigint;
+    previous_hash text;
+    previous record;
+    event record;
+    event_position bigint;
+BEGIN
+    LOCK TABLE cueline_log_head IN ROW EXCLUSIVE MODE;
+    INSERT INTO cueline_streams (channel, version) VALUES (p_channel, 0) ON CONFLICT (channel) DO NOTHING;
+    SELECT s.version, coalesce(s.last_hash, '') INTO current_version, previous_hash
+        FROM cueline_streams s WHERE s.channel = p_channel FOR UPDATE;
+    SELECT c.request_hash INTO previous
+        FROM cueline_commands c WHERE c.channel = p_channel AND c.actor = p_actor AND c.command_id = p_command_id;
+    result_version := current_version;
+    positions := '{}';
+    FOR event IN SELECT value ->> 'type' AS type, (value ->> 'schema_version')::integer AS schema_version,
+            value ->> 'payload' AS payload FROM json_array_elements(p_events)
+    LOOP
+        result_version := result_version + 1;
+        event_position := nextval('cueline_positions');
+        previous_hash := encode(sha256(convert_to(previous_hash || p_channel || result_version || event.payload, 'UTF8')), 'hex');
+        INSERT INTO cueline_events (position, channel, version, type, schema_version, payload, decided_at, actor,
+            source, command_id, reason, hash)
+        VALUES (event_position, p_channel, result_version, event.type, event.schema_version, event.payload::json,
+            clock_timestamp() + interval '100 milliseconds', p_actor, 'bench', p_command_id, NULL, previous_hash);
+        positions := positions || event_position;
+    END LOOP;
+    UPDATE cueline_streams SET version = result_version, last_hash = previous_hash WHERE channel = p_channel;
+    INSERT INTO cueline_commands (command_id, channel, actor, request_hash, result_version, first_position, last_position)
+    VALUES (p_command_id, p_channel, p_actor, p_request_hash, result_version, positions[1], event_position);
+END;
+$$;
+SQL
+cat >"$pgdir/writes.sql" <<'SQL'
+SELECT result_version FROM bench_command_writes('pgw' || :client_id, md5(random()::text), 'h', 'bench', '[{"type":"Noted","schema_version":1,"payload":"{\"n\":1}"}]');
+SQL
+writes_1=$(append_fn_tps 1 writes)
+writes_16=$(append_fn_tps 16 writes)
 for n in $(seq 0 33); do
     "$bin/cueline" channel create "append$n" --segment-duration 6 --window 10 --rendition 720p,2800000,720p/seg{n}.ts >/dev/null
 done
@@ -199,10 +245,10 @@ print(f"{samples[len(samples)//2]:.1f} {samples[int(len(samples)*0.99)-1]:.1f} {
 PY
 )
 read -r p50 p99 worst <<<"$latency"
-python3 - "$out" "$cueline_rps" "$nginx_rps" "$router_rps" "$append_1" "$append_16" "$measured_1" "$measured_16" "$pgbench_1" "$pgbench_16" "$payload_size" "$non201" "$p50" "$p99" "$worst" "$append_load" "$function_1" "$function_16" "$floor_1" "$floor_16" <<'PY'
+python3 - "$out" "$cueline_rps" "$nginx_rps" "$router_rps" "$append_1" "$append_16" "$measured_1" "$measured_16" "$pgbench_1" "$pgbench_16" "$payload_size" "$non201" "$p50" "$p99" "$worst" "$append_load" "$function_1" "$function_16" "$floor_1" "$floor_16" "$writes_1" "$writes_16" <<'PY'
 import sys
-out, c, n, r, a1, a16, m1, m16, p1, p16, size, refused, p50, p99, worst, load, f1, f16, h1, h16 = sys.argv[1:]
-c, n, r, a1, a16, m1, m16, p1, p16, f1, f16, h1, h16 = (float(v) for v in (c, n, r, a1, a16, m1, m16, p1, p16, f1, f16, h1, h16))
+out, c, n, r, a1, a16, m1, m16, p1, p16, size, refused, p50, p99, worst, load, f1, f16, h1, h16, w1, w16 = sys.argv[1:]
+c, n, r, a1, a16, m1, m16, p1, p16, f1, f16, h1, h16, w1, w16 = (float(v) for v in (c, n, r, a1, a16, m1, m16, p1, p16, f1, f16, h1, h16, w1, w16))
 with open(out, "a") as f:
     f.write(f"""
 ## serve
@@ -223,6 +269,7 @@ same payload size ({size} bytes). 16 clients: 16 channels, one per client. Load 
 | path | 1 client | ratio | 16 clients | ratio | 16 vs 1 client |
 |---|---|---|---|---|---|
 | pgbench INSERT | {p1:,.0f}/s | 1.00 | {p16:,.0f}/s | 1.00 | {p16/p1:.2f}x |
+| a command's writes alone, without `cueline_append`'s checks (`bench_command_writes`, from pgbench) | {w1:,.0f}/s | {w1/p1:.2f} | {w16:,.0f}/s | {w16/p16:.2f} | {w16/w1:.2f}x |
 | `cueline_append` alone, from pgbench (no HTTP; a database of its own) | {f1:,.0f}/s | {f1/p1:.2f} | {f16:,.0f}/s | {f16/p16:.2f} | {f16/f1:.2f}x |
 | the stack's floor: Hummingbird + libpq, one prepared INSERT per POST, nothing else (`cueline-append-floor`) | {h1:,.0f}/s | {h1/p1:.2f} | {h16:,.0f}/s | {h16/p16:.2f} | {h16/h1:.2f}x |
 | POST /channels/appendN/commands (place_break with an asset list: the append path) | {a1:,.0f}/s | {a1/p1:.2f} | {a16:,.0f}/s | {a16/p16:.2f} | {a16/a1:.2f}x |
