@@ -39,33 +39,51 @@ public struct PostgresEventStore: EventStore {
 
     public func append(_ request: AppendRequest) async throws -> AppendResult {
         try await mapErrors {
-            var attempts = 0
-            while true {
-                attempts += 1
+            do {
+                return try await pool.withConnection { connection in
+                    try await Self.append(request, on: connection, hinting: true)
+                }
+            } catch let error as PostgresError where error.kind == .connectionLost {
+                // The call was sent and the connection broke before its answer: it may have committed. The
+                // idempotency record tells, so the answer is never "nothing was written" for a write that happened.
+                if let recorded = try await recordedAfterLostCall(request, error) { return recorded }
+                // Not written yet (a server process ended under it, a restart): sent once more on another connection.
+                // The same command id makes that safe even if the first call's transaction were still to commit:
+                // the append waits for its lock and answers with its record.
                 do {
                     return try await pool.withConnection { connection in
                         try await Self.append(request, on: connection, hinting: true)
                     }
+                } catch let error as StoreError {
+                    // Decided by the database under the stream's lock, after any first call had ended: final.
+                    throw error
                 } catch let error as PostgresError where error.kind == .connectionLost {
-                    // The call was sent and the connection broke before its answer: it may have committed. The
-                    // idempotency record tells, so the answer is never "nothing was written" for a write that happened.
-                    let recorded: AppendResult?
-                    do {
-                        recorded = try await pool.withConnection { try await Self.previousResult(of: request, on: $0) }
-                    } catch {
-                        throw StoreError.unknownOutcome("\(error)")
-                    }
-                    if var result = recorded {
-                        result.replayed = false
-                        return result
-                    }
-                    // Not written (a server process ended under it, a restart): sent once more on another connection.
-                    // The same command id makes that safe even if the first call's transaction were still to commit:
-                    // the append waits for its lock and answers with its record.
-                    guard attempts < 2 else { throw StoreError.unavailable("\(error)") }
+                    if let recorded = try await recordedAfterLostCall(request, error) { return recorded }
+                    throw StoreError.unknownOutcome("\(error)")
+                } catch {
+                    // Not sent, or not answered: the first call may still commit (it may be waiting for a lock).
+                    throw StoreError.unknownOutcome("\(error)")
                 }
             }
         }
+    }
+
+    /// After a call lost with its connection: the command's idempotency record, if it is in the log. Its events are
+    /// this request's own when they carry this request's decision time (the lost call committed): `replayed` false;
+    /// an earlier request's with the same command id otherwise: `replayed` true, as the database would have answered.
+    /// A record of another request under this command id is `commandIDReused`: this request wrote nothing.
+    private func recordedAfterLostCall(_ request: AppendRequest, _ lost: PostgresError) async throws -> AppendResult? {
+        let recorded: AppendResult?
+        do {
+            recorded = try await pool.withConnection { try await Self.previousResult(of: request, on: $0) }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.unknownOutcome("\(lost); then, asking whether it was written: \(error)")
+        }
+        guard var result = recorded else { return nil }
+        result.replayed = result.events.first.map { $0.decidedAt != request.command.decidedAt } ?? false
+        return result
     }
 
     /// The hint that tells listeners (`notifyChannel`) that `channel` has events up to `position`, sent after the

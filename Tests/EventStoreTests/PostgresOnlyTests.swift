@@ -1,6 +1,7 @@
 import EventStore
 import HLS
 import Postgres
+import Schedule
 import TestSupport
 import Foundation
 import Synchronization
@@ -32,32 +33,95 @@ struct PostgresOnlyTests {
         #expect(try await store.readStream(channel, after: 0, limit: 10) == appended.events)
     }
 
+    /// A trigger that ends its own server process (the transaction rolls back, the client sees its connection lost)
+    /// in the first `times` inserts of `channel`'s rows into `table`; `ended()` counts the rows that reached it.
+    private struct ServerProcessEnder {
+        let admin: PostgresConnection
+        let name = "test_end_" + String(UUID().uuidString.prefix(8)).lowercased()
+        let table: String
+
+        init(_ admin: PostgresConnection, table: String, channel: ChannelID, times: Int) async throws {
+            self.admin = admin
+            self.table = table
+            try await admin.executeScript("""
+                CREATE SEQUENCE \(name);
+                CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    IF NEW.channel = '\(channel.rawValue)' AND nextval('\(name)') <= \(times) THEN
+                        PERFORM pg_terminate_backend(pg_backend_pid());
+                        PERFORM pg_sleep(5);
+                    END IF;
+                    RETURN NEW;
+                END $$;
+                CREATE TRIGGER \(name) BEFORE INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION \(name)();
+                """)
+        }
+
+        func ended() async throws -> String? {
+            try await admin.query(PostgresQuery(sql: "SELECT last_value FROM \(name)")).scalar()
+        }
+
+        func drop() async throws {
+            try await admin.executeScript("DROP TRIGGER \(name) ON \(table); DROP FUNCTION \(name)(); DROP SEQUENCE \(name);")
+        }
+    }
+
     @Test("an append whose server process ends under it, before its commit, is sent once more on another connection and applied once")
     func appendRetriedAfterLostConnection() async throws {
         let store = TestDatabase.makeStore()
         let channel = uniqueChannel("lost")
         let admin = try await PostgresConnection.connect(url: TestDatabase.url!)
         defer { admin.close() }
-        // The first insert of an event of this channel ends its own server process (its transaction is rolled back).
-        let name = "test_end_once_" + String(UUID().uuidString.prefix(8)).lowercased()
-        try await admin.executeScript("""
-            CREATE SEQUENCE \(name);
-            CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-                IF NEW.channel = '\(channel.rawValue)' AND nextval('\(name)') = 1 THEN
-                    PERFORM pg_terminate_backend(pg_backend_pid());
-                    PERFORM pg_sleep(5);
-                END IF;
-                RETURN NEW;
-            END $$;
-            CREATE TRIGGER \(name) BEFORE INSERT ON cueline_events FOR EACH ROW EXECUTE FUNCTION \(name)();
-            """)
-        defer { Task { try? await admin.executeScript("DROP TRIGGER \(name) ON cueline_events; DROP FUNCTION \(name)(); DROP SEQUENCE \(name);") } }
+        let ender = try await ServerProcessEnder(admin, table: "cueline_events", channel: channel, times: 1)
+        defer { Task { try? await ender.drop() } }
         let appended = try await store.append(makeRequest(channel: channel, expected: .noStream))
         #expect(appended.events.count == 1 && appended.version == 1 && !appended.replayed)
-        #expect(try await admin.query(PostgresQuery(sql: "SELECT last_value FROM \(name)")).scalar() == "2", "the first try did not reach the insert")
+        #expect(try await ender.ended() == "2", "the first try did not reach the insert")
         #expect(try await admin.query("SELECT count(*) FROM cueline_events WHERE channel = \(channel)").scalar() == "1")
-        try await admin.executeScript("DROP TRIGGER \(name) ON cueline_events; DROP FUNCTION \(name)(); DROP SEQUENCE \(name);")
+    }
+
+    @Test("an append lost twice is answered 'may have been written', never 'nothing was written'")
+    func appendLostTwice() async throws {
+        let store = TestDatabase.makeStore()
+        let channel = uniqueChannel("lost2")
+        let admin = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { admin.close() }
+        let ender = try await ServerProcessEnder(admin, table: "cueline_events", channel: channel, times: 2)
+        defer { Task { try? await ender.drop() } }
+        do {
+            _ = try await store.append(makeRequest(channel: channel, expected: .noStream))
+            Issue.record("an append lost twice succeeded")
+        } catch StoreError.unknownOutcome(let message) {
+            #expect(message.contains("connection"), "\(message)")
+        }
+        #expect(try await ender.ended() == "2", "both calls reached the insert")
+    }
+
+    @Test("after a lost call, the record of an earlier request under the same command id is a replay, or a reused id")
+    func lostCallFindsEarlierRecord() async throws {
+        let store = TestDatabase.makeStore()
+        let channel = uniqueChannel("lostrec")
+        let first = try await store.append(makeRequest(channel: channel, expected: .any, commandID: "k1"))
+        let admin = try await PostgresConnection.connect(url: TestDatabase.url!)
+        defer { admin.close() }
+        // The stream's row is inserted (ON CONFLICT DO NOTHING) before the idempotency record is read: every call ends there.
+        let ender = try await ServerProcessEnder(admin, table: "cueline_streams", channel: channel, times: 1)
+        defer { Task { try? await ender.drop() } }
+        // The same request sent again later (another decision time): the earlier events, answered as a replay.
+        var again = makeRequest(channel: channel, expected: .any, commandID: "k1")
+        again.command.decidedAt = first.events[0].decidedAt.adding(milliseconds: 500)
+        let replayed = try await store.append(again)
+        #expect(try await ender.ended() == "1", "the call did not reach the stream's row")
+        #expect(replayed.replayed && replayed.events == first.events && replayed.version == 1)
+        // Another request under the same command id: refused as reused (409), not "may have been written".
+        try await ender.drop()
+        let reused = try await ServerProcessEnder(admin, table: "cueline_streams", channel: channel, times: 1)
+        defer { Task { try? await reused.drop() } }
+        await #expect(throws: StoreError.commandIDReused(commandID: "k1")) {
+            try await store.append(makeRequest(channel: channel, expected: .any, events: [NewEvent(type: "Noted", payload: #"{"n":2}"#)], commandID: "k1"))
+        }
+        #expect(try await reused.ended() == "1")
+        #expect(try await admin.query("SELECT count(*) FROM cueline_events WHERE channel = \(channel)").scalar() == "1")
     }
 
     @Test("the service role can append and read but cannot alter the log, even by disabling the triggers")
