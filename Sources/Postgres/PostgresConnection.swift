@@ -59,6 +59,18 @@ public final class PostgresConnection: Sendable {
         }
     }
 
+    /// How a TCP connection finds out that the database's host is gone (powered off, partitioned, failed over to
+    /// another address): nothing closes the socket then, and a call waiting for its answer would wait for TCP's own
+    /// give-up (~15 minutes), or for ever once the query was acknowledged, holding the follower's reader (playlists
+    /// held at the last known instant) or a command. With these, an idle connection is probed after 3 s, every
+    /// second, and dropped after 3 unanswered probes; data left unacknowledged for 6 s drops it too. The call then
+    /// fails as a lost connection and the pool opens another. A live database answers probes from its kernel, however
+    /// long a statement runs. The URL may set other values (`?keepalives_idle=…`); Unix sockets ignore them.
+    static let deadPeerDefaults: KeyValuePairs<String, String> = [
+        "keepalives": "1", "keepalives_idle": "3", "keepalives_interval": "1", "keepalives_count": "3",
+        "tcp_user_timeout": "6000",
+    ]
+
     private static func connectBlocking(url: String, applicationName: String, thread: NIOThreadPool) throws -> PostgresConnection {
         if let scheme = url.firstRange(of: "://").map({ url[..<$0.lowerBound] }), scheme != "postgresql", scheme != "postgres" {
             throw PostgresError(
@@ -66,8 +78,8 @@ public final class PostgresConnection: Sendable {
                 message: "the database URL must start with postgresql:// (it starts with \(scheme)://)")
         }
         // Later keys win over what the URL says, earlier ones are defaults the URL may override.
-        var keys = ["connect_timeout", "fallback_application_name"]
-        var values = ["10", applicationName]
+        var keys = ["connect_timeout", "fallback_application_name"] + deadPeerDefaults.map(\.key)
+        var values = ["10", applicationName] + deadPeerDefaults.map(\.value)
         if !url.isEmpty {
             keys.append("dbname")
             values.append(url)
@@ -100,6 +112,18 @@ public final class PostgresConnection: Sendable {
         }, nil)
         let setup = PQexec(handle, "SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'; SET client_encoding = 'UTF8'; SET client_min_messages = 'warning'")
         PQclear(setup)
+    }
+
+    /// An option of the connection's socket as the kernel holds it (`level`: `SOL_SOCKET`, `IPPROTO_TCP`), or nil
+    /// when closed or unknown: shows that `deadPeerDefaults` reached the socket.
+    package func socketOption(level: Int32, name: Int32) -> Int32? {
+        handle.withLock { handle -> Int32? in
+            guard let handle else { return nil }
+            var value: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(PQsocket(handle), level, name, &value, &length) == 0 else { return nil }
+            return value
+        }
     }
 
     /// Whether libpq still considers the connection usable.

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import Postgres
 import ServiceLifecycle
 import Synchronization
@@ -40,6 +43,23 @@ private actor Tally {
 
 @Suite("PostgreSQL connection pool", .serialized, .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
 struct PostgresPoolTests {
+    @Test("a TCP connection finds out that the database's host is gone: keepalive probes and a user timeout, the URL's values first")
+    func deadPeerDetection() async throws {
+        let url = try #require(TestDatabase.url)
+        try #require(url.contains("127.0.0.1") || url.contains("localhost"), "the test database is reached over TCP")
+        let connection = try await PostgresConnection.connect(url: url)
+        defer { connection.close() }
+        #expect(connection.socketOption(level: SOL_SOCKET, name: SO_KEEPALIVE) == 1)
+        #expect(connection.socketOption(level: Int32(IPPROTO_TCP), name: TCP_KEEPIDLE) == 3)
+        #expect(connection.socketOption(level: Int32(IPPROTO_TCP), name: TCP_KEEPINTVL) == 1)
+        #expect(connection.socketOption(level: Int32(IPPROTO_TCP), name: TCP_KEEPCNT) == 3)
+        #expect(connection.socketOption(level: Int32(IPPROTO_TCP), name: 18 /* TCP_USER_TIMEOUT */) == 6000)
+        let overridden = try await PostgresConnection.connect(url: url + (url.contains("?") ? "&" : "?") + "keepalives_idle=7&tcp_user_timeout=0")
+        defer { overridden.close() }
+        #expect(overridden.socketOption(level: Int32(IPPROTO_TCP), name: TCP_KEEPIDLE) == 7)
+        #expect(overridden.socketOption(level: Int32(IPPROTO_TCP), name: 18) == 0)
+    }
+
     @Test("a checkout that finds every connection lent waits at most the checkout timeout, naming why")
     func checkoutTimeout() async throws {
         let pool = PostgresPool(url: TestDatabase.url!, maximumConnections: 1, checkoutTimeout: .milliseconds(300))
