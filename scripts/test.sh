@@ -65,10 +65,11 @@ python3 scripts/check-layout.py
 log "checking deploy/ (systemd unit, YAML, container build command)"
 scripts/check-deploy.sh "$CUELINE_BIN"
 
-log "fault scenarios: two instances, SIGKILL mid-break, database outage, slow commits on a saturated machine, floods, misbehaving asset servers"
+log "fault scenarios: two instances, SIGKILL mid-break, database outage, a database host gone silent, slow commits on a saturated machine, floods, misbehaving asset servers"
 scripts/fault-two-instances.sh
 scripts/fault-kill9.sh
 scripts/fault-db-down.sh
+scripts/fault-db-silent.sh
 scripts/fault-slow-commits.sh
 scripts/fault-flood.sh
 scripts/fault-slow-assets.sh

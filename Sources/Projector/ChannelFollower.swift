@@ -153,6 +153,9 @@ public final class ChannelFollower: Service, Sendable {
         var passages: [(knownUntil: Timestamp, at: Timestamp)] = []
         /// The last watermark waited too long for the log head (see `StoreError.logHeadBusy`).
         var logHeadBusy = false
+        /// When a catch-up last worked (the follower's clock), and whether the silence since was reported.
+        var lastCaughtUp = Timestamp(milliseconds: .min)
+        var silenceReported = false
         var caughtUpOnce = false
         var lastError: String?
     }
@@ -200,6 +203,8 @@ public final class ChannelFollower: Service, Sendable {
     let wakeups: @Sendable () -> AsyncStream<Void>
     public let clock: @Sendable () -> Timestamp
     let pollInterval: Duration
+    /// How long the log may go without a watermark before playlists follow the wall clock (`servingTime()`).
+    let silenceLimit: Int64
     let logger: Logger
     private let shared = Mutex(Shared())
     private let changes: AsyncStream<Int64>.Continuation
@@ -211,16 +216,21 @@ public final class ChannelFollower: Service, Sendable {
     ///     of its own); called once, when `run()` starts.
     ///   - pollInterval: how often the watermark is refreshed without a hint; playlists reach a new segment
     ///     boundary at most this much after it (plus a round trip), since a tick is served only once known.
+    ///   - silenceLimit: how long without a watermark (a read that neither answers nor fails: the database's host
+    ///     gone without closing the socket) before playlists follow the wall clock, as when the log is unreachable;
+    ///     5 s, the time the watermark itself waits for the log head before it gives up.
     public init(
         store: any EventStore, samples: (any RenderSampleStore)? = nil,
         wakeups: @escaping @Sendable () -> AsyncStream<Void>, clock: @escaping @Sendable () -> Timestamp,
-        pollInterval: Duration = .milliseconds(20), logger: Logger = Logger(label: "cueline.follower")
+        pollInterval: Duration = .milliseconds(20), silenceLimit: Duration = .seconds(5),
+        logger: Logger = Logger(label: "cueline.follower")
     ) {
         self.store = store
         self.samples = samples
         self.wakeups = wakeups
         self.clock = clock
         self.pollInterval = pollInterval
+        self.silenceLimit = silenceLimit.components.seconds * 1000 + silenceLimit.components.attoseconds / 1_000_000_000_000_000
         self.logger = logger
         (appliedPositions, changes) = AsyncStream<Int64>.makeStream(bufferingPolicy: .bufferingNewest(1))
         // Registered up front so that dashboards see a zero, not a missing series.
@@ -228,6 +238,8 @@ public final class ChannelFollower: Service, Sendable {
         _ = Counter(label: "cueline_ticks_rendered_total")
         _ = Counter(label: "cueline_late_events_total")
         _ = Counter(label: "cueline_hints_skipped_total")
+        _ = Counter(label: "cueline_log_silences_total")
+        _ = Counter(label: "cueline_render_samples_dropped_total")
     }
 
     /// Whether the follower has read the whole log at least once and its last catch-up worked.
@@ -325,8 +337,9 @@ public final class ChannelFollower: Service, Sendable {
                 shared.passages.append((watermark.knownUntil, clock()))
             }
             shared.logHeadBusy = false
-            defer { shared.caughtUpOnce = true; shared.lastError = nil }
-            return shared.lastError != nil
+            shared.lastCaughtUp = clock()
+            defer { shared.caughtUpOnce = true; shared.lastError = nil; shared.silenceReported = false }
+            return shared.lastError != nil || shared.silenceReported
         }
         if recovered { logger.notice("reading the event log again", metadata: ["position": "\(position)"]) }
         Gauge(label: "cueline_log_position_lag").record(max(0, watermark.head - position))
@@ -468,14 +481,39 @@ public final class ChannelFollower: Service, Sendable {
     /// committed later can belong to a tick already served. While the log is unreachable no command can commit
     /// either, and playlists keep advancing with the wall clock (an event committed just before the outage and
     /// not yet read is then counted in `cueline_late_events_total`).
+    ///
+    /// A watermark read that neither answers nor fails (the database's host gone without closing the socket, until
+    /// the connection's keepalives drop it) counts as unreachable once the log has been silent for `silenceLimit`.
     public func servingTime() -> Timestamp {
         let now = clock()
-        return shared.withLock { Self.servingTime(now: now, $0) }
+        let (time, newSilence) = shared.withLock { shared -> (Timestamp, Bool) in
+            let time = Self.servingTime(now: now, shared, silenceLimit: silenceLimit)
+            guard Self.isSilent(now: now, shared, silenceLimit: silenceLimit), shared.lastError == nil, !shared.silenceReported
+            else { return (time, false) }
+            shared.silenceReported = true
+            return (time, true)
+        }
+        if newSilence {
+            Counter(label: "cueline_log_silences_total").increment()
+            logger.error("the event log has not answered for \(silenceLimit / 1000) s; serving by the wall clock", metadata: [
+                "known_until": "\(shared.withLock { $0.knownUntil })",
+            ])
+        }
+        return time
     }
 
-    private static func servingTime(now: Timestamp, _ shared: Shared) -> Timestamp {
-        guard shared.caughtUpOnce, shared.lastError == nil, !shared.logHeadBusy else { return now }
-        return min(now, shared.knownUntil)
+    /// Whether playlists follow the wall clock rather than the known log: before the log was first read, while it
+    /// is unreachable, while its head is held, or while it has been silent for `silenceLimit`.
+    private static func byWallClock(now: Timestamp, _ shared: Shared, silenceLimit: Int64) -> Bool {
+        !shared.caughtUpOnce || shared.lastError != nil || shared.logHeadBusy || isSilent(now: now, shared, silenceLimit: silenceLimit)
+    }
+
+    private static func isSilent(now: Timestamp, _ shared: Shared, silenceLimit: Int64) -> Bool {
+        shared.caughtUpOnce && now.milliseconds - silenceLimit > shared.lastCaughtUp.milliseconds
+    }
+
+    private static func servingTime(now: Timestamp, _ shared: Shared, silenceLimit: Int64) -> Timestamp {
+        byWallClock(now: now, shared, silenceLimit: silenceLimit) ? now : min(now, shared.knownUntil)
     }
 
     /// When a window for the boundary `boundary` became servable: once its bytes existed and the serving time had
@@ -510,8 +548,9 @@ public final class ChannelFollower: Service, Sendable {
     /// When the serving time first reached `instant` (on the follower's clock): the instant itself when serving is not
     /// held back by the watermark, else when the known instant first passed it; nil when it has not yet.
     private func servingTimeReached(_ instant: Timestamp) -> Timestamp? {
-        shared.withLock { shared -> Timestamp? in
-            guard shared.caughtUpOnce, shared.lastError == nil, !shared.logHeadBusy else { return instant }
+        let now = clock()
+        return shared.withLock { shared -> Timestamp? in
+            guard !Self.byWallClock(now: now, shared, silenceLimit: silenceLimit) else { return instant }
             guard shared.knownUntil >= instant else { return nil }
             // Known before the moves still kept (or the store's watermark is not a clock): reached at the instant.
             guard let first = shared.passages.first, first.knownUntil < instant else { return instant }
@@ -525,6 +564,30 @@ public final class ChannelFollower: Service, Sendable {
     /// next boundary, so a wake touches only the channels that are due, however many there are.
     package func tickAtSegmentBoundaries() async throws {
         defer { closeBlocked() }
+        // Samples go to the database beside the ticker, never in its way: a write that waits (a database host gone,
+        // until keepalives drop the connection; a slow disk) must not hold the next boundary's windows or the requests
+        // blocked on them. At most 64 batches wait; beyond that a batch is dropped and counted (`cueline verify` then
+        // has fewer samples of those ticks to check, as during an outage).
+        let (pending, recorder) = AsyncStream<[RenderSample]>.makeStream(bufferingPolicy: .bufferingOldest(64))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if let sampleStore = samples {
+                group.addTask { [logger] in
+                    for await batch in pending {
+                        do {
+                            try await sampleStore.recordRenderSamples(batch)
+                        } catch {
+                            logger.warning("could not record render samples", metadata: ["error": "\(error)"])
+                        }
+                    }
+                }
+            }
+            defer { recorder.finish() }
+            try await tick(recordingSamplesIn: recorder)
+        }
+    }
+
+    private func tick(recordingSamplesIn recorder: AsyncStream<[RenderSample]>.Continuation) async throws {
+        let dropped = Counter(label: "cueline_render_samples_dropped_total")
         let rendered = Counter(label: "cueline_ticks_rendered_total")
         let lateness = Timer(label: "cueline_tick_lateness_seconds", preferredDisplayUnit: .seconds)
         var queue = BoundaryQueue()
@@ -649,12 +712,8 @@ public final class ChannelFollower: Service, Sendable {
                     }
                 }
             }
-            if !samples.isEmpty, let sampleStore = self.samples {
-                do {
-                    try await sampleStore.recordRenderSamples(samples)
-                } catch {
-                    logger.warning("could not record render samples", metadata: ["error": "\(error)"])
-                }
+            if !samples.isEmpty, self.samples != nil, case .dropped = recorder.yield(samples) {
+                dropped.increment(by: samples.count)
             }
             if let (due, _) = queue.first, due > now, due <= clock() {
                 // Passed on the wall clock, not yet known from the log: read the watermark now rather than at the next poll,
@@ -967,7 +1026,7 @@ public final class ChannelFollower: Service, Sendable {
         let step: Result<T, Entry.Step>? = shared.withLock { shared in
             // In place: `channels[channel]?` (or any read of the entry through the dictionary's getter) copies the whole entry.
             guard let index = shared.channels.index(forKey: channel) else { return nil }
-            let serving = Self.servingTime(now: now, shared)
+            let serving = Self.servingTime(now: now, shared, silenceLimit: silenceLimit)
             return shared.channels.values[index].prepare(servingTime: serving, retired: &retired, body)
         }
         _ = consume retired  // the window replaced, freed here rather than under the lock

@@ -16,6 +16,8 @@ struct LatenessTests {
         let knownUntil = Mutex(Timestamp(milliseconds: .min))
         /// While true the log is unreachable: the watermark read fails, as a database outage makes it.
         let unreachable = Mutex(false)
+        /// While true the watermark read neither answers nor fails: the database's host gone, the socket still open.
+        let hanging = Mutex(false)
         func append(_ request: AppendRequest) async throws -> AppendResult { try await inner.append(request) }
         func previousResult(of request: AppendRequest) async throws -> AppendResult? { try await inner.previousResult(of: request) }
         func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent] { try await inner.read(after: position, through: head, limit: limit) }
@@ -26,6 +28,7 @@ struct LatenessTests {
         func headPosition() async throws -> Int64 { try await inner.headPosition() }
         func watermark() async throws -> Watermark {
             if unreachable.withLock({ $0 }) { throw StoreError.unavailable("the test's database is down") }
+            while hanging.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
             return Watermark(head: try await inner.headPosition(), knownUntil: knownUntil.withLock { $0 })
         }
     }
@@ -56,7 +59,8 @@ struct LatenessTests {
         let clock = TestClock()
         let handler = CommandHandler(store: store, clock: clock.read)
         _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
-        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        // The last check comes 6.5 s after the last watermark: about the watermark, not about a log that went silent.
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read, silenceLimit: .seconds(30))
         let boundary = epoch.adding(milliseconds: 60_000)
         // The log is known up to 59.990 s: the boundary is not reached yet, whatever the wall clock says.
         store.knownUntil.withLock { $0 = epoch.adding(milliseconds: 59_990) }
@@ -78,5 +82,40 @@ struct LatenessTests {
         // A boundary the watermark has not reached is not servable yet: counted up to now.
         clock.set(66.5)
         #expect(follower.servableInstant(early, boundary: epoch.adding(milliseconds: 66_000)) == epoch.adding(milliseconds: 66_500))
+    }
+
+    @Test("a watermark read that never answers: playlists follow the wall clock after 5 s of silence, and never go back")
+    func silentLog() async throws {
+        let store = HeldWatermarkStore()
+        let clock = TestClock()
+        let handler = CommandHandler(store: store, clock: clock.read)
+        _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        store.knownUntil.withLock { $0 = epoch.adding(milliseconds: 60_010) }
+        clock.set(60.015)
+        try await follower.catchUp()
+        #expect(try follower.rendered("demo").tick == epoch.adding(milliseconds: 60_010))
+        // The database's host goes away: the next watermark read waits, neither answering nor failing.
+        store.hanging.withLock { $0 = true }
+        let reader = Task { try await follower.catchUp() }
+        clock.set(65.0)
+        #expect(follower.servingTime() == epoch.adding(milliseconds: 60_010), "held at the known instant within 5 s")
+        #expect(try follower.rendered("demo").tick == epoch.adding(milliseconds: 60_010))
+        clock.set(65.125)
+        #expect(follower.servingTime() == epoch.adding(milliseconds: 65_125), "the wall clock once the log is silent for 5 s")
+        clock.set(66.0)
+        let byWallClock = try follower.rendered("demo")
+        #expect(byWallClock.tick == epoch.adding(milliseconds: 66_000))
+        #expect(follower.servableInstant(byWallClock, boundary: epoch.adding(milliseconds: 66_000)) == epoch.adding(milliseconds: 66_000))
+        // The connection is dropped (keepalives) and the next read answers, known up to an instant before what was
+        // served meanwhile: the serving time is the log's again, and the playlist does not go back.
+        reader.cancel()
+        _ = await reader.result
+        store.hanging.withLock { $0 = false }
+        store.knownUntil.withLock { $0 = epoch.adding(milliseconds: 65_500) }
+        clock.set(66.25)
+        try await follower.catchUp()
+        #expect(follower.servingTime() == epoch.adding(milliseconds: 65_500))
+        #expect(try follower.rendered("demo").tick >= epoch.adding(milliseconds: 66_000), "a playlist never goes back")
     }
 }
