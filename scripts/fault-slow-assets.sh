@@ -2,7 +2,9 @@
 # Asset servers that misbehave (issue 16): placing a break reads its asset's playlist, so a server that drips its
 # answer, sends 3 MiB, answers 404 or is not there must not hold a command or the server. Places breaks through
 # the CLI (straight to the database) and through HTTP, each must answer within 5 s: placed with a warning (served
-# whole, duration unchecked), and the playlists keep being served meanwhile. About 25 s.
+# whole, duration unchecked), and the playlists keep being served meanwhile. Then servers that never stop sending:
+# five placements at once and a relay channel whose upstream is endless; the server's memory must stay bounded (the
+# answers are cut off at 2 MiB and 16 MiB, not buffered). About 40 s.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/demo.sh"
@@ -24,6 +26,9 @@ class H(http.server.BaseHTTPRequestHandler):
             if self.path.startswith("/drip"):
                 for b in AD:
                     self.wfile.write(bytes([b])); self.wfile.flush(); time.sleep(1)
+            elif self.path.startswith("/endless"):
+                line = b"#EXTINF:2,\n" + b"x" * 200 + b".ts\n"
+                while True: self.wfile.write(line * 64)
             elif self.path.startswith("/huge"):
                 line = b"#EXTINF:2,\n" + b"x" * 200 + b".ts\n"
                 for _ in range(16000): self.wfile.write(line)
@@ -80,6 +85,26 @@ for kind in ok drip huge 404 absent; do
     check "HTTP, $kind asset" "$expected" curl -fsS -X POST "http://127.0.0.1:$port/channels/one/commands" -H 'Content-Type: application/json' \
         -d "{\"command\":\"place_break\",\"id\":\"http-$kind\",\"in\":$((25 + 10 * n)),\"duration\":4,\"asset_uri\":\"$url\"}"
 done
+# Endless answers: five placements at once, then a relay channel following an endless upstream for 10 s.
+rss() { awk '/VmRSS/ {print int($2 / 1024)}' "/proc/$SERVER_PID/status"; }
+before=$(rss)
+pids=()
+for i in 1 2 3 4 5; do
+    check "HTTP, endless asset $i" "larger than 2 MiB" curl -fsS -X POST "http://127.0.0.1:$port/channels/one/commands" -H 'Content-Type: application/json' \
+        -d "{\"command\":\"place_break\",\"id\":\"endless-$i\",\"in\":$((90 + 10 * i)),\"duration\":4,\"asset_uri\":\"$base/endless.m3u8\"}" &
+    pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || die "an endless asset's placement failed"; done
+"$CUELINE" channel create endless --segment-duration 2 --window 10 --relay "$base/endless_{rendition}.m3u8" --rendition 720p,2800000 >/dev/null
+peak=$(rss)
+for _ in $(seq 20); do
+    sleep 0.5
+    now=$(rss); [ "$now" -gt "$peak" ] && peak=$now
+    curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$port/channels/one/720p.m3u8" || die "a playlist did not answer within 1 s beside an endless upstream"
+done
+grep -q "over 16 MiB" "$SCRATCH/serve.log" || die "the endless upstream was not cut off at 16 MiB"
+log "endless answers: RSS ${before} MiB before, ${peak} MiB at most (5 placements at once, then 10 s of an endless relay upstream)"
+[ "$peak" -lt $((before + 400)) ] || die "memory grew by $((peak - before)) MiB on endless answers: they are buffered, not cut off"
 wait "$poller" || die "polling the playlist failed"
 worst=$(cat "$SCRATCH/polls.txt")
 python3 -c "import sys; sys.exit(0 if float('$worst') < 1.0 else 1)" || die "a playlist took $worst s while assets were read"

@@ -137,7 +137,7 @@ public actor AssetPlaylists {
     }
 
     /// GET over http(s): the whole answer within 3 s, 2 MiB at most, 200 only. A server that drips its answer or
-    /// sends an endless one is cut off at the deadline or the size, not waited for or buffered.
+    /// sends an endless one is cut off at the deadline or the size, not waited for or buffered (`BoundedGet`).
     static func get(_ url: String) async throws -> (body: String, url: String) {
         guard url.hasPrefix("http://") || url.hasPrefix("https://"), let parsed = URL(string: url) else {
             throw Failure(description: "\(url) is not an http(s) URL")
@@ -145,102 +145,15 @@ public actor AssetPlaylists {
         var request = URLRequest(url: parsed)
         request.timeoutInterval = 3
         request.cachePolicy = .reloadIgnoringLocalCacheData
-        let collector = BoundedBody(limit: 2 << 20)
-        let session = URLSession(configuration: .ephemeral, delegate: collector, delegateQueue: nil)
-        defer { session.finishTasksAndInvalidate() }
-        let task = session.dataTask(with: request)
-        let data: Data = try await withTaskCancellationHandler {
-            try await withThrowingTaskGroup(of: Data?.self) { group in
-                group.addTask { try await collector.body(of: task) }
-                group.addTask {
-                    try await Task.sleep(for: .seconds(3))
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let data = first else {
-                    task.cancel()
-                    throw Failure(description: "\(url) could not be read: no whole answer within 3 s")
-                }
-                return data
-            }
-        } onCancel: {
-            task.cancel()
+        let answer: BoundedGet.Answer
+        do {
+            answer = try await BoundedGet.assets.get(request, limit: 2 << 20, deadline: .seconds(3))
+        } catch BoundedGet.Failure.tooLarge {
+            throw Failure(description: "\(url) is larger than 2 MiB")
+        } catch BoundedGet.Failure.deadline {
+            throw Failure(description: "\(url) could not be read: no whole answer within 3 s")
         }
-        if let status = collector.status, status != 200 { throw Failure(description: "GET \(url) answered \(status)") }
-        return (String(decoding: data, as: UTF8.self), collector.finalURL ?? url)
-    }
-}
-
-/// Collects a data task's body up to a limit (cancelling the task beyond it) and hands it over once.
-///
-/// URLSession calls the delegate on its own queue while `body(of:)` waits: the state lives in a `Mutex`.
-private final class BoundedBody: NSObject, URLSessionDataDelegate, Sendable {
-    private struct State {
-        var data = Data()
-        var continuation: CheckedContinuation<Data?, any Error>?
-        var finished: Result<Data?, any Error>?
-        var status: Int?
-        var finalURL: String?
-    }
-
-    private let limit: Int
-    private let state = Mutex(State())
-
-    var status: Int? { state.withLock { $0.status } }
-    /// Where the answer came from, after redirects.
-    var finalURL: String? { state.withLock { $0.finalURL } }
-
-    init(limit: Int) { self.limit = limit }
-
-    func body(of task: URLSessionDataTask) async throws -> Data? {
-        try await withCheckedThrowingContinuation { continuation in
-            let finished = state.withLock { state -> Result<Data?, any Error>? in
-                if let finished = state.finished { return finished }
-                state.continuation = continuation
-                return nil
-            }
-            if let finished {
-                continuation.resume(with: finished)
-            } else {
-                task.resume()
-            }
-        }
-    }
-
-    private func finish(_ result: Result<Data?, any Error>) {
-        let waiting = state.withLock { state -> CheckedContinuation<Data?, any Error>?? in
-            guard state.finished == nil else { return nil }
-            state.finished = result
-            defer { state.continuation = nil }
-            return .some(state.continuation)
-        }
-        if case let waiting?? = waiting { waiting.resume(with: result) }
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        state.withLock { state in
-            state.status = (response as? HTTPURLResponse)?.statusCode
-            state.finalURL = response.url?.absoluteString
-        }
-        completionHandler(.allow)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive received: Data) {
-        let over = state.withLock { state in
-            state.data.append(received)
-            return state.data.count > limit
-        }
-        if over {
-            dataTask.cancel()
-            finish(.failure(AssetPlaylists.Failure(description: "\(dataTask.originalRequest?.url?.absoluteString ?? "the asset") is larger than 2 MiB")))
-        }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        if let error {
-            finish(.failure(error))
-        } else {
-            finish(.success(state.withLock { $0.data }))
-        }
+        if answer.status != 200 { throw Failure(description: "GET \(url) answered \(answer.status)") }
+        return (String(decoding: answer.body, as: UTF8.self), answer.finalURL ?? url)
     }
 }

@@ -137,42 +137,25 @@ public final class RelayPoller: Service, Sendable {
         public var description: String
     }
 
-    /// One session for every upstream, allowed many connections to one host: each rendition followed part by part keeps
-    /// a request held upstream (the default of 6 per host would queue the seventh behind a part).
-    static let session: URLSession = {
-        let configuration = URLSessionConfiguration.default
-        configuration.httpMaximumConnectionsPerHost = 1024
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        return URLSession(configuration: configuration)
-    }()
-
-    /// Reads a playlist from an http(s) URL or a file path.
+    /// Reads a playlist from an http(s) URL or a file path: over http(s), 16 MiB at most and the whole answer within
+    /// `timeoutSeconds` + 1 (the request's time-out is only an idle time-out: a byte now and then keeps it alive); an
+    /// endless or dripping upstream is cut off, not buffered (`BoundedGet`), and the last good playlist is served.
     public static func fetch(_ source: String, timeoutSeconds: Double = 5) async throws -> String {
         if source.hasPrefix("http://") || source.hasPrefix("https://") {
             guard let url = URL(string: source) else { throw FetchError(description: "\(source) is not a valid URL") }
             var request = URLRequest(url: url)
             request.timeoutInterval = timeoutSeconds
             request.cachePolicy = .reloadIgnoringLocalCacheData
-            // A hard deadline: the request's time-out is only an idle time-out (a byte now and then keeps it alive).
-            let prepared = request
-            let (data, status) = try await withThrowingTaskGroup(of: (Data, Int)?.self) { group in
-                group.addTask {
-                    let (data, response) = try await session.data(for: prepared)
-                    return (data, (response as? HTTPURLResponse)?.statusCode ?? 200)
-                }
-                group.addTask {
-                    try await Task.sleep(for: .seconds(timeoutSeconds + 1))
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let answer = first else {
-                    throw FetchError(description: "GET \(source) did not answer within \(Int(timeoutSeconds + 1)) s")
-                }
-                return answer
+            let answer: BoundedGet.Answer
+            do {
+                answer = try await BoundedGet.relays.get(request, limit: 16 << 20, deadline: .milliseconds(Int64(timeoutSeconds * 1000) + 1000))
+            } catch BoundedGet.Failure.tooLarge {
+                throw FetchError(description: "GET \(source) answered over 16 MiB")
+            } catch BoundedGet.Failure.deadline {
+                throw FetchError(description: "GET \(source) did not answer within \(Int(timeoutSeconds + 1)) s")
             }
-            guard data.count <= 16 << 20 else { throw FetchError(description: "GET \(source) answered over 16 MiB") }
-            if status != 200 { throw FetchError(description: "GET \(source) answered \(status)") }
-            return String(decoding: data, as: UTF8.self)
+            if answer.status != 200 { throw FetchError(description: "GET \(source) answered \(answer.status)") }
+            return String(decoding: answer.body, as: UTF8.self)
         }
         guard let data = FileManager.default.contents(atPath: source) else {
             throw FetchError(description: "cannot read \(source)")
