@@ -197,6 +197,23 @@ async def idle_client(host, port, hold, closed):
     writer.close()
 
 
+async def pipelining_client(host, port, path, requests, hold):
+    """Sends `requests` GETs of `path` in a row on one connection and never reads the answers (a 1 KiB receive
+    buffer): what the server holds for such a client."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    sock.setblocking(False)
+    try:
+        await asyncio.get_running_loop().sock_connect(sock, (host, port))
+        reader, writer = await asyncio.open_connection(sock=sock)
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: flood\r\n\r\n".encode() * requests)
+        # Not drained: the server stops reading once it holds answers, and the client stops sending.
+        await asyncio.sleep(hold)
+        writer.transport.abort()
+    except OSError:
+        sock.close()
+
+
 async def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
@@ -209,7 +226,9 @@ async def main():
     parser.add_argument("--idle", type=int, default=6000)
     parser.add_argument("--header-timeout", type=float, default=5)
     parser.add_argument("--max-connections", type=int, default=3000)
-    parser.add_argument("--phases", default="baseline,sse,slowloris,idle")
+    parser.add_argument("--pipelining", type=int, default=100)
+    parser.add_argument("--pipelined-requests", type=int, default=int(os.environ.get("FLOOD_PIPELINED", "200")))
+    parser.add_argument("--phases", default="baseline,sse,slowloris,idle,pipelined")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -301,6 +320,20 @@ async def main():
         measure("after", "")
         if rss_mb(args.pid) > baseline_rss + 50:
             failures.append(f"after: the server holds {rss_mb(args.pid):.0f} MB, {baseline_rss:.0f} MB before the floods (bound: +50 MB)")
+
+    if "pipelined" in phases:
+        take()
+        before = rss_mb(args.pid)
+        tasks = [asyncio.create_task(pipelining_client(host, port, "/openapi.json", args.pipelined_requests, 6)) for _ in range(args.pipelining)]
+        peak = before
+        while not all(t.done() for t in tasks):
+            await asyncio.sleep(0.25)
+            peak = max(peak, rss_mb(args.pid))
+        measure("pipelined", f"{args.pipelining} connections x {args.pipelined_requests} GET /openapi.json sent, none read; peak RSS {peak:.0f} MB")
+        # Answered one at a time as the socket takes them: a connection costs its send buffer and an answer or two.
+        # Answered all at once into the connection's buffer, 100 such connections took 1.3 GB here.
+        if peak > before + 150:
+            failures.append(f"pipelined: the server grew from {before:.0f} to {peak:.0f} MB (bound: +150 MB)")
 
     for poller in pollers.values():
         poller.close()
