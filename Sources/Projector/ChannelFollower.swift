@@ -372,6 +372,13 @@ public final class ChannelFollower: Service, Sendable {
         return fold(events, appended: true)
     }
 
+    /// Shows a command's own write before it is answered, whatever the state of LISTEN/NOTIFY (it reconnects after a
+    /// database restart): the appended events are folded as the append returned them, without reading the log, unless
+    /// other writers' events come first (then the log is read; if that read fails, the poll picks them up).
+    public func applied(_ outcome: CommandOutcome) async {
+        if !ingest(outcome) { try? await catchUp() }
+    }
+
     /// ``ingest(appended:)`` for a command's outcome: when the log holds exactly what this attempt encoded (type,
     /// schema version and payload text), its events are folded as decided, without decoding those payloads again (the
     /// codec's round trip is exact: `EventCodecRoundTripTests`, and the schedule tests decode every event they

@@ -3,6 +3,7 @@ import HLS
 import Logging
 import Metrics
 import Schedule
+import Synchronization
 
 /// Who sends a command, and the id that makes a retry safe.
 public struct CommandContext: Sendable, Hashable {
@@ -62,11 +63,20 @@ public struct CommandHandler: Sendable {
     let knownState: @Sendable (ChannelID) -> ChannelState?
     /// Reads breaks' asset playlists before a placement is decided (nil: media is not read).
     public let assets: AssetPlaylists?
+    /// Runs on each outcome before the channel's next command is decided (the server folds it into its follower,
+    /// so that command decides on it instead of losing a version race against it).
+    let applied: @Sendable (CommandOutcome) async -> Void
+    /// A channel's commands are decided one after another on this instance (their assets measured before, side by
+    /// side): 60 placements sent at once to one channel each decided on the state the previous one left, instead of
+    /// all on one state and 59 of them losing the version race (up to 20 times each, then a 409 naming a version the
+    /// client never sent). Other instances' commands still meet the version check.
+    private let turns = ChannelTurns()
 
     public init(
         store: any EventStore, refusals: (any RefusalStore)? = nil, clock: @escaping @Sendable () -> Timestamp,
         logger: Logger = Logger(label: "cueline.commands"),
-        knownState: @escaping @Sendable (ChannelID) -> ChannelState? = { _ in nil }, assets: AssetPlaylists? = nil
+        knownState: @escaping @Sendable (ChannelID) -> ChannelState? = { _ in nil }, assets: AssetPlaylists? = nil,
+        applied: @escaping @Sendable (CommandOutcome) async -> Void = { _ in }
     ) {
         self.store = store
         self.refusals = refusals
@@ -74,6 +84,7 @@ public struct CommandHandler: Sendable {
         self.logger = logger
         self.knownState = knownState
         self.assets = assets
+        self.applied = applied
     }
 
     /// Reads what a placement's assets really hold (once, before deciding; the request's text stays what was asked).
@@ -123,6 +134,17 @@ public struct CommandHandler: Sendable {
     ) async throws(CommandError) -> CommandOutcome {
         let request = EventCodec.canonicalRequest(command)
         let (command, warnings) = await measuring(command, channel: channel)
+        await turns.take(channel)
+        defer { turns.pass(channel) }
+        let outcome = try await deciding(command, request: request, warnings: warnings, channel: channel, context: context, expectedVersion: expectedVersion)
+        await applied(outcome)
+        return outcome
+    }
+
+    private func deciding(
+        _ command: ScheduleCommand, request: String, warnings: [String], channel: ChannelID, context: CommandContext,
+        expectedVersion: Int64?
+    ) async throws(CommandError) -> CommandOutcome {
         var attempts = 0
         // After a late decision: the database clock it reported, and a longer effect delay for the next try.
         var notBefore = Timestamp(milliseconds: .min)
@@ -278,5 +300,38 @@ public enum ChannelLoader {
             event: try EventCodec.decode(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload),
             version: event.version, position: event.position,
             attribution: Attribution(at: event.decidedAt, actor: event.actor, source: event.source))
+    }
+}
+
+/// One turn at a time per channel, in the order asked, without a task of its own.
+final class ChannelTurns: Sendable {
+    /// The channels whose turn is taken, with who waits for it next.
+    private let waiting = Mutex<[ChannelID: [CheckedContinuation<Void, Never>]]>([:])
+
+    func take(_ channel: ChannelID) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let free = waiting.withLock { waiting -> Bool in
+                guard waiting[channel] != nil else {
+                    waiting[channel] = []
+                    return true
+                }
+                waiting[channel]!.append(continuation)
+                return false
+            }
+            if free { continuation.resume() }
+        }
+    }
+
+    func pass(_ channel: ChannelID) {
+        let next = waiting.withLock { waiting -> CheckedContinuation<Void, Never>? in
+            guard var queue = waiting[channel], !queue.isEmpty else {
+                waiting[channel] = nil
+                return nil
+            }
+            let next = queue.removeFirst()
+            waiting[channel] = queue
+            return next
+        }
+        next?.resume()
     }
 }

@@ -105,7 +105,8 @@ struct Serve: AsyncParsableCommand {
         followed.withLock { $0 = follower }
         try await follower.catchUp()
         let handler = CommandHandler(
-            store: store, refusals: PostgresRefusalStore(pool: pool), clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) }, assets: AssetPlaylists())
+            store: store, refusals: PostgresRefusalStore(pool: pool), clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) }, assets: AssetPlaylists(),
+            applied: { await follower.applied($0) })
         let eventStreams = EventStreams(follower: follower, store: store, limits: limits)
         let gate = ConnectionGate(maximum: limits.maxConnections)
         let tokens = unauthenticatedCommands ? nil : TokenCache(directory: PostgresTokenStore(pool: pool, logger: logger), logger: logger)

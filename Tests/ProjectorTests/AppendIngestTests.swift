@@ -177,4 +177,31 @@ struct AppendIngestTests {
             _ = try await handlerB.handle(.setPlayoutLimit(id: "no-such-break", limitMilliseconds: 10_000), channel: "demo", context: context())
         }
     }
+
+    @Test("placements sent at once to one channel are decided one after another: all applied, none loses a version race")
+    func oneChannelsCommandsTakeTurns() async throws {
+        let store = CountingStore()
+        let clock = TestClock()
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        let handler = CommandHandler(
+            store: store, clock: clock.read, knownState: { follower.followedState(of: $0) }, applied: { await follower.applied($0) })
+        _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
+        clock.set(60)
+        let readsBefore = store.readCount
+        let versions = try await withThrowingTaskGroup(of: Int64.self) { group in
+            for index in 0..<30 {
+                group.addTask {
+                    try await handler.handle(
+                        .placeBreak(PlaceBreak(id: BreakID("brk-\(index)")!, start: .inMilliseconds(120_000 + Int64(index) * 40_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+                        channel: "demo", context: context()).result.version
+                }
+            }
+            return try await group.reduce(into: [Int64]()) { $0.append($1) }
+        }
+        #expect(versions.sorted() == Array(2...31))
+        // Each decided on the state the previous one left (folded by `applied` within its turn): no version race was
+        // lost, so the stream was never read to decide again.
+        #expect(store.readCount == readsBefore)
+        #expect(follower.followedState(of: "demo")?.version == 31)
+    }
 }

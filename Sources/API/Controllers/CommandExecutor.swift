@@ -30,10 +30,9 @@ struct CommandExecutor: Sendable {
         } catch {
             throw APIError(error)
         }
-        // Show our own write before answering, whatever the state of LISTEN/NOTIFY (it reconnects after a database
-        // restart): the appended events are folded as the append returned them, without reading the log, unless other
-        // writers' events come first (then the log is read; if that read fails, the follower's poll picks them up).
-        if !follower.ingest(outcome) { try? await follower.catchUp() }
+        // Our own write is shown before answering: by the handler within the channel's turn when `cueline serve` built
+        // it so (`CommandHandler.applied`), else here (then this is the first fold; after the handler's, a no-op).
+        await follower.applied(outcome)
         var response = jsonResponse(CommandResponse(
             channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events,
             note: outcome.note(for: command)))
