@@ -778,9 +778,12 @@ class Fuzzer:
         route = "POST /channels/{channel}/commands" if path.endswith("commands") else "POST /channels/{channel}/scte35"
         req = Req("POST", path, route, "command" if path.endswith("commands") else "scte35", headers, body, [f"body={tag}"], who)
         req.channel = channel
-        # Broken bodies that still decode (duplicate keys, a BOM) may be valid; the rest must be 4xx.
+        # Broken bodies that still decode (duplicate keys, a BOM) may be valid; the rest must be 4xx. A body sent as
+        # anything but application/json is refused naming Content-Type, whatever it holds.
         req.bad = tag not in ("dup-keys", "bom", "lone-surrogate", "nul-raw", "utf16", "toplevel-array", "two-objects", "trailing")
         req.bad_field = "body" if req.bad else None
+        if headers[0][1] != "application/json":
+            req.bad, req.bad_field = True, "Content-Type"
         if who == "none":
             req.expect_auth = "401"
         return req

@@ -41,10 +41,20 @@ enum Responses {
     }
 }
 
-/// A JSON request body (snake_case keys, at most 64 KiB).
+/// A JSON request body (snake_case keys, at most 64 KiB), sent as `application/json`.
 ///
-/// - Throws: 413 beyond 64 KiB; `refusal(error)` when it does not decode.
+/// The media type is required: a web page can send a `text/plain` or form POST to any origin without asking first
+/// (no CORS preflight), so a command route that took any body would take commands from any page a console's
+/// operator visits while a server runs with `--unauthenticated-commands`. `application/json` needs the preflight.
+///
+/// - Throws: 400 naming `Content-Type` for another media type; 413 beyond 64 KiB; `refusal(error)` when it does not decode.
 func decodeBody<T: Decodable>(_ type: T.Type, _ request: Request, refusal: (any Error) -> APIError) async throws -> T {
+    let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+    guard mediaType == "application/json" else {
+        throw APIError(
+            .badRequest, "Content-Type must be application/json (it is \(mediaType.map { "'\($0)'" } ?? "missing")): the body is a JSON object",
+            field: "Content-Type")
+    }
     let body = try await request.body.collect(upTo: 64 * 1024)
     switch decodeJSON(type, Data(buffer: body)) {
     case .success(let value): return value

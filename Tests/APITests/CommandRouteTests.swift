@@ -47,6 +47,24 @@ struct CommandRouteTests {
         }
     }
 
+    @Test("a command body that is not sent as application/json is refused naming Content-Type (a page of any origin can send text/plain unasked), and nothing is written")
+    func jsonMediaTypeRequired() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.test { [fixture] client in
+            for contentType in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", nil] {
+                var headers = fixture.auth("desk")
+                if let contentType { headers[.contentType] = contentType }
+                let refused = try await client.execute(uri: "/channels/demo/commands", method: .post, headers: headers, body: ByteBuffer(string: Self.place))
+                #expect(refused.status == .badRequest && refused.error?.field == "Content-Type", "\(contentType ?? "none"): \(refused.text)")
+            }
+            #expect(try await fixture.store.version(of: "demo") == 1)
+            let charset = try await client.execute(
+                uri: "/channels/demo/commands", method: .post,
+                headers: fixture.auth("desk", [.contentType: "Application/JSON; charset=utf-8"]), body: ByteBuffer(string: Self.place))
+            #expect(charset.status == .created, "\(charset.text)")
+        }
+    }
+
     @Test("422 names the field: a body that is not a command, a missing or wrong field, an actor with control characters")
     func invalidFields() async throws {
         var fixture = try await APIFixture()

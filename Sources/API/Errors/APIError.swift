@@ -88,7 +88,7 @@ extension APIError {
             self.init(category, refusal.description, field: category == .notFound ? nil : refusal.field)
         case .store(let storeError):
             switch storeError {
-            case .versionConflict, .commandIDReused, .invalidValue, .unknownOutcome:
+            case .versionConflict, .commandIDReused, .invalidValue, .unknownOutcome, .lateDecision:
                 self.init(category, storeError.description)
             default:
                 self.init(category, "the event log is unavailable; nothing was written. Retry with the same Idempotency-Key")
