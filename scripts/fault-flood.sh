@@ -3,7 +3,7 @@
 # 2,000 slowloris connections, and 6,000 idle connections beyond the connection cap, one after the other, while
 # another channel's playlist is fetched every 50 ms; its p99 and maximum latency (request start to full body) must
 # stay within the bounds in scripts/flood.py, the slowloris connections must be closed by the header timeout, and
-# the server's descriptors must stay under its cap; then 100 connections that send 1,000 requests each and read no
+# the server's descriptors must stay under its cap; then 100 connections that send 120 requests each and read no
 # answer: the server's memory must stay bounded. About 60 s.
 set -euo pipefail
 source "$(dirname "$0")/lib/common.sh"

@@ -227,7 +227,7 @@ async def main():
     parser.add_argument("--header-timeout", type=float, default=5)
     parser.add_argument("--max-connections", type=int, default=3000)
     parser.add_argument("--pipelining", type=int, default=100)
-    parser.add_argument("--pipelined-requests", type=int, default=int(os.environ.get("FLOOD_PIPELINED", "200")))
+    parser.add_argument("--pipelined-requests", type=int, default=int(os.environ.get("FLOOD_PIPELINED", "120")))
     parser.add_argument("--phases", default="baseline,sse,slowloris,idle,pipelined")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

@@ -220,8 +220,14 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var answering = false
     /// The request going up is not complete yet: its body and end follow it.
     private var forwarding = false
-    /// Parts read but not gone up yet (pipelined requests), oldest first.
-    private var held = CircularBuffer<NIOAny>()
+    /// Parts read but not gone up yet (pipelined requests), oldest first, with the events that came after them (a
+    /// half-close: it follows the requests sent before it, which are answered, as without holding).
+    private var held = CircularBuffer<Held>()
+
+    private enum Held {
+        case part(NIOAny)
+        case event(Any)
+    }
     /// A read asked for while requests are held: done once they have gone up.
     private var readPending = false
 
@@ -249,8 +255,26 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
             tracker.timeouts.requestEnded()
         }
         tracker.changed()
-        held.append(data)
+        held.append(.part(data))
+        // Far ahead of its answers (a client that sends its socket buffer full of requests, then half-closes: the
+        // socket is read to its end whatever reads are held): not a player, not buffered without end.
+        if held.count > 256 {
+            held.removeAll()
+            discarding = true
+            return tracker.close()
+        }
         release(context: context, outsideRead: false)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard !held.isEmpty else { return context.fireUserInboundEventTriggered(event) }
+        if event is ChannelShouldQuiesceEvent {
+            // Shutting down: the answer in progress ends the connection (HTTP lets a server close a persistent
+            // connection; clients send the requests it did not answer again). Held ones are not started.
+            held.removeAll()
+            return context.fireUserInboundEventTriggered(event)
+        }
+        held.append(.event(event))
     }
 
     /// Sends up what may go: the rest of the request going up, then the next request once the previous answer has
@@ -260,7 +284,13 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func release(context: ChannelHandlerContext, outsideRead: Bool) {
         var released = false
         while let next = held.first {
-            if case .head = unwrapInboundIn(next) {
+            guard case .part(let part) = next else {
+                // Everything before it has gone up (Hummingbird's stream delivers those parts before it ends).
+                held.removeFirst()
+                if case .event(let event) = next { context.fireUserInboundEventTriggered(event) }
+                continue
+            }
+            if case .head = unwrapInboundIn(part) {
                 guard !answering, context.channel.isWritable else { break }
                 answering = true
                 forwarding = true
@@ -268,8 +298,8 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 break
             }
             held.removeFirst()
-            if case .end = unwrapInboundIn(next) { forwarding = false }
-            context.fireChannelRead(next)
+            if case .end = unwrapInboundIn(part) { forwarding = false }
+            context.fireChannelRead(part)
             released = true
         }
         if released, outsideRead { context.fireChannelReadComplete() }

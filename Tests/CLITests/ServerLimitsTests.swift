@@ -56,6 +56,9 @@ struct ServerLimitsTests {
         /// Goes away as a client would (the descriptor stays ours until deinit).
         func hangUp() { shutdown(descriptor, Int32(SHUT_RDWR)) }
 
+        /// Says it sends nothing more (a half-close) and keeps reading.
+        func finishSending() { shutdown(descriptor, Int32(SHUT_WR)) }
+
         deinit { close(descriptor) }
     }
 
@@ -143,6 +146,27 @@ struct ServerLimitsTests {
         // Its unread requests passed 4 x the header limit: closed (what was written arrives, then the end).
         let rest = greedy.read(for: 10)
         #expect(rest.closed, "still open after \(rest.after) s and \(rest.text.utf8.count) bytes")
+    }
+
+    @Test("requests for the router sent in a row are answered one at a time as the client reads, all of them and in order, also after a half-close")
+    func pipelinedThroughTheRouter() async throws {
+        let setup = try await setUp([])
+        defer { setup.server.stop() }
+        // /openapi.json (~29 KB) goes through the router; a client with a small receive buffer reads them slowly.
+        let paths = ["/openapi.json", "/healthz", "/openapi.json", "/readyz", "/openapi.json"]
+        let client = try RawConnection(port: setup.server.port, receiveBuffer: 4096)
+        client.send(paths.map { "GET \($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+        client.finishSending()
+        let answers = client.read(for: 10)
+        let statuses = answers.text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { $0.prefix(3) }
+        #expect(statuses == ["200", "200", "200", "200", "200"], "\(statuses) after \(answers.after) s, closed: \(answers.closed)")
+        #expect(answers.closed, "the connection ends after the last answer")
+        // Far more than a player would send ahead, never read: closed, and the server answers others.
+        let greedy = try RawConnection(port: setup.server.port, receiveBuffer: 1024)
+        greedy.send(String(repeating: "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", count: 400))
+        let (_, status) = try await HTTP.get(setup.server.baseURL + "/healthz")
+        #expect(status == 200)
+        #expect(greedy.read(for: 10).closed, "closed once 256 parts wait behind unread answers")
     }
 
     @Test("at the connection cap the longest idle connection makes room; when all are busy, 503 with Retry-After")
