@@ -153,8 +153,8 @@ public final class ChannelFollower: Service, Sendable {
         var passages: [(knownUntil: Timestamp, at: Timestamp)] = []
         /// The last watermark waited too long for the log head (see `StoreError.logHeadBusy`).
         var logHeadBusy = false
-        /// When a catch-up last worked (the follower's clock), and whether the silence since was reported.
-        var lastCaughtUp = Timestamp(milliseconds: .min)
+        /// When the log last answered a catch-up's read (the follower's clock), and whether the silence since was reported.
+        var lastHeard = Timestamp(milliseconds: .min)
         var silenceReported = false
         var caughtUpOnce = false
         var lastError: String?
@@ -216,13 +216,16 @@ public final class ChannelFollower: Service, Sendable {
     ///     of its own); called once, when `run()` starts.
     ///   - pollInterval: how often the watermark is refreshed without a hint; playlists reach a new segment
     ///     boundary at most this much after it (plus a round trip), since a tick is served only once known.
-    ///   - silenceLimit: how long without a watermark (a read that neither answers nor fails: the database's host
-    ///     gone without closing the socket) before playlists follow the wall clock, as when the log is unreachable;
-    ///     5 s, the time the watermark itself waits for the log head before it gives up.
+    ///   - silenceLimit: how long the log may leave a catch-up's read unanswered, neither answering nor failing,
+    ///     before playlists follow the wall clock as when it is unreachable: a database that accepts the connection's
+    ///     bytes and never answers (a host gone is found sooner, by the connections' keepalives: ~6 s, then an error).
+    ///     11 s: longer than any wait of a working database that does not already end in an error or in
+    ///     `logHeadBusy` (a pool checkout gives up after 10 s, the watermark's lock wait after 5 s), so it never
+    ///     serves ahead of the log while commands can still commit.
     public init(
         store: any EventStore, samples: (any RenderSampleStore)? = nil,
         wakeups: @escaping @Sendable () -> AsyncStream<Void>, clock: @escaping @Sendable () -> Timestamp,
-        pollInterval: Duration = .milliseconds(20), silenceLimit: Duration = .seconds(5),
+        pollInterval: Duration = .milliseconds(20), silenceLimit: Duration = .seconds(11),
         logger: Logger = Logger(label: "cueline.follower")
     ) {
         self.store = store
@@ -315,9 +318,13 @@ public final class ChannelFollower: Service, Sendable {
             if first { logger.warning("the log head is held by a transaction that does not commit; serving by the wall clock", metadata: ["error": "\(message)"]) }
             return
         }
-        var position = shared.withLock { $0.position }
+        var position = shared.withLock { shared in
+            shared.lastHeard = clock()
+            return shared.position
+        }
         while position < watermark.head {
             let batch = try await store.read(after: position, through: watermark.head, limit: 1000)
+            shared.withLock { $0.lastHeard = clock() }
             fold(batch, appended: false)
             guard batch.count == 1000, let last = batch.last?.position else {
                 // Everything up to the head is read: a position below it that holds no event is a hole for good
@@ -337,7 +344,7 @@ public final class ChannelFollower: Service, Sendable {
                 shared.passages.append((watermark.knownUntil, clock()))
             }
             shared.logHeadBusy = false
-            shared.lastCaughtUp = clock()
+            shared.lastHeard = clock()
             defer { shared.caughtUpOnce = true; shared.lastError = nil; shared.silenceReported = false }
             return shared.lastError != nil || shared.silenceReported
         }
@@ -502,7 +509,7 @@ public final class ChannelFollower: Service, Sendable {
         }
         if newSilence {
             Counter(label: "cueline_log_silences_total").increment()
-            logger.error("the event log has not answered for \(silenceLimit / 1000) s; serving by the wall clock", metadata: [
+            logger.error("the event log has not answered for \(silenceLimit / 1000) s; serving by the wall clock (the database accepts the connection and does not answer)", metadata: [
                 "known_until": "\(shared.withLock { $0.knownUntil })",
             ])
         }
@@ -516,7 +523,7 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     private static func isSilent(now: Timestamp, _ shared: Shared, silenceLimit: Int64) -> Bool {
-        shared.caughtUpOnce && now.milliseconds - silenceLimit > shared.lastCaughtUp.milliseconds
+        shared.caughtUpOnce && now.milliseconds - silenceLimit > shared.lastHeard.milliseconds
     }
 
     private static func servingTime(now: Timestamp, _ shared: Shared, silenceLimit: Int64) -> Timestamp {

@@ -84,13 +84,13 @@ struct LatenessTests {
         #expect(follower.servableInstant(early, boundary: epoch.adding(milliseconds: 66_000)) == epoch.adding(milliseconds: 66_500))
     }
 
-    @Test("a watermark read that never answers: playlists follow the wall clock after 5 s of silence, and never go back")
+    @Test("a watermark read that never answers: playlists follow the wall clock after the silence limit, and never go back")
     func silentLog() async throws {
         let store = HeldWatermarkStore()
         let clock = TestClock()
         let handler = CommandHandler(store: store, clock: clock.read)
         _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
-        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
+        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read, silenceLimit: .seconds(5))
         store.knownUntil.withLock { $0 = epoch.adding(milliseconds: 60_010) }
         clock.set(60.015)
         try await follower.catchUp()
