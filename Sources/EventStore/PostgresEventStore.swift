@@ -51,9 +51,15 @@ public struct PostgresEventStore: EventStore {
                 // The same command id makes that safe even if the first call's transaction were still to commit:
                 // the append waits for its lock and answers with its record.
                 do {
-                    return try await pool.withConnection { connection in
+                    var result = try await pool.withConnection { connection in
                         try await Self.append(request, on: connection, hinting: true)
                     }
+                    // The first call committed after it was looked for: the database answers this request's own write
+                    // as a replay. Its events carry this request's decision time.
+                    if result.replayed, let first = result.events.first, first.decidedAt == request.command.decidedAt {
+                        result.replayed = false
+                    }
+                    return result
                 } catch let error as StoreError {
                     // Decided by the database under the stream's lock, after any first call had ended: final.
                     throw error

@@ -41,8 +41,13 @@ final class BoundedGet: NSObject, URLSessionDataDelegate, Sendable {
     private let transfers = Mutex<[Int: Transfer]>([:])
     private let session = Mutex<URLSession?>(nil)
 
-    /// For ad servers: a session of its own, nothing kept between requests.
-    static let assets = BoundedGet(configuration: .ephemeral)
+    /// For ad servers: a session of its own, nothing kept between requests, and room for a pod's assets at once (up to
+    /// 100 per break, usually from one ad server: the default of 6 per host would queue them past their 3 s).
+    static let assets: BoundedGet = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 128
+        return BoundedGet(configuration: configuration)
+    }()
     /// For relay upstreams: many connections to one host (each rendition followed part by part keeps a request held
     /// upstream, and the default of 6 per host would queue the seventh behind a part).
     static let relays: BoundedGet = {

@@ -1,3 +1,4 @@
+import Dispatch
 import EventStore
 import HLS
 import Logging
@@ -134,7 +135,11 @@ public struct CommandHandler: Sendable {
     ) async throws(CommandError) -> CommandOutcome {
         let request = EventCodec.canonicalRequest(command)
         let (command, warnings) = await measuring(command, channel: channel)
-        await turns.take(channel)
+        guard await turns.take(channel, within: .seconds(10)) else {
+            logger.warning("the channel's previous command has been writing for 10 s; not decided", metadata: ["channel": "\(channel)", "command": "\(command.name)"])
+            Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", "error")]).increment()
+            throw .store(.unavailable("channel \(channel)'s previous command has been writing to the log for 10 s"))
+        }
         defer { turns.pass(channel) }
         let outcome = try await deciding(command, request: request, warnings: warnings, channel: channel, context: context, expectedVersion: expectedVersion)
         await applied(outcome)
@@ -303,35 +308,52 @@ public enum ChannelLoader {
     }
 }
 
-/// One turn at a time per channel, in the order asked, without a task of its own.
+/// One turn at a time per channel, in the order asked, without a task of its own. A wait for a turn is bounded: a
+/// command stuck on the log (a database that does not answer, a row lock held open) answers the ones behind it
+/// "unavailable, nothing written" at the limit instead of holding them all in line.
 final class ChannelTurns: Sendable {
-    /// The channels whose turn is taken, with who waits for it next.
-    private let waiting = Mutex<[ChannelID: [CheckedContinuation<Void, Never>]]>([:])
+    private struct Lines {
+        /// The channels whose turn is taken, with who waits for it next.
+        var waiting: [ChannelID: [(id: UInt64, continuation: CheckedContinuation<Bool, Never>)]] = [:]
+        var nextID: UInt64 = 0
+    }
 
-    func take(_ channel: ChannelID) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let free = waiting.withLock { waiting -> Bool in
-                guard waiting[channel] != nil else {
-                    waiting[channel] = []
-                    return true
+    private let lines = Mutex(Lines())
+
+    /// Whether the turn was taken within `limit` (then `pass` must follow).
+    func take(_ channel: ChannelID, within limit: Duration) async -> Bool {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let id = lines.withLock { lines -> UInt64? in
+                guard lines.waiting[channel] != nil else {
+                    lines.waiting[channel] = []
+                    return nil
                 }
-                waiting[channel]!.append(continuation)
-                return false
+                lines.nextID += 1
+                lines.waiting[channel]!.append((lines.nextID, continuation))
+                return lines.nextID
             }
-            if free { continuation.resume() }
+            guard let id else { return continuation.resume(returning: true) }
+            let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+                let expired = lines.withLock { lines -> CheckedContinuation<Bool, Never>? in
+                    guard let index = lines.waiting[channel]?.firstIndex(where: { $0.id == id }) else { return nil }
+                    return lines.waiting[channel]!.remove(at: index).continuation
+                }
+                expired?.resume(returning: false)
+            }
         }
     }
 
     func pass(_ channel: ChannelID) {
-        let next = waiting.withLock { waiting -> CheckedContinuation<Void, Never>? in
-            guard var queue = waiting[channel], !queue.isEmpty else {
-                waiting[channel] = nil
+        let next = lines.withLock { lines -> CheckedContinuation<Bool, Never>? in
+            guard var queue = lines.waiting[channel], !queue.isEmpty else {
+                lines.waiting[channel] = nil
                 return nil
             }
             let next = queue.removeFirst()
-            waiting[channel] = queue
-            return next
+            lines.waiting[channel] = queue
+            return next.continuation
         }
-        next?.resume()
+        next?.resume(returning: true)
     }
 }
