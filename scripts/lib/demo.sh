@@ -231,3 +231,24 @@ demo_ll_channel() {
         "${args[@]}" --public-url "$DEMO_URL" --actor demo
     wait_http "$DEMO_URL/channels/$name/720p.m3u8" 10 || die "the $name channel's playlist is not served"
 }
+
+# resumed BASE CHANNEL URL: after a database fault, a command on CHANNEL is taken again within 20 s and shows in its
+# 720p playlist, the server is ready, and the log at URL holds the channel's three events (created, "before", "after"):
+# nothing lost, nothing duplicated.
+resumed() {
+    local base=$1 channel=$2 url=$3 code events
+    for _ in $(seq 1 100); do
+        code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+            -d '{"command":"place_break","id":"after","in":30,"duration":10,"asset_uri":"https://ads.example.com/b.m3u8"}' \
+            "$base/channels/$channel/commands")
+        [ "$code" = 201 ] && break
+        sleep 0.2
+    done
+    [ "$code" = 201 ] || die "commands did not resume after the database came back (last answer $code)"
+    sleep 0.5
+    curl -fs "$base/channels/$channel/720p.m3u8" | grep -q 'ID="after"' || die "the command after the fault does not show"
+    curl -fs "$base/readyz" >/dev/null || die "the server is not ready again"
+    events=$(psql "$url" -Atc "SELECT count(*) FROM cueline_events WHERE channel = '$channel'")
+    echo "events in the log: $events (create, before, after: nothing lost, nothing duplicated)"
+    [ "$events" = 3 ] || die "expected 3 events, found $events"
+}
