@@ -203,7 +203,8 @@ public final class ChannelFollower: Service, Sendable {
     let wakeups: @Sendable () -> AsyncStream<Void>
     public let clock: @Sendable () -> Timestamp
     let pollInterval: Duration
-    /// How long the log may go without a watermark before playlists follow the wall clock (`servingTime()`).
+    /// How long, in milliseconds, the log may leave a catch-up's read unanswered before playlists follow the wall clock
+    /// (`servingTime()`).
     let silenceLimit: Int64
     let logger: Logger
     private let shared = Mutex(Shared())
@@ -496,8 +497,9 @@ public final class ChannelFollower: Service, Sendable {
     /// either, and playlists keep advancing with the wall clock (an event committed just before the outage and
     /// not yet read is then counted in `cueline_late_events_total`).
     ///
-    /// A watermark read that neither answers nor fails (the database's host gone without closing the socket, until
-    /// the connection's keepalives drop it) counts as unreachable once the log has been silent for `silenceLimit`.
+    /// A read that neither answers nor fails (a database that accepts the connection's bytes and does not answer; a
+    /// host that is gone is found by the connections' keepalives, then fails) counts as unreachable once the log has
+    /// been silent for `silenceLimit`.
     public func servingTime() -> Timestamp {
         let now = clock()
         let (time, newSilence) = shared.withLock { shared -> (Timestamp, Bool) in
