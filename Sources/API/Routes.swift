@@ -26,7 +26,7 @@ public enum Routes {
             router.middlewares.add(MediaPathGuard(directory: mediaDirectory))
             router.middlewares.add(FileMiddleware(mediaDirectory, urlBasePath: "/media", searchForIndexHtml: false))
         }
-        let executor = CommandExecutor(handler: handler, follower: follower)
+        let executor = CommandExecutor(handler: handler)
         let operations = OperationsController(follower: follower, metrics: metrics)
 
         // Public: no authenticator runs, so a playlist costs its lookup and nothing more.

@@ -97,7 +97,7 @@ struct APIFixture {
         self.follower = follower
         handler = CommandHandler(
             store: store, refusals: InMemoryRefusalStore(), clock: clock.read, knownState: { follower.followedState(of: $0) },
-            assets: AssetPlaylists(fetch: assets.fetch, timeToLive: .zero))
+            assets: AssetPlaylists(fetch: assets.fetch, timeToLive: .zero), applied: { await follower.applied($0) })
         tokenCache = TokenCache(directory: tokens, refreshInterval: .milliseconds(50), missReloadInterval: .zero)
         _ = try await handler.handle(.createChannel(Self.config("demo")), channel: "demo", context: Self.context())
         try await follower.catchUp()

@@ -36,7 +36,7 @@ struct OperationsRouteTests {
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         let streams = EventStreams(follower: follower, store: store, limits: ServerLimits())
         let router = Routes.router(
-            follower: follower, handler: CommandHandler(store: store, clock: clock.read), mediaDirectory: nil, access: .open,
+            follower: follower, handler: CommandHandler(store: store, clock: clock.read, applied: { await follower.applied($0) }), mediaDirectory: nil, access: .open,
             eventStreams: streams)
         try await withRouterClient(router) { client in
             let before = try await client.get("/readyz")

@@ -9,7 +9,6 @@ import Schedule
 /// (409 for a conflict or a race lost, 422 naming the field, 404, 503).
 struct CommandExecutor: Sendable {
     let handler: CommandHandler
-    let follower: ChannelFollower
 
     func execute(
         _ command: ScheduleCommand, channel: ChannelID, request: Request, actor: String, source: String, reason: String?,
@@ -30,9 +29,8 @@ struct CommandExecutor: Sendable {
         } catch {
             throw APIError(error)
         }
-        // Our own write is shown before answering: by the handler within the channel's turn when `cueline serve` built
-        // it so (`CommandHandler.applied`), else here (then this is the first fold; after the handler's, a no-op).
-        await follower.applied(outcome)
+        // Our own write is shown before this answer: the handler folds it within the channel's turn (`applied`, wired
+        // to `ChannelFollower.applied` by whoever builds the routes), before the channel's next command is decided.
         var response = jsonResponse(CommandResponse(
             channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events,
             note: outcome.note(for: command)))
