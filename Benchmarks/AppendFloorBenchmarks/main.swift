@@ -5,6 +5,7 @@
 // and `POST /channels/{channel}/commands` is Cueline's own work; what is between this and pgbench is the stack's.
 //
 //   DATABASE_URL=… cueline-append-floor PORT     (the table: bench_rows (id bigserial, payload text), as bench.sh makes)
+//   POST /rows: one INSERT per request; POST /empty: the same request read and answered, no database.
 import Foundation
 import Hummingbird
 import Postgres
@@ -24,6 +25,11 @@ router.post("/rows") { request, _ -> HTTPResponse.Status in
     try await pool.withConnection { connection in
         try await connection.query("INSERT INTO bench_rows (payload) VALUES (\(payload))", preparedAs: "floor_insert")
     }
+    return .created
+}
+// HTTP alone: the same POST read and answered, no database (scripts/bench-append-bound.sh).
+router.post("/empty") { request, _ -> HTTPResponse.Status in
+    _ = try await request.body.collect(upTo: 64 * 1024)
     return .created
 }
 let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "floor"))
