@@ -22,6 +22,8 @@ public enum Routes {
         let router = Router(context: APIRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.middlewares.add(MetricsMiddleware())
         router.middlewares.add(CORSMiddleware(allowOrigin: .all))
+        let unrouted = UnroutedRequests<APIRequestContext>.Table()
+        router.middlewares.add(UnroutedRequests(table: unrouted))
         if let mediaDirectory {
             router.middlewares.add(MediaPathGuard(directory: mediaDirectory))
             router.middlewares.add(FileMiddleware(mediaDirectory, urlBasePath: "/media", searchForIndexHtml: false))
@@ -44,6 +46,7 @@ public enum Routes {
             .addRoutes(to: authenticated)
         RefusalController(follower: follower, refusals: handler.refusals, auditReads: auditReads).addRoutes(to: authenticated)  // issue 15
         ConsoleController(access: access).addRoutes(to: router)  // the operator console at /console (issue 15)
+        unrouted.set(router.routes)
         return router
     }
 }

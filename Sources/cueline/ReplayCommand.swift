@@ -63,6 +63,11 @@ struct ReplayCommand: AsyncParsableCommand {
             }
             return
         }
+        // As the server's replay route: a later instant was never served, and commands still to come may change it.
+        let now = Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        if let at, at.timestamp > now {
+            throw CLIError(message: "at is after this machine's clock (\(now.iso8601)): a replay answers instants already served")
+        }
         let store = try await openStore(database)
         if let at {
             // Checkpoints (migration 0007) first, so this and later replays read only what follows the last one.

@@ -119,6 +119,26 @@ struct AuditRouteTests {
         }
     }
 
+    @Test("GET replay of an instant not yet served: 422 naming at, never a playlist cacheable for a year")
+    func replayRefusesTheFuture() async throws {
+        let fixture = try await Self.withBreak()
+        try await fixture.test { [fixture] client in
+            // The clock is at 60 s: 60 s itself was served, 60.001 s and next year were not.
+            let now = try await client.get("/channels/demo/replay?at=2026-03-01T12:01:00Z&rendition=720p", fixture.auth("wall"))
+            #expect(now.status == .ok)
+            for at in ["2026-03-01T12:01:00.001Z", "2027-03-01T12:00:00Z"] {
+                let later = try await client.get("/channels/demo/replay?at=\(at)&rendition=720p", fixture.auth("wall"))
+                #expect(later.status == .unprocessableContent && later.error?.field == "at")
+                #expect(later.error?.message.contains("is after this instance's clock (2026-03-01T12:01:00.000Z)") == true)
+                #expect(later.headers[.cacheControl] == "no-cache")
+            }
+            // Once the clock passes it, the same instant is answered.
+            fixture.clock.set(61)
+            let served = try await client.get("/channels/demo/replay?at=2026-03-01T12:01:00.001Z&rendition=720p", fixture.auth("wall"))
+            #expect(served.status == .ok)
+        }
+    }
+
     @Test("GET as-run: JSON and CSV; 422 for a bad from or to; 403; 404")
     func asRun() async throws {
         let fixture = try await Self.withBreak()
@@ -134,6 +154,15 @@ struct AuditRouteTests {
             #expect(from.status == .unprocessableContent && from.error?.field == "from")
             let to = try await client.get("/channels/demo/as-run?to=1", fixture.auth("wall"))
             #expect(to.status == .unprocessableContent && to.error?.field == "to")
+            let backwards = try await client.get("/channels/demo/as-run?from=2026-03-01T12:02:00Z&to=2026-03-01T12:01:00Z", fixture.auth("wall"))
+            #expect(backwards.status == .unprocessableContent && backwards.error?.field == "to")
+            #expect(backwards.error?.message == "to must not be before from (2026-03-01T12:02:00.000Z)")
+            let same = try await client.get("/channels/demo/as-run?from=2026-03-01T12:01:00Z&to=2026-03-01T12:01:00Z", fixture.auth("wall"))
+            #expect(same.status == .ok)
+            let xml = try await client.get("/channels/demo/as-run?format=xml", fixture.auth("wall"))
+            #expect(xml.status == .unprocessableContent && xml.error?.field == "format" && xml.error?.message == "format must be csv or json")
+            let json = try await client.get("/channels/demo/as-run?format=json", fixture.auth("wall"))
+            #expect(json.status == .ok && json.json["channel"] as? String == "demo")
             #expect(try await client.get("/channels/demo/as-run", fixture.auth("news")).status == .forbidden)
             #expect(try await client.get("/channels/nope/as-run", fixture.auth("desk")).status == .notFound)
         }

@@ -23,9 +23,9 @@ struct OperationsRouteTests {
         }
         try await fixture.test { [fixture] client in
             #expect(try await client.get("/metrics").status == .notFound)
-            // The router's own 404 for a path without a route: no error body of ours.
+            // A path without a route: the router's 404, with a body that says so.
             let none = try await client.get("/nowhere")
-            #expect(none.status == .notFound && none.error == nil)
+            #expect(none.status == .notFound && none.error?.message.hasPrefix("no route for GET /nowhere;") == true)
         }
     }
 
@@ -127,6 +127,27 @@ struct OperationsRouteTests {
         }
     }
 
+    @Test("a request no route takes: 405 with Allow where the path takes other methods, else 404; both name the method and path")
+    func unrouted() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.test { [fixture] client in
+            let put = try await client.execute(uri: "/channels/demo/commands", method: .put, headers: fixture.auth("desk"), body: ByteBuffer(string: "{}"))
+            #expect(put.status == .methodNotAllowed && put.headers[.allow] == "POST")
+            #expect(put.error?.message == "/channels/demo/commands does not take PUT; it takes POST")
+            // The commands route's literal wins over `/channels/{channel}/{playlist}`, as in the router: GET is not
+            // offered there, though a playlist's path has the same shape.
+            let get = try await client.get("/channels/demo/commands", fixture.auth("desk"))
+            #expect(get.status == .methodNotAllowed && get.headers[.allow] == "POST")
+            let delete = try await client.execute(uri: "/channels/demo/720p.m3u8", method: .delete, headers: [.origin: "https://player.example"])
+            #expect(delete.status == .methodNotAllowed && delete.headers[.allow] == "GET, HEAD")
+            #expect(delete.headers[.contentType] == "application/json" && delete.headers[.accessControlAllowOrigin] == "*")
+            let none = try await client.get("/nothing/here")
+            #expect(none.status == .notFound && none.error?.message == "no route for GET /nothing/here; the routes are listed at /openapi.json")
+            let deep = try await client.execute(uri: "/channels/demo", method: .delete)
+            #expect(deep.status == .notFound && deep.error?.message.hasPrefix("no route for DELETE /channels/demo;") == true)
+        }
+    }
+
     @Test("error categories: one status each, and back; conflicts exit 3, everything else 1")
     func categories() {
         for category in ErrorCategory.allCases {
@@ -148,7 +169,7 @@ struct OperationsRouteTests {
 
 @Suite("The OpenAPI document and the router agree, in process")
 struct DocumentedRoutesTests {
-    @Test("every documented path and method has a route: our own 404s name what is missing, the router's bare one means no route")
+    @Test("every documented path and method has a route: no answer is the router's own \"no route for\" 404 or its 405")
     func everyDocumentedPathHasARoute() async throws {
         let fixture = try await APIFixture()
         let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
@@ -164,7 +185,7 @@ struct DocumentedRoutesTests {
                     let answer = method == "post"
                         ? try await client.post(path, "{}", fixture.auth("desk"))
                         : try await client.get(path + (path.hasSuffix("/events") ? "?limit=1" : ""), fixture.auth("desk"))
-                    #expect(answer.status != .notFound || answer.error != nil, "\(method.uppercased()) \(template) has no route")
+                    #expect(answer.error?.message.hasPrefix("no route for") != true, "\(method.uppercased()) \(template) has no route")
                     // The public `/channels/{channel}/{playlist}` route answers any unknown last segment with its own
                     // 404 ("no such resource: schedule"): that is a missing route too.
                     #expect(answer.error?.message.hasPrefix("no such resource") != true, "\(method.uppercased()) \(template) fell through to the playlist route")

@@ -210,6 +210,8 @@ struct LocalRemoteParityTests {
             try both(setup, json: json, ["log", "no-such-channel"], expectStatus: 1)
         }
         let during = Timestamp(milliseconds: onAir.milliseconds + 8000).iso8601
+        // An instant is replayed once it has been served: the server refuses a later one (422, exit 1).
+        try await waitUntil(onAir.milliseconds + 8000)
         let replayed = try both(setup, json: false, ["replay", "CHANNEL", "--at", during], expectStatus: 0)
         #expect(replayed.stdout.contains("com.apple.hls.interstitial"), "\(replayed.stdout)")
         try both(setup, json: false, ["replay", "CHANNEL", "--at", during, "--multivariant"], expectStatus: 0)

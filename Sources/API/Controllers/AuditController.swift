@@ -53,6 +53,13 @@ struct AuditController {
         let channel = try context.storedChannelID()
         _ = try context.caller(for: .read(channel: channel))
         let at = try Edge.instant(request, "at", required: true)!
+        // A later instant was never served, and commands still to come may change it: answering it would hand out,
+        // cacheable for a year, a playlist that no player was given. The clock, not the serving time: another
+        // instance's tick is replayed here at once (`fault-two-instances.sh`), when this one's known log may lag it.
+        let now = follower.clock()
+        guard at <= now else {
+            throw APIError.invalid("at", "is after this instance's clock (\(now.iso8601)): a replay answers instants already served")
+        }
         let rendition = try request.uri.queryParameters["rendition"].map { text in
             guard let id = Identifier(stored: text) else { throw APIError.invalid("rendition", "must be a rendition name: \(Identifier.rule)") }
             return id
@@ -84,9 +91,17 @@ struct AuditController {
         _ = try context.caller(for: .read(channel: channel))
         let from = try Edge.instant(request, "from")
         let to = try Edge.instant(request, "to")
+        if let from, let to, to < from {
+            throw APIError.invalid("to", "must not be before from (\(from.iso8601))")
+        }
+        let csv: Bool
+        switch request.uri.queryParameters["format"] {
+        case nil, "json": csv = false
+        case "csv": csv = true
+        default: throw APIError.invalid("format", "must be csv or json")
+        }
         guard follower.state(of: channel) != nil else { throw APIError(.unknownChannel(channel)) }
         let now = follower.clock()
-        let csv = request.uri.queryParameters["format"] == "csv"
         return try await auditReads.run { [store] in
             // The follower holds the hot schedule (aired breaks leave it): the report folds every break from the log.
             let entries = AsRun.entries(state: try await ChannelLoader.load(channel, from: store), from: from, to: to, at: now)

@@ -13,8 +13,10 @@ public enum ErrorCategory: Sendable, Hashable, CaseIterable {
     case unauthenticated
     /// The credentials do not allow this (403).
     case forbidden
-    /// Unknown channel, rendition, break, chunk, hook or file (404).
+    /// Unknown channel, rendition, break, chunk, hook or file; a path no route takes (404).
     case notFound
+    /// A path whose routes take other methods (405, with `Allow`).
+    case methodNotAllowed
     /// The schedule or the log moved on: a stale `If-Match`, a race lost, an id or key reused (409).
     case conflict
     /// Too many of something for one caller (429).
@@ -34,6 +36,7 @@ public enum ErrorCategory: Sendable, Hashable, CaseIterable {
         case .unauthenticated: .unauthorized
         case .forbidden: .forbidden
         case .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
         case .conflict: .conflict
         case .tooManyRequests: .tooManyRequests
         case .unavailable: .serviceUnavailable
