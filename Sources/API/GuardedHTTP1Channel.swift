@@ -66,7 +66,13 @@ package struct GuardedHTTP1Channel: ServerChildChannel {
             if let playlists {
                 try channel.pipeline.syncOperations.addHandler(PlaylistRawPath(follower: playlists, tracker: tracker), position: .after(byteSide))
             }
-        }.flatMap { guarded.setup(channel: channel, logger: logger) }
+        }.flatMap { guarded.setup(channel: channel, logger: logger) }.flatMapThrowing { value in
+            // Where the request's HTTP version is still known: below the conversion to HTTP types.
+            let pipeline = channel.pipeline.syncOperations
+            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try pipeline.addHandler(RequestVersionHandler(), position: .after(decoder))
+            return value
+        }
     }
 
     package func handle(value: Value, logger: Logger) async {
@@ -290,10 +296,16 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 if case .event(let event) = next { context.fireUserInboundEventTriggered(event) }
                 continue
             }
-            if case .head = unwrapInboundIn(part) {
+            if case .head(let head) = unwrapInboundIn(part) {
                 guard !answering, context.channel.isWritable else { break }
                 answering = true
                 forwarding = true
+                // The client waits for this before it sends the body (curl does for bodies over 1 KB, a second at
+                // most; others until their own timeout). Sent only now, when no other answer is on its way: a request
+                // held behind another gets it once its turn comes. Refusing the body later (401, 413) is allowed.
+                if head.headerFields[.expect]?.lowercased() == "100-continue" {
+                    context.writeAndFlush(wrapOutboundOut(.head(HTTPResponse(status: .continue))), promise: nil)
+                }
             } else if !forwarding {
                 break
             }
@@ -359,6 +371,28 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private static func oversized() { ConnectionTracker.oversized.increment() }
+}
+
+/// What the HTTP version of a request means for its connection, said in the fields the handlers above read (the
+/// conversion to HTTP types drops the version). Hummingbird ends a connection after the answer to a request whose
+/// `Connection` is exactly `close`, and keeps every other one open:
+/// - an HTTP/1.0 request without `Connection: keep-alive` ends its connection (RFC 9112 §9.3): a 1.0 client, a
+///   health check or `ab`, may read the answer to the end of the connection, and would wait out the idle timeout;
+/// - `close` among the tokens of any request's `Connection`, in any case, is made the exact `close`;
+/// - `Expect` is dropped from HTTP/1.0 requests, which must not get `100 Continue` (`HTTPSideHandler` sends it).
+final class RequestVersionHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(var head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
+        let tokens = head.headers[canonicalForm: "connection"].map { $0.lowercased() }
+        if !head.isKeepAlive || tokens.contains("close") {
+            head.headers.replaceOrAdd(name: "connection", value: "close")
+        }
+        if head.version.major < 1 || (head.version.major == 1 && head.version.minor < 1) { head.headers.remove(name: "expect") }
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
 }
 
 /// The whole pipeline of a connection refused at the cap: a 503 with Retry-After, then close.

@@ -130,23 +130,10 @@ public struct HookSet: Sendable {
         }
     }
 
-    /// A decoding mistake, named by where it is in the file (`hooks[0].rules[1].channel`).
+    /// A decoding mistake, named by where it is in the file (`hooks[0].rules[1].channel is required`).
     private static func describe(_ error: DecodingError) -> String {
-        func path(_ codingPath: [any CodingKey]) -> String {
-            codingPath.map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }.joined().drop { $0 == "." }.description
-        }
-        switch error {
-        case .keyNotFound(let key, let context):
-            return "\(path(context.codingPath + [key])) is required"
-        case .typeMismatch(let type, let context):
-            return "\(path(context.codingPath)) must be \(type == String.self ? "a string" : type == Int.self ? "a whole number" : "\(type)")"
-        case .valueNotFound(_, let context):
-            return "\(path(context.codingPath)) must not be null"
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not JSON: \(context.debugDescription)" : "\(path(context.codingPath)): \(context.debugDescription)"
-        @unknown default:
-            return "\(error)"
-        }
+        let problem = DecodingProblem(error, snakeCase: false)
+        return problem.field == "body" ? problem.reason.replacingOccurrences(of: "is not valid JSON", with: "not JSON") : "\(problem.field) \(problem.reason)"
     }
 }
 

@@ -62,6 +62,64 @@ func decodeBody<T: Decodable>(_ type: T.Type, _ request: Request, refusal: (any 
     }
 }
 
+/// What is wrong in a JSON body, as a field and a reason an operator can act on: `pod[0].uri` "is required", `in`
+/// "must be a number", or `body` "is not valid JSON: …", instead of the decoder's own dump of its coding path.
+/// `snakeCase`: the keys were decoded from snake_case (``WireJSON``), so the names are given back as sent.
+struct DecodingProblem: Sendable, Equatable {
+    var field: String
+    var reason: String
+
+    init(_ error: any Error, snakeCase: Bool) {
+        func name(_ key: any CodingKey) -> String {
+            let text = key.stringValue
+            guard snakeCase, text.first?.isLowercase == true else { return text }
+            return text.reduce(into: "") { name, character in
+                if character.isUppercase { name += "_" + character.lowercased() } else { name.append(character) }
+            }
+        }
+        func path(_ keys: [any CodingKey]) -> String {
+            let text = keys.map { key in key.intValue.map { "[\($0)]" } ?? ".\(name(key))" }.joined()
+            return text.isEmpty ? "body" : String(text.drop { $0 == "." })
+        }
+        func kind(_ type: Any.Type) -> String {
+            switch type {
+            case is String.Type, is Substring.Type: "a string"
+            case is Int.Type, is Int64.Type, is Int32.Type, is UInt.Type, is UInt64.Type: "a whole number"
+            case is Double.Type, is Float.Type: "a number"
+            case is Bool.Type: "true or false"
+            default:
+                String(describing: type).hasPrefix("Array") ? "a list"
+                    : String(describing: type).hasPrefix("Dictionary") || String(describing: type).hasSuffix("Request") ? "an object"
+                    : "\(type)"
+            }
+        }
+        guard let error = error as? DecodingError else {
+            (field, reason) = ("body", "is not valid JSON: \(error)")
+            return
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            (field, reason) = (path(context.codingPath + [key]), "is required")
+        case .typeMismatch(let type, let context):
+            (field, reason) = (path(context.codingPath), "must be \(context.codingPath.isEmpty ? "a JSON object" : kind(type))")
+        case .valueNotFound(let type, let context):
+            (field, reason) = (path(context.codingPath), "must be \(kind(type)), not null")
+        case .dataCorrupted(let context):
+            // The parser names no key, nor what it refused (a number out of range, `1e400`, reads as any other
+            // malformed body): said as it is.
+            let words = context.underlyingError.map { "\(context.debugDescription) (\($0))" } ?? context.debugDescription
+            (field, reason) = context.codingPath.isEmpty
+                ? ("body", "is not valid JSON: \(words)")
+                : (path(context.codingPath), "is not valid: \(words)")
+        @unknown default:
+            (field, reason) = ("body", "is not valid: \(error)")
+        }
+    }
+
+    /// 422 naming the field.
+    var error: APIError { APIError.invalid(field, reason) }
+}
+
 func decodeJSON<T: Decodable>(_ type: T.Type, _ data: Data) -> Result<T, any Error> {
     Result { try WireJSON.decode(type, from: data) }
 }

@@ -71,6 +71,20 @@ struct CommandRouteTests {
         try await fixture.test { [fixture] client in
             let notJSON = try await client.post("/channels/demo/commands", "{", fixture.auth("desk"))
             #expect(notJSON.status == .unprocessableContent && notJSON.error?.field == "body")
+            #expect(notJSON.error?.message == "body is not valid JSON: The given data was not valid JSON.")
+            // What does not decode is named as sent (snake_case, list indexes), in words, not as the decoder's dump.
+            for (body, field, message) in [
+                ("{}", "command", "command is required"),
+                ("[]", "body", "body must be a JSON object"),
+                (#"{"command":"place_break","in":"soon","duration":5}"#, "in", "in must be a number"),
+                (#"{"command":"set_playout_limit","id":"b","playout_limit":"x"}"#, "playout_limit", "playout_limit must be a number"),
+                (#"{"command":"place_break","in":5,"duration":5,"pod":[{"duration":3}]}"#, "pod[0].uri", "pod[0].uri is required"),
+                (#"{"command":"place_break","in":5,"duration":5,"attributes":{"X-A":1}}"#, "attributes.X-A", "attributes.X-A must be a string"),
+                (#"{"command":"place_break","in":5,"duration":5,"chunked":"yes"}"#, "chunked", "chunked must be true or false"),
+            ] {
+                let answer = try await client.post("/channels/demo/commands", body, fixture.auth("desk"))
+                #expect(answer.status == .unprocessableContent && answer.error?.field == field && answer.error?.message == message, "\(body): \(answer.text)")
+            }
             let noDuration = try await client.post(
                 "/channels/demo/commands", #"{"command":"place_break","in":30,"asset_list":"https://ads.example/l"}"#, fixture.auth("desk"))
             #expect(noDuration.status == .unprocessableContent && noDuration.error?.field == "duration")

@@ -169,6 +169,54 @@ struct ServerLimitsTests {
         #expect(greedy.read(for: 10).closed, "closed once 256 parts wait behind unread answers")
     }
 
+    @Test("HTTP/1.0 without keep-alive and Connection: Close end the connection after the answer; Expect: 100-continue is answered 100, in turn")
+    func connectionSemantics() async throws {
+        let setup = try await setUp([])
+        defer { setup.server.stop() }
+        // Through the router and through the playlist path: a 1.0 client may read its answer to the end of the
+        // connection, and must not wait out the idle timeout for it.
+        for request in [
+            "GET /healthz HTTP/1.0\r\n\r\n", "GET /channels/one/720p.m3u8 HTTP/1.0\r\n\r\n",
+            "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Close\r\n\r\n",
+        ] {
+            let client = try RawConnection(port: setup.server.port)
+            client.send(request)
+            let answer = client.read(for: 3)
+            #expect(answer.text.hasPrefix("HTTP/1.1 200") && answer.closed && answer.after < 1, "\(request): \(answer)")
+        }
+        for request in ["GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"] {
+            let client = try RawConnection(port: setup.server.port)
+            client.send(request)
+            let answer = client.read(for: 1)
+            #expect(answer.text.hasPrefix("HTTP/1.1 200") && !answer.closed, "\(request): \(answer)")
+        }
+        // The body is sent once the server asks for it (curl waits a second otherwise, other clients longer).
+        // A viewer's token: the body is read (the command's type decides what the token may do) before the 403.
+        let command = "POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(setup.tokens["wall-a"]!)\r\n"
+            + "Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n"
+        let expecting = try RawConnection(port: setup.server.port)
+        expecting.send(command)
+        let interim = expecting.read(for: 2) { $0.contains("\r\n\r\n") }
+        #expect(interim.text == "HTTP/1.1 100 Continue\r\n\r\n" && interim.after < 1, "\(interim)")
+        #expect(expecting.read(for: 0.3).text.isEmpty, "nothing more until the body")
+        expecting.send("{}")
+        let final = expecting.read(for: 2) { $0.contains("}") }
+        #expect(final.text.hasPrefix("HTTP/1.1 422") && final.text.contains("command is required"), "\(final)")
+        // Behind another request, it comes after that request's answer, never inside it.
+        let pipelined = try RawConnection(port: setup.server.port)
+        pipelined.send("GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n" + command)
+        let first = pipelined.read(for: 2) { $0.contains("100 Continue\r\n\r\n") }
+        let answers = first.text.components(separatedBy: "HTTP/1.1 ")
+        #expect(answers.count == 3 && answers[1].hasPrefix("200") && answers[1].hasSuffix("}\n") && answers[2] == "100 Continue\r\n\r\n", "\(first.text.suffix(200))")
+        // A 1.0 client is never sent 100 (RFC 9110): it sends its body after a while by itself.
+        let old = try RawConnection(port: setup.server.port)
+        old.send(command.replacingOccurrences(of: "HTTP/1.1", with: "HTTP/1.0"))
+        #expect(old.read(for: 0.5).text.isEmpty)
+        old.send("{}")
+        let oldAnswer = old.read(for: 2)
+        #expect(oldAnswer.text.hasPrefix("HTTP/1.1 422") && oldAnswer.closed, "\(oldAnswer)")
+    }
+
     @Test("at the connection cap the longest idle connection makes room; when all are busy, 503 with Retry-After")
     func connectionCap() async throws {
         // Without tokens, so the command route waits for the body: a request in progress.

@@ -19,9 +19,8 @@ struct SCTE35Controller {
         // The channel is authorized before anything of it is read: a token scoped to another channel learns
         // nothing of this one's breaks (not even whether it exists).
         _ = try context.caller(for: .read(channel: channel))
-        let parsed = try await decodeBody(SCTE35Request.self, request) { error in
-            APIError(.invalid, "the body must be JSON with section (base64 or hex) and asset_uri or asset_list: \(error)", field: "body")
-        }
+        // `section` (base64 or hex) and `asset_uri` or `asset_list`.
+        let parsed = try await decodeBody(SCTE35Request.self, request) { DecodingProblem($0, snakeCase: true).error }
         let section: SpliceInfoSection
         do {
             section = try SpliceInfoSection(text: parsed.section)
