@@ -138,25 +138,25 @@ public struct HookSet: Sendable {
 }
 
 extension HookSet.Hook {
-    /// Why this delivery is not authentic or too old, or nil when it is good.
-    func rejection(body: [UInt8], timestamp: String?, signature: String?, now: Timestamp) -> String? {
-        guard let timestamp, let seconds = Int64(timestamp) else {
-            return "X-Cueline-Timestamp (Unix seconds) is missing or not a number"
-        }
+    /// Why this delivery is not authentic or too old, with the header to look at, or nil when it is good.
+    func rejection(body: [UInt8], timestamp: String?, signature: String?, now: Timestamp) -> (field: String, reason: String)? {
         guard let signature, signature.hasPrefix("sha256=") else {
-            return "X-Cueline-Signature must be sha256=<hex HMAC-SHA256 of timestamp.body>"
+            return ("X-Cueline-Signature", "X-Cueline-Signature must be sha256=<hex HMAC-SHA256 of timestamp.body>")
+        }
+        guard let timestamp, let seconds = Int64(timestamp) else {
+            return ("X-Cueline-Timestamp", "X-Cueline-Timestamp (Unix seconds) is missing or not a number")
         }
         let expected = hmacSHA256(key: Array(secret), message: Array(timestamp.utf8) + [UInt8(ascii: ".")] + body)
         let given = Array(signature.dropFirst(7).utf8)
         let wanted = Array(hexDigits(expected).utf8)
         // Constant time: the comparison does not stop at the first differing byte.
         guard given.count == wanted.count, zip(given, wanted).reduce(UInt8(0), { $0 | ($1.0 ^ $1.1) }) == 0 else {
-            return "the signature does not match the body under hook \(name)'s secret"
+            return ("X-Cueline-Signature", "the signature does not match the body under hook \(name)'s secret")
         }
         // In whole seconds and checked: a signed timestamp of Int64.max must be refused, not multiplied into a trap.
         let (skew, overflow) = (now.milliseconds / 1000).subtractingReportingOverflow(seconds)
         guard !overflow, skew.magnitude <= UInt64(toleranceSeconds) else {
-            return "the timestamp is \(overflow ? "far" : "\(skew) s") from the server clock; deliveries more than \(toleranceSeconds) s off are refused (replay protection)"
+            return ("X-Cueline-Timestamp", "the timestamp is \(overflow ? "far" : "\(skew) s") from the server clock; deliveries more than \(toleranceSeconds) s off are refused (replay protection)")
         }
         return nil
     }

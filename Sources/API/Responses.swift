@@ -47,8 +47,11 @@ enum Responses {
 /// (no CORS preflight), so a command route that took any body would take commands from any page a console's
 /// operator visits while a server runs with `--unauthenticated-commands`. `application/json` needs the preflight.
 ///
-/// - Throws: 400 naming `Content-Type` for another media type; 413 beyond 64 KiB; `refusal(error)` when it does not decode.
-func decodeBody<T: Decodable>(_ type: T.Type, _ request: Request, refusal: (any Error) -> APIError) async throws -> T {
+/// - Throws: 400 naming `Content-Type` for another media type; 413 beyond 64 KiB; `refusal(error)` when it does not decode;
+///   with `keys`, 422 naming a key given twice or not in the shape (``StrictKeys``).
+func decodeBody<T: Decodable>(
+    _ type: T.Type, _ request: Request, keys: StrictKeys.Shape? = nil, refusal: (any Error) -> APIError
+) async throws -> T {
     let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
     guard mediaType == "application/json" else {
         throw APIError(
@@ -57,7 +60,9 @@ func decodeBody<T: Decodable>(_ type: T.Type, _ request: Request, refusal: (any 
     }
     let body = try await request.body.collect(upTo: 64 * 1024)
     switch decodeJSON(type, Data(buffer: body)) {
-    case .success(let value): return value
+    case .success(let value):
+        if let keys, let problem = StrictKeys.problem(Array(buffer: body), keys) { throw problem.error }
+        return value
     case .failure(let error): throw refusal(error)
     }
 }
@@ -68,6 +73,11 @@ func decodeBody<T: Decodable>(_ type: T.Type, _ request: Request, refusal: (any 
 struct DecodingProblem: Sendable, Equatable {
     var field: String
     var reason: String
+
+    init(field: String, reason: String) {
+        self.field = field
+        self.reason = reason
+    }
 
     init(_ error: any Error, snakeCase: Bool) {
         func name(_ key: any CodingKey) -> String {

@@ -65,6 +65,36 @@ struct CommandRouteTests {
         }
     }
 
+    @Test("422 names a key given twice or not a field of the command, anywhere in it; nothing is written")
+    func strictKeys() async throws {
+        let fixture = try await APIFixture()
+        try await fixture.test { [fixture] client in
+            let place = #""command":"place_break","in":30,"duration":10,"asset_uri":"https://ads.example/a.m3u8""#
+            for (body, field, reason) in [
+                (#"{"command":"cancel_break","command":"place_break","in":5,"duration":5,"asset_uri":"https://ads.example/a.m3u8"}"#, "command", "is given twice"),
+                (#"{"command":"place_break","\u0063ommand":"cancel_break","in":5,"duration":5}"#, "command", "is given twice"),
+                ("{\(place),\"playoutlimit\":5}", "playoutlimit", "is not a field of this request (its fields are in /openapi.json)"),
+                ("{\(place),\"restirct\":[\"SKIP\"]}", "restirct", "is not a field of this request (its fields are in /openapi.json)"),
+                (#"{"command":"place_break","in":5,"duration":5,"pod":[{"uri":"https://ads.example/a.m3u8","duration":5,"durtion":4}]}"#, "pod[0].durtion", "is not a field of this request (its fields are in /openapi.json)"),
+                ("{\(place),\"attributes\":{\"X-A\":\"1\",\"X-A\":\"2\"}}", "attributes.X-A", "is given twice"),
+            ] {
+                let answer = try await client.post("/channels/demo/commands", body, fixture.auth("desk"))
+                #expect(answer.status == .unprocessableContent && answer.error?.field == field && answer.error?.message == "\(field) \(reason)", "\(body): \(answer.text)")
+            }
+            #expect(try await fixture.store.version(of: "demo") == 1)
+            // Keys inside free values are not fields: attributes' own keys, strings that look like keys.
+            let fine = try await client.post(
+                "/channels/demo/commands", "{\(place),\"reason\":\"{\\\"in\\\":1,\\\"in\\\":2}\",\"attributes\":{\"X-COM-EXAMPLE-A\":\"1\"}}", fixture.auth("desk"))
+            #expect(fine.status == .created, "\(fine.text)")
+            // Every field of the wire type is taken: a key the type has is never refused as unknown.
+            for child in Mirror(reflecting: CommandRequest(command: .placeBreak)).children {
+                let key = child.label!.reduce(into: "") { $0 += $1.isUppercase ? "_" + $1.lowercased() : String($1) }
+                let answer = try await client.post("/channels/demo/commands", #"{"command":"cancel_current_event","\#(key)":null}"#, fixture.auth("desk"))
+                #expect(answer.error?.message.contains("is not a field") != true, "\(key): \(answer.text)")
+            }
+        }
+    }
+
     @Test("422 names the field: a body that is not a command, a missing or wrong field, an actor with control characters")
     func invalidFields() async throws {
         var fixture = try await APIFixture()

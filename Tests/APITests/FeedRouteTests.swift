@@ -32,6 +32,10 @@ struct FeedRouteTests {
             #expect(repeated.status == .ok && (repeated.json["ignored"] as? String)?.contains("already scheduled") == true, "\(repeated.text)")
             let body = try await client.post("/channels/demo/scte35", "[]", fixture.auth("desk"))
             #expect(body.status == .unprocessableContent && body.error?.field == "body")
+            // A typo'd asset key is named, not dropped (the cue would otherwise be refused for a missing asset).
+            let typo = try await client.post(
+                "/channels/demo/scte35", #"{"section":"\#(Self.spliceInsertOut)","asset_url":"https://ads.example/list"}"#, fixture.auth("desk"))
+            #expect(typo.status == .unprocessableContent && typo.error?.field == "asset_url", "\(typo.text)")
             var corrupt = Array(Data(base64Encoded: Self.spliceInsertOut)!)
             corrupt[corrupt.count - 1] ^= 0xFF
             let crc = try await client.post("/channels/demo/scte35", Self.cue(Data(corrupt).base64EncodedString()), fixture.auth("desk"))
@@ -66,6 +70,11 @@ struct FeedRouteTests {
             #expect(forged.status == .unauthorized && forged.error?.message.contains("does not match") == true)
             let stale = try await client.post("/hooks/scores", timeout, fixture.signed(timeout, at: 1_000_000))
             #expect(stale.status == .unauthorized && stale.error?.message.contains("replay protection") == true)
+            #expect(stale.error?.field == "X-Cueline-Timestamp" && forged.error?.field == "X-Cueline-Signature")
+            var undated = fixture.signed(timeout)
+            undated[HTTPField.Name("X-Cueline-Timestamp")!] = "noon"
+            let noTime = try await client.post("/hooks/scores", timeout, undated)
+            #expect(noTime.status == .unauthorized && noTime.error?.field == "X-Cueline-Timestamp", "\(noTime.text)")
             let tampered = try await client.post("/hooks/scores", #"{"event":"timeout","break":"feed-2","seconds":30}"#, fixture.signed(timeout))
             #expect(tampered.status == .unauthorized)
 

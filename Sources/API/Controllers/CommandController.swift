@@ -13,7 +13,7 @@ struct CommandController {
         let channel = try context.channelID()
         // Who is asking came first (401, the authenticator); what the token may do is checked once the command
         // type is known.
-        let parsed = try await decodeBody(CommandRequest.self, request) { DecodingProblem($0, snakeCase: true).error }
+        let parsed = try await decodeBody(CommandRequest.self, request, keys: .command) { DecodingProblem($0, snakeCase: true).error }
         let caller = try context.caller(for: .command(parsed.command, channel: channel))
         let command: ScheduleCommand
         do {

@@ -21,7 +21,7 @@ struct HookController {
         let timestamp = request.headers[.cuelineTimestamp]
         let signature = request.headers[.cuelineSignature]
         if let rejection = hook.rejection(body: body, timestamp: timestamp, signature: signature, now: follower.clock()) {
-            throw APIError(.unauthenticated, rejection, field: "X-Cueline-Signature")
+            throw APIError(.unauthenticated, rejection.reason, field: rejection.field)
         }
         guard let payload = try? JSONDecoder().decode(JSONValue.self, from: Data(body)) else {
             throw APIError(.invalid, "the payload is not JSON", field: "body")

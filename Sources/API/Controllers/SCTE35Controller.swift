@@ -20,7 +20,7 @@ struct SCTE35Controller {
         // nothing of this one's breaks (not even whether it exists).
         _ = try context.caller(for: .read(channel: channel))
         // `section` (base64 or hex) and `asset_uri` or `asset_list`.
-        let parsed = try await decodeBody(SCTE35Request.self, request) { DecodingProblem($0, snakeCase: true).error }
+        let parsed = try await decodeBody(SCTE35Request.self, request, keys: .scte35) { DecodingProblem($0, snakeCase: true).error }
         let section: SpliceInfoSection
         do {
             section = try SpliceInfoSection(text: parsed.section)
