@@ -24,17 +24,7 @@ seconds=${2:-4}
 
 ensure_build_deps
 apt_install wrk curl
-pgdir=$(mktemp -d /tmp/cueline-bound-pg.XXXXXX)
-chmod 755 "$pgdir"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; stop_cluster; rm -rf "$pgdir"; }
-trap cleanup EXIT
-CUELINE_PG_DURABLE=1 start_cluster "$pgdir"
-log "building (release)"
-swift build -c release >/dev/null
-bin=$(swift build -c release --show-bin-path)
-export CUELINE_MIGRATIONS=$PWD/Migrations
-"$bin/cueline" migrate >/dev/null
+bench_setup bound
 
 payload_size=189 # a BreakPlaced payload's length, as bench.sh measures it
 psql "$DATABASE_URL" -q <<'SQL'

@@ -17,19 +17,7 @@ cd "$(repo_root)"
 ensure_build_deps
 apt_install wrk nginx curl
 out=Benchmarks/results.md
-pgdir=$(mktemp -d /tmp/cueline-bench-pg.XXXXXX)
-chmod 755 "$pgdir"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; stop_cluster; rm -rf "$pgdir"; }
-trap cleanup EXIT
-# Durable (fsync on, PostgreSQL's defaults): an acknowledged command is committed, so the appends are compared with
-# durable inserts on the same cluster.
-CUELINE_PG_DURABLE=1 start_cluster "$pgdir"
-log "building (release)"
-swift build -c release >/dev/null
-bin=$(swift build -c release --show-bin-path)
-export CUELINE_MIGRATIONS=$PWD/Migrations
-"$bin/cueline" migrate >/dev/null
+bench_setup bench
 
 # BENCH_ONLY=http: only serve, append and change latency, appended to the results already there.
 [ "${BENCH_ONLY:-}" = http ] || {

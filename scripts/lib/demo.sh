@@ -252,3 +252,19 @@ resumed() {
     echo "events in the log: $events (create, before, after: nothing lost, nothing duplicated)"
     [ "$events" = 3 ] || die "expected 3 events, found $events"
 }
+
+# The benchmarks' start: a durable throwaway cluster (fsync on, PostgreSQL's defaults: an acknowledged command is
+# committed, so appends are compared with durable inserts on the same cluster), the release build, migrated, and on
+# exit the processes in `pids` killed and the cluster removed. $1 names the scratch directory. Sets pgdir, pids, bin.
+bench_setup() {
+    pgdir=$(mktemp -d "/tmp/cueline-$1-pg.XXXXXX")
+    chmod 755 "$pgdir"
+    pids=()
+    trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; stop_cluster; rm -rf "$pgdir"' EXIT
+    CUELINE_PG_DURABLE=1 start_cluster "$pgdir"
+    log "building (release)"
+    swift build -c release >/dev/null
+    bin=$(swift build -c release --show-bin-path)
+    export CUELINE_MIGRATIONS=$PWD/Migrations
+    "$bin/cueline" migrate >/dev/null
+}
