@@ -194,6 +194,12 @@ public final class EventStreams: Service, Sendable {
         var lastWrite = started
         var lastCheck = started
         try await writer.write(ByteBuffer(string: "retry: 1000\n\n"))
+        // A client ahead of the log (its Last-Event-ID from before a restore, or another channel's) would otherwise
+        // wait in silence: say what it waits for (a comment, which EventSource skips).
+        let head = follower.followedState(of: channel)?.version ?? 0
+        if after > head {
+            try await writer.write(ByteBuffer(string: ": \(after) is past the channel's version \(head): events from version \(after + 1) on will follow\n\n"))
+        }
         while !Task.isCancelled && !Task.isShuttingDownGracefully && !isClosed && ContinuousClock.now - started < Self.lifetime {
             if let stillAuthorized, ContinuousClock.now - lastCheck >= Self.authorizationCheck {
                 guard await stillAuthorized() else {

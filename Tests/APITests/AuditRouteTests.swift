@@ -81,6 +81,23 @@ struct AuditRouteTests {
         }
     }
 
+    @Test("a live stream resumed past the channel's version says what it waits for")
+    func liveStreamAheadOfTheLog() async throws {
+        let fixture = try await Self.withBreak()
+        let tokens = fixture.tokens
+        try await fixture.test { [fixture] client in
+            let revoke = Task {
+                try await Task.sleep(for: .milliseconds(300))
+                try await tokens.revoke(name: "wall")
+            }
+            let stream = try await client.get(
+                "/channels/demo/events", fixture.auth("wall", [.accept: "text/event-stream", HTTPField.Name("Last-Event-ID")!: "9"]))
+            try await revoke.value
+            #expect(stream.text.hasPrefix("retry: 1000\n\n: 9 is past the channel's version 2: events from version 10 on will follow\n\n"), "\(stream.text)")
+            #expect(!stream.text.contains("event: "))
+        }
+    }
+
     @Test("event streams beyond a token's limit are 429, beyond the instance's 503, both with Retry-After")
     func streamLimits() async throws {
         var fixture = try await APIFixture()
