@@ -236,6 +236,9 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
     /// A read asked for while requests are held: done once they have gone up.
     private var readPending = false
+    /// What to do once the answer in progress has ended, for a request refused (or bytes that are not HTTP) behind
+    /// it: the answer is not cut off; then the refusal (nil: none, the connection just ends) and the close.
+    private var afterAnswer: (status: HTTPResponseStatus, message: String)??
 
     init(tracker: ConnectionTracker) { self.tracker = tracker }
 
@@ -248,7 +251,6 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return refuse(.payloadTooLarge, "the request body is larger than \(tracker.limits.maxBodyBytes) bytes")
             }
             bodyBytes = 0
-            tracker.timeouts.headRead(at: .now())
         case .body(let buffer):
             bodyBytes += buffer.readableBytes
             guard bodyBytes <= tracker.limits.maxBodyBytes else {
@@ -258,7 +260,7 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return tracker.close()
             }
         case .end:
-            tracker.timeouts.requestEnded()
+            break
         }
         tracker.changed()
         held.append(.part(data))
@@ -300,6 +302,9 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 guard !answering, context.channel.isWritable else { break }
                 answering = true
                 forwarding = true
+                // The request's clocks start when it goes up, not when it was read: held behind a slow answer (a
+                // blocking playlist reload), its body, which may wait for the 100 below, is not late.
+                tracker.timeouts.headRead(at: .now())
                 // The client waits for this before it sends the body (curl does for bodies over 1 KB, a second at
                 // most; others until their own timeout). Sent only now, when no other answer is on its way: a request
                 // held behind another gets it once its turn comes. Refusing the body later (401, 413) is allowed.
@@ -310,10 +315,14 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 break
             }
             held.removeFirst()
-            if case .end = unwrapInboundIn(part) { forwarding = false }
+            if case .end = unwrapInboundIn(part) {
+                forwarding = false
+                tracker.timeouts.requestEnded()
+            }
             context.fireChannelRead(part)
             released = true
         }
+        if released { tracker.changed() }
         if released, outsideRead { context.fireChannelReadComplete() }
         if held.isEmpty, readPending {
             readPending = false
@@ -345,6 +354,12 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
             ended = false
         }
         context.write(data, promise: promise)
+        if ended, let refusal = afterAnswer {
+            // The answer in progress is out; now what came after it is refused (or the connection just ends).
+            context.flush()
+            if let refusal { tracker.answerAndClose(refusal.status, refusal.message) } else { tracker.close() }
+            return
+        }
         if ended {
             answering = false
             // The next request goes up after this write has returned, not inside it.
@@ -356,6 +371,9 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
         // The decoder's refusals: headers too large, or not HTTP at all. Answered here, since nothing above sees them.
         if let parserError = error as? HTTPParserError {
             discarding = true
+            // Bytes after a request that ends the connection (`Connection: close`, HTTP/1.0): its answer still goes
+            // out, then the connection ends, as that request asked.
+            if parserError == .closedConnection { return finishAnswer(then: nil) }
             if parserError == .headerOverflow {
                 return refuse(.init(statusCode: 431, reasonPhrase: "Request Header Fields Too Large"), "the request head is larger than \(tracker.limits.maxHeaderBytes) bytes")
             }
@@ -367,7 +385,19 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func refuse(_ status: HTTPResponseStatus, _ message: String) {
         Self.oversized()
         discarding = true
-        tracker.answerAndClose(status, message)
+        finishAnswer(then: (status, message))
+    }
+
+    /// Ends the connection with `refusal` (or without an answer): once the answer in progress has been written, when
+    /// its request is all in; else at once (the refusal only if nothing was answered yet). Nothing more is read or
+    /// sent up meanwhile.
+    private func finishAnswer(then refusal: (status: HTTPResponseStatus, message: String)?) {
+        held.removeAll()
+        guard answering, !forwarding else {
+            if let refusal { tracker.answerAndClose(refusal.status, refusal.message) } else { tracker.close() }
+            return
+        }
+        afterAnswer = .some(refusal)
     }
 
     private static func oversized() { ConnectionTracker.oversized.increment() }
@@ -377,21 +407,40 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
 /// conversion to HTTP types drops the version). Hummingbird ends a connection after the answer to a request whose
 /// `Connection` is exactly `close`, and keeps every other one open:
 /// - an HTTP/1.0 request without `Connection: keep-alive` ends its connection (RFC 9112 §9.3): a 1.0 client, a
-///   health check or `ab`, may read the answer to the end of the connection, and would wait out the idle timeout;
+///   health check, may read the answer to the end of the connection, and would wait out the idle timeout; with
+///   `keep-alive`, the answer says `Connection: keep-alive` (a 1.0 client keeps the connection only when told so);
 /// - `close` among the tokens of any request's `Connection`, in any case, is made the exact `close`;
+/// - a `CONNECT` (never a route here) ends its connection: NIO's encoder sends an answer to `CONNECT` without its
+///   length, as for a tunnel, so only the close can end it for the client;
 /// - `Expect` is dropped from HTTP/1.0 requests, which must not get `100 Continue` (`HTTPSideHandler` sends it).
-final class RequestVersionHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class RequestVersionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// For each request read and not answered yet, oldest first (pipelining): whether its answer must say
+    /// `Connection: keep-alive`.
+    private var keepAliveAnswers = CircularBuffer<Bool>()
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(var head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
+        let old = head.version.major < 1 || (head.version.major == 1 && head.version.minor < 1)
         let tokens = head.headers[canonicalForm: "connection"].map { $0.lowercased() }
-        if !head.isKeepAlive || tokens.contains("close") {
-            head.headers.replaceOrAdd(name: "connection", value: "close")
-        }
-        if head.version.major < 1 || (head.version.major == 1 && head.version.minor < 1) { head.headers.remove(name: "expect") }
+        let closes = !head.isKeepAlive || tokens.contains("close") || head.method == .CONNECT
+        if closes { head.headers.replaceOrAdd(name: "connection", value: "close") }
+        if old { head.headers.remove(name: "expect") }
+        keepAliveAnswers.append(old && !closes)
         context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .head(var response) = unwrapOutboundIn(data), !(100..<200).contains(response.status.code) else {
+            return context.write(data, promise: promise)
+        }
+        guard keepAliveAnswers.popFirst() == true else { return context.write(data, promise: promise) }
+        response.headers.replaceOrAdd(name: "connection", value: "keep-alive")
+        context.write(wrapOutboundOut(.head(response)), promise: promise)
     }
 }
 

@@ -59,6 +59,12 @@ func decodeBody<T: Decodable>(
             field: "Content-Type")
     }
     let body = try await request.body.collect(upTo: 64 * 1024)
+    // JSON on a network is UTF-8 (RFC 8259 §8.1). The decoder also reads UTF-16 and UTF-32 and skips a byte order
+    // mark, which the key checks (``StrictKeys``) read as bytes: such a body is refused, not half-checked.
+    let bytes = body.readableBytesView
+    guard !bytes.starts(with: [0xEF, 0xBB, 0xBF]), !bytes.contains(0), String(validating: bytes, as: UTF8.self) != nil else {
+        throw APIError.invalid("body", "must be JSON in UTF-8, without a byte order mark")
+    }
     switch decodeJSON(type, Data(buffer: body)) {
     case .success(let value):
         if let keys, let problem = StrictKeys.problem(Array(buffer: body), keys) { throw problem.error }
@@ -88,7 +94,12 @@ struct DecodingProblem: Sendable, Equatable {
             }
         }
         func path(_ keys: [any CodingKey]) -> String {
-            let text = keys.map { key in key.intValue.map { "[\($0)]" } ?? ".\(name(key))" }.joined()
+            // The keys of a free map (`attributes`) are the client's own, given back as written.
+            var text = "", free = false
+            for key in keys {
+                text += key.intValue.map { "[\($0)]" } ?? ".\(free ? key.stringValue : name(key))"
+                free = free || key.stringValue == "attributes"
+            }
             return text.isEmpty ? "body" : String(text.drop { $0 == "." })
         }
         func kind(_ type: Any.Type) -> String {

@@ -53,6 +53,11 @@ struct ReplayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // As the server's replay route: a later instant was never served, and commands still to come may change it.
+        let now = Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        if let latest = at?.timestamp ?? between.last?.timestamp, latest > now {
+            throw CLIError(message: "\(at == nil ? "--between's end" : "at") is after this machine's clock (\(now.iso8601)): a replay answers instants already served")
+        }
         if let remote = RemoteAPI.configured(server: server, token: token) {
             if let at {
                 print(try await remote.replay(channel, at: at.timestamp, rendition: rendition, multivariant: multivariant, skip: skip), terminator: "")
@@ -62,11 +67,6 @@ struct ReplayCommand: AsyncParsableCommand {
                 printVersions(ChannelLoader.decodeReadable(try await reader.events(after: 0)).readable)
             }
             return
-        }
-        // As the server's replay route: a later instant was never served, and commands still to come may change it.
-        let now = Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
-        if let at, at.timestamp > now {
-            throw CLIError(message: "at is after this machine's clock (\(now.iso8601)): a replay answers instants already served")
         }
         let store = try await openStore(database)
         if let at {

@@ -149,6 +149,9 @@ struct AuditRouteTests {
                 #expect(later.error?.message.contains("is after this instance's clock (2026-03-01T12:01:00.000Z)") == true)
                 #expect(later.headers[.cacheControl] == "no-cache")
             }
+            // An unknown channel is that, at any instant.
+            let unknown = try await client.get("/channels/nope/replay?at=2027-03-01T12:00:00Z", fixture.auth("desk"))
+            #expect(unknown.status == .notFound)
             // Once the clock passes it, the same instant is answered.
             fixture.clock.set(61)
             let served = try await client.get("/channels/demo/replay?at=2026-03-01T12:01:00.001Z&rendition=720p", fixture.auth("wall"))
@@ -178,6 +181,8 @@ struct AuditRouteTests {
             #expect(same.status == .ok)
             let xml = try await client.get("/channels/demo/as-run?format=xml", fixture.auth("wall"))
             #expect(xml.status == .unprocessableContent && xml.error?.field == "format" && xml.error?.message == "format must be csv or json")
+            let upper = try await client.get("/channels/demo/as-run?format=CSV", fixture.auth("wall"))
+            #expect(upper.status == .ok && upper.headers[.contentType] == "text/csv")
             let json = try await client.get("/channels/demo/as-run?format=json", fixture.auth("wall"))
             #expect(json.status == .ok && json.json["channel"] as? String == "demo")
             #expect(try await client.get("/channels/demo/as-run", fixture.auth("news")).status == .forbidden)

@@ -81,6 +81,17 @@ struct CommandRouteTests {
                 let answer = try await client.post("/channels/demo/commands", body, fixture.auth("desk"))
                 #expect(answer.status == .unprocessableContent && answer.error?.field == field && answer.error?.message == "\(field) \(reason)", "\(body): \(answer.text)")
             }
+            // JSON is UTF-8: a byte order mark or UTF-16, which the decoder would read past the key checks, is refused.
+            for bytes in [[0xEF, 0xBB, 0xBF] + Array(#"{"command":"cancel_current_event","in":1,"in":2}"#.utf8),
+                          Array(#"{"command":"cancel_current_event"}"#.utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }] {
+                let answer = try await client.execute(
+                    uri: "/channels/demo/commands", method: .post, headers: fixture.auth("desk", [.contentType: "application/json"]),
+                    body: ByteBuffer(bytes: bytes))
+                #expect(answer.status == .unprocessableContent && answer.error?.message == "body must be JSON in UTF-8, without a byte order mark")
+            }
+            // The keys of attributes are the client's own, named as written.
+            let attribute = try await client.post("/channels/demo/commands", "{\(place),\"attributes\":{\"myAttr\":1}}", fixture.auth("desk"))
+            #expect(attribute.error?.field == "attributes.myAttr", "\(attribute.text)")
             #expect(try await fixture.store.version(of: "demo") == 1)
             // Keys inside free values are not fields: attributes' own keys, strings that look like keys.
             let fine = try await client.post(

@@ -169,9 +169,9 @@ struct ServerLimitsTests {
         #expect(greedy.read(for: 10).closed, "closed once 256 parts wait behind unread answers")
     }
 
-    @Test("HTTP/1.0 without keep-alive and Connection: Close end the connection after the answer; Expect: 100-continue is answered 100, in turn")
+    @Test("HTTP/1.0 without keep-alive, Connection: Close and CONNECT end the connection after the answer; Expect: 100-continue is answered 100, in turn, its clock starting then; a refusal behind an answer waits for it")
     func connectionSemantics() async throws {
-        let setup = try await setUp([])
+        let setup = try await setUp(["--header-timeout", "1"])
         defer { setup.server.stop() }
         // Through the router and through the playlist path: a 1.0 client may read its answer to the end of the
         // connection, and must not wait out the idle timeout for it.
@@ -208,6 +208,54 @@ struct ServerLimitsTests {
         let first = pipelined.read(for: 2) { $0.contains("100 Continue\r\n\r\n") }
         let answers = first.text.components(separatedBy: "HTTP/1.1 ")
         #expect(answers.count == 3 && answers[1].hasPrefix("200") && answers[1].hasSuffix("}\n") && answers[2] == "100 Continue\r\n\r\n", "\(first.text.suffix(200))")
+        // Held behind an answer slower than the header timeout (a blocking reload two segments ahead), an expecting
+        // request's clock starts when its turn comes: both are answered, nothing is cut off.
+        #expect(try setup.cli.run([
+            "channel", "create", "ll", "--segment-duration", "2", "--part-duration", "0.5", "--window", "6",
+            "--rendition", "720p,1000000,720p/seg{n}.m4s", "--map", "720p=720p/init.mp4", "--part", "720p=720p/seg{n}.{p}.m4s",
+        ]).status == 0)
+        var playlist = ""
+        for _ in 0..<50 where !playlist.contains("#EXTINF") {
+            (playlist, _) = try await HTTP.get(setup.server.baseURL + "/channels/ll/720p.m3u8")
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let sequence = Int(playlist.split(separator: "\n").first { $0.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") }!.dropFirst(22))!
+        let segments = playlist.components(separatedBy: "#EXTINF").count - 1
+        // Four parts (2 s) after the last one listed, within the server's horizon of 6. A body length keeps the
+        // reload off the raw path, into the codec, where requests are held.
+        let listed = playlist.components(separatedBy: "#EXTINF").last!.components(separatedBy: "#EXT-X-PART:").count - 1
+        let target = (segment: sequence + segments + (listed + 3) / 4, part: (listed + 3) % 4)
+        let blocked = try RawConnection(port: setup.server.port)
+        blocked.send(
+            "GET /channels/ll/720p.m3u8?_HLS_msn=\(target.segment)&_HLS_part=\(target.part) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+                + command.replacingOccurrences(of: "/channels/one/", with: "/channels/ll/"))
+        let reloaded = blocked.read(for: 8) { $0.hasSuffix("100 Continue\r\n\r\n") }
+        #expect(reloaded.text.hasPrefix("HTTP/1.1 200") && reloaded.text.hasSuffix("\nHTTP/1.1 100 Continue\r\n\r\n"), "\(reloaded)")
+        #expect(reloaded.after > 1.2, "the reload was not slower than the header timeout: this checks nothing (\(reloaded.after) s)")
+        blocked.send("{}")
+        let held = blocked.read(for: 2) { $0.contains("}") }
+        #expect(held.text.hasPrefix("HTTP/1.1 422") && !held.closed, "\(held)")
+
+        // Bytes after a request that ends the connection, or a refused request behind an answer in progress: that
+        // answer still goes out whole, then the refusal, then the close.
+        let afterClose = try RawConnection(port: setup.server.port)
+        afterClose.send("GET /healthz HTTP/1.0\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        let one = afterClose.read(for: 2)
+        #expect(one.text.hasPrefix("HTTP/1.1 200") && one.text.hasSuffix("\r\n\r\nok\n") && one.closed, "\(one)")
+        let behind = try RawConnection(port: setup.server.port)
+        behind.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n")
+        let both = behind.read(for: 2)
+        #expect(both.text.hasPrefix("HTTP/1.1 200") && both.text.contains("ok\nHTTP/1.1 413") && both.closed, "\(both)")
+        // A 1.0 client that asked to keep the connection is told it is kept; a CONNECT is answered and closed (its
+        // answer has no length).
+        let kept = try RawConnection(port: setup.server.port)
+        kept.send("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        #expect(kept.read(for: 1).text.lowercased().contains("\r\nconnection: keep-alive\r\n"))
+        let connect = try RawConnection(port: setup.server.port)
+        connect.send("CONNECT /channels/one/commands HTTP/1.1\r\nHost: x\r\n\r\n")
+        let tunnel = connect.read(for: 2)
+        #expect(tunnel.text.hasPrefix("HTTP/1.1 405") && tunnel.closed, "\(tunnel)")
+
         // A 1.0 client is never sent 100 (RFC 9110): it sends its body after a while by itself.
         let old = try RawConnection(port: setup.server.port)
         old.send(command.replacingOccurrences(of: "HTTP/1.1", with: "HTTP/1.0"))

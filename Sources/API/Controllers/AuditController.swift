@@ -57,6 +57,10 @@ struct AuditController {
         // cacheable for a year, a playlist that no player was given. The clock, not the serving time: another
         // instance's tick is replayed here at once (`fault-two-instances.sh`), when this one's known log may lag it.
         let now = follower.clock()
+        // An unknown channel is that, whatever the instant (worded as the replay itself words it, as the CLI does).
+        guard follower.state(of: channel) != nil else {
+            throw APIError(.notFound, Replay.Failure.channelDidNotExist(channel: channel, at: min(at, now)).description)
+        }
         guard at <= now else {
             throw APIError.invalid("at", "is after this instance's clock (\(now.iso8601)): a replay answers instants already served")
         }
@@ -95,7 +99,7 @@ struct AuditController {
             throw APIError.invalid("to", "must not be before from (\(from.iso8601))")
         }
         let csv: Bool
-        switch request.uri.queryParameters["format"] {
+        switch request.uri.queryParameters["format"]?.lowercased() {
         case nil, "json": csv = false
         case "csv": csv = true
         default: throw APIError.invalid("format", "must be csv or json")
