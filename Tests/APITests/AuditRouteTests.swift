@@ -57,18 +57,26 @@ struct AuditRouteTests {
         }
     }
 
+    /// The live event stream of demo for token wall, whole: the token is revoked 300 ms in, which ends it.
+    static func streamUntilRevoked(_ fixture: APIFixture, _ client: RouterClient, _ extra: HTTPFields = [:]) async throws -> TestResponse {
+        let tokens = fixture.tokens
+        let revoke = Task {
+            try await Task.sleep(for: .milliseconds(300))
+            try await tokens.revoke(name: "wall")
+        }
+        var headers = extra
+        headers[.accept] = "text/event-stream"
+        let stream = try await client.get("/channels/demo/events", fixture.auth("wall", headers))
+        try await revoke.value
+        return stream
+    }
+
     @Test("GET events as a live stream: the log, then the end of the stream once its token is revoked")
     func liveStreamEndsOnRevocation() async throws {
         let fixture = try await Self.withBreak()
-        let tokens = fixture.tokens
         try await fixture.test { [fixture] client in
-            let revoke = Task {
-                try await Task.sleep(for: .milliseconds(300))
-                try await tokens.revoke(name: "wall")
-            }
             let started = ContinuousClock.now
-            let stream = try await client.get("/channels/demo/events", fixture.auth("wall", [.accept: "text/event-stream"]))
-            try await revoke.value
+            let stream = try await Self.streamUntilRevoked(fixture, client)
             #expect(stream.status == .ok && stream.headers[.contentType] == "text/event-stream")
             #expect(stream.text.hasPrefix("retry: 1000\n\n"))
             #expect(stream.text.contains("id: 1\nevent: ChannelCreated\ndata: {"))
@@ -84,15 +92,8 @@ struct AuditRouteTests {
     @Test("a live stream resumed past the channel's version says what it waits for")
     func liveStreamAheadOfTheLog() async throws {
         let fixture = try await Self.withBreak()
-        let tokens = fixture.tokens
         try await fixture.test { [fixture] client in
-            let revoke = Task {
-                try await Task.sleep(for: .milliseconds(300))
-                try await tokens.revoke(name: "wall")
-            }
-            let stream = try await client.get(
-                "/channels/demo/events", fixture.auth("wall", [.accept: "text/event-stream", HTTPField.Name("Last-Event-ID")!: "9"]))
-            try await revoke.value
+            let stream = try await Self.streamUntilRevoked(fixture, client, [HTTPField.Name("Last-Event-ID")!: "9"])
             #expect(stream.text.hasPrefix("retry: 1000\n\n: 9 is past the channel's version 2: events from version 10 on will follow\n\n"), "\(stream.text)")
             #expect(!stream.text.contains("event: "))
         }
