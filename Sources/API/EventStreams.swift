@@ -198,7 +198,8 @@ public final class EventStreams: Service, Sendable {
         // wait in silence: say what it waits for (a comment, which EventSource skips).
         let head = follower.followedState(of: channel)?.version ?? 0
         if after > head {
-            try await writer.write(ByteBuffer(string: ": \(after) is past the channel's version \(head): events from version \(after + 1) on will follow\n\n"))
+            // No arithmetic on `after`: a client may send Int64.max.
+            try await writer.write(ByteBuffer(string: ": \(after) is past the channel's version \(head): the events after version \(after) will follow\n\n"))
         }
         while !Task.isCancelled && !Task.isShuttingDownGracefully && !isClosed && ContinuousClock.now - started < Self.lifetime {
             if let stillAuthorized, ContinuousClock.now - lastCheck >= Self.authorizationCheck {
