@@ -332,7 +332,9 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Held only while requests are: the raw path below reads on (and closes a client that pipelines too far ahead).
     func read(context: ChannelHandlerContext) {
-        guard held.isEmpty else {
+        // Nor once the connection is to end after the answer in progress (which may be a long event stream): what
+        // the client sends meanwhile is not read at all.
+        guard held.isEmpty, afterAnswer == nil else {
             readPending = true
             return
         }
