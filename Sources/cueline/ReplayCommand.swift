@@ -54,7 +54,7 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         // As the server's replay route: a later instant was never served, and commands still to come may change it.
-        let now = Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        let now = wallClock()
         if let latest = at?.timestamp ?? between.last?.timestamp, latest > now {
             throw CLIError(message: "\(at == nil ? "--between's end" : "at") is after this machine's clock (\(now.iso8601)): a replay answers instants already served")
         }
