@@ -61,6 +61,8 @@ fi
 
 log "checking the README's module graph against Package.swift"
 python3 scripts/check-layout.py
+log "checking Migrations/functions/ against what the migrations create"
+scripts/check-sql-functions.sh
 
 log "checking deploy/ (systemd unit, YAML, container build command)"
 scripts/check-deploy.sh "$CUELINE_BIN"
