@@ -61,6 +61,8 @@ fi
 
 log "checking the README's module graph against Package.swift"
 python3 scripts/check-layout.py
+log "checking the links and the paths named in the Markdown pages"
+python3 scripts/check-links.py
 log "checking Migrations/functions/ against what the migrations create"
 scripts/check-sql-functions.sh
 
