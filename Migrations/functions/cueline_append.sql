@@ -1,8 +1,9 @@
--- Generated, do not edit: cueline_append as 0012_watermark_ahead.sql leaves it (scripts/check-sql-functions.sh --write)
+-- Generated, do not edit: cueline_append as 0013_lock_order.sql leaves it (scripts/check-sql-functions.sh --write)
 CREATE OR REPLACE FUNCTION public.cueline_append(p_channel text, p_expected bigint, p_command_id text, p_request_hash text, p_actor text, p_source text, p_reason text, p_decided_ms bigint, p_events json, OUT result_version bigint, OUT replayed boolean, OUT first_position bigint, OUT last_position bigint, OUT hashes text[], OUT positions bigint[])
  RETURNS record
  LANGUAGE plpgsql
  SECURITY DEFINER
+ SET lock_timeout TO '5s'
  SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
@@ -40,13 +41,23 @@ BEGIN
     decided_text := to_char(decided AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
     event_count := json_array_length(p_events);
 
-    -- Held to the commit: appends share this mode, so they run side by side; cueline_watermark's SHARE mode waits
-    -- for every append that holds it, and an append arriving after the watermark waits for it (then reads a later
-    -- clock). Taken before the stream's row lock, in every append, so the two never wait on each other in a cycle.
-    LOCK TABLE cueline_log_head IN ROW EXCLUSIVE MODE;
+    -- The rest of a caller's transaction may not sit idle holding what this takes: its session ends after 1 s idle
+    -- (the server's own calls are single statements; a client calling this inside BEGIN and stopping there would
+    -- otherwise hold the log head, and with it every watermark and so every channel's appends, until it commits).
+    PERFORM set_config('idle_in_transaction_session_timeout', '1000', true);
+    -- The channel's own row first, waiting at most 2 s for it: a transaction holding it (another instance's append,
+    -- an operator's SELECT ... FOR UPDATE) holds up this channel's commands only, which are refused 503 with nothing
+    -- written, never another channel's. Nothing shared across channels is held while it waits.
+    PERFORM set_config('lock_timeout', '2s', true);
     INSERT INTO cueline_streams (channel, version) VALUES (p_channel, 0) ON CONFLICT (channel) DO NOTHING;
     SELECT s.version, s.last_hash INTO current_version, previous_hash
         FROM cueline_streams s WHERE s.channel = p_channel FOR UPDATE;
+    PERFORM set_config('lock_timeout', '5s', true);
+    -- Then the log head, held to the commit: appends share this mode, so they run side by side; cueline_watermark's
+    -- SHARE mode waits for every append that holds it, and an append arriving after the watermark waits for it (then
+    -- reads a later clock). Always after the stream row, never before: an append waiting on a row holds nothing the
+    -- watermark waits for, and one holding the head waits on nothing but its own work, so there is no cycle.
+    LOCK TABLE cueline_log_head IN ROW EXCLUSIVE MODE;
     previous_hash := coalesce(previous_hash, encode(sha256(convert_to('cueline-chain-v1:' || p_channel, 'UTF8')), 'hex'));
 
     SELECT c.request_hash, c.result_version, c.first_position, c.last_position INTO previous
