@@ -12,7 +12,7 @@ public struct PostgresEventStore: EventStore {
     /// The NOTIFY channel; its payload is `<channel> <last position>`.
     public static let notifyChannel = "cueline_events"
     /// The highest migration this build needs.
-    public static let requiredMigration = 12
+    public static let requiredMigration = 13
 
     public let pool: PostgresPool
     let logger: Logger
@@ -60,6 +60,9 @@ public struct PostgresEventStore: EventStore {
                         result.replayed = false
                     }
                     return result
+                } catch StoreError.streamLocked {
+                    // The row is still held: perhaps by the first call itself, still to commit.
+                    throw StoreError.unknownOutcome("\(error); then, sent again, the channel's row was still locked")
                 } catch let error as StoreError {
                     // Decided by the database under the stream's lock, after any first call had ended: final.
                     throw error
@@ -103,7 +106,7 @@ public struct PostgresEventStore: EventStore {
         "SELECT pg_notify(\(notifyChannel), \("\(channel.rawValue) \(position)")), set_config('synchronous_commit', 'off', true)"
     }
 
-    /// The append: one call of `cueline_append` (Migrations/0005, 0010, 0011), which locks, checks, links the hash
+    /// The append: one call of `cueline_append` (Migrations/functions/cueline_append.sql), which locks, checks, links the hash
     /// and records the command in the database, in its own transaction or the caller's. `hinting`: the NOTIFY hint
     /// follows a committed append on the same connection, unawaited; inside a caller's transaction none is sent (the
     /// caller sends it after its commit, or leaves it to the listeners' polls).
@@ -151,6 +154,10 @@ public struct PostgresEventStore: EventStore {
                     decidedAt: command.decidedAt, databaseClock: Timestamp(milliseconds: error.detail.flatMap { Int64($0) } ?? 0))
             case "22023", "22P02", "22P05", "22021", "54000", "22007", "22008", "22003":
                 throw StoreError.invalidValue(error.message)
+            case "55P03":
+                // A lock wait passed its deadline (Migrations/0013): the channel's row for 2 s (another transaction
+                // holds it) or the log head for 5 s. The statement failed before writing anything.
+                throw StoreError.streamLocked(channel: request.channel.rawValue)
             default:
                 throw error
             }

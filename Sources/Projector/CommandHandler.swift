@@ -245,7 +245,7 @@ public struct CommandHandler: Sendable {
                 switch error {
                 case .versionConflict, .commandIDReused: outcome = "conflict"
                 case .invalidValue: outcome = "invalid"
-                case .unavailable, .database, .schemaOutdated, .lateDecision, .unknownOutcome, .logHeadBusy:
+                case .unavailable, .database, .schemaOutdated, .lateDecision, .unknownOutcome, .logHeadBusy, .streamLocked:
                     outcome = "error"
                     Counter(label: "cueline_database_errors_total").increment()
                 }
