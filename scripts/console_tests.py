@@ -2,7 +2,8 @@
 """Acceptance tests of the operator console (/console) in headless Chromium, driven over the DevTools protocol.
 
   CONSOLE_URL=http://127.0.0.1:18555 OPERATOR_A=cue_… OPERATOR_B=cue_… VIEWER=cue_… CHANNEL=c1 \
-  AD_URI=http://127.0.0.1:18555/media/ad/ad.m3u8 python3 scripts/console_tests.py --out .demo/console-screenshots
+  AD_URI=http://127.0.0.1:18555/media/ad/ad.m3u8 CUELINE=path/to/cueline python3 scripts/console_tests.py \
+  --out .demo/console-screenshots        (CUELINE with DATABASE_URL: the CLI, to act as another door would)
 
 Chromium runs with --remote-debugging-pipe: the protocol goes over two inherited pipes (fd 3 in, fd 4 out, one
 JSON message per NUL), so no WebDriver, no Selenium and no WebSocket client is needed: Python's standard library
@@ -12,8 +13,9 @@ break goes on air; the second console ends it early (typed confirmation) and the
 timeline shows the limit; the as-run row says ended-early; a stale If-Match (the second console's schedule reads
 held back while the first places a break) shows the conflict and what changed; a focused break block keeps the
 focus across re-renders and Enter opens its trail; a network loss (the second console goes through a relay the test
-cuts) shows, and the console resumes with Last-Event-ID; a viewer token sees no command controls; the viewer's page
-at tablet size does not overflow. Exit status 0 passed, 1 failed.
+cuts) shows, and the console resumes with Last-Event-ID; an actor and a reason holding a right-to-left override and
+other unseen characters (placed from the CLI, $CUELINE) are shown escaped as the CLI prints them, and a pod's assets
+with their seconds; a viewer token sees no command controls; the viewer's page at tablet size does not overflow. Exit status 0 passed, 1 failed.
 """
 import argparse, base64, json, os, re, shutil, subprocess, sys, tempfile, threading, time
 
@@ -535,6 +537,70 @@ def main():
         states = [s for s, _ in second.js("window.linkStates")]
         check("stale" in states and states[-1] == "live" and "reconnecting" not in states[states.index("stale"):],
               f"the header goes stale, stays stale while it reconnects, then live again ({states})")
+
+        # 10b. Text the log holds but a page must not show raw (issue 34): a break placed from the CLI by an actor, and
+        # with a reason, holding a right-to-left override, isolates, a zero-width space, a line separator and a BOM (the
+        # CLI escapes them), then cancelled by that actor and cancelled again (refused). Everywhere the console shows
+        # them (hover fields, as-run, trail, refused attempts) they read as the CLI prints them, `\u{202E}`; nothing
+        # on the page holds one raw. Its pod of two 6 s assets shows each asset's seconds (the schedule sends
+        # `duration_milliseconds`), not "(undefined s)".
+        b6 = f"brk-{run}-6"
+        actor, reason = "ops\u202eevil\u2066x\u2069", "why\u202etxet\u200b\u2028\ufeff end"
+        shown_actor, shown_reason = r"ops\u{202E}evil\u{2066}x\u{2069}", r"why\u{202E}txet\u{200B}\u{2028}\u{FEFF} end"
+        pods = [ad.rsplit("/", 1)[0] + f"/pod{i}.m3u8" for i in (1, 2)]
+
+        def cli(*arguments, ok=True):
+            done = subprocess.run([env["CUELINE"], *arguments], capture_output=True, text=True, timeout=30)
+            check(done.returncode == 0 if ok else done.returncode != 0,
+                  f"cueline {arguments[0]} {arguments[1]} {'applied' if ok else 'refused'} ({(done.stdout + done.stderr).strip()[:160]!r})")
+
+        cli("break", "place", channel, "--in", "300", "--duration", "12", "--pod", f"{pods[0]},6", "--pod", f"{pods[1]},6",
+            "--id", b6, "--actor", actor, "--reason", reason)
+        first.wait(block(b6), 10, "the CLI's pod break on the first console")
+        fields = first.js(f"document.querySelector('#timeline .brk[data-break-id=\"{b6}\"]').title")
+        pod_line = next((line for line in fields.split("\n") if line.startswith("pod: ")), "")
+        check(pod_line == f"pod: {pods[0]} (6.000 s), {pods[1]} (6.000 s)" and "undefined" not in fields,
+              f"the pod break's fields show each asset's seconds ({pod_line!r})")
+        check(f"placed by {shown_actor} via cli" in fields, f"the hover fields show the actor escaped ({fields.splitlines()[-1]!r})")
+        cli("break", "cancel", channel, b6, "--actor", actor, "--reason", reason)
+        cli("break", "cancel", channel, b6, "--actor", actor, "--reason", reason, ok=False)
+        first.wait(block(b6, "cancelled"), 10, "the cancelled break on the first console")
+        first.click(f'#timeline .brk[data-break-id="{b6}"]')
+        trail = first.wait("(() => { const d = document.getElementById('break-detail');"
+                           f" return !d.hidden && d.querySelector('h3').textContent === 'Break {b6}'"
+                           " && d.querySelectorAll('.trail:not(.refusals) li').length >= 2"
+                           " && d.querySelector('.refusals').textContent.includes('refused:') && d.textContent; })()",
+                           10, "the hostile break's trail and refused attempts")
+        lines = first.js("[...document.querySelectorAll('#break-detail li')].map((li) => li.textContent)")
+        check(any(f"BreakPlaced by {shown_actor} via cli, reason: {shown_reason}" in line for line in lines),
+              f"the trail shows the actor and the reason escaped ({[l for l in lines if 'BreakPlaced' in l][:1]!r})")
+        check(any(f"by {shown_actor} via cli refused:" in line for line in lines),
+              f"the refused attempt shows its actor escaped ({[l for l in lines if 'refused:' in l][:1]!r})")
+        check(f"cancelled by {shown_actor} at " in first.js("document.querySelector('#break-detail pre').textContent"),
+              "the detail's fields show who cancelled, escaped")
+        row = first.wait(f"(r => r && r.textContent)(document.querySelector('#asrun-rows tr[data-break-id=\"{b6}\"]'))", 10, "the as-run row")
+        check(f"{shown_actor} (cli)" in row, f"the as-run row shows the actor escaped ({row!r})")
+        # Nothing on the page (text, hover and accessible names, document title) holds one of these characters raw.
+        raw = first.js(r"""(() => {
+            // Not TAB, LF and CR: the page's own markup and the hover fields' line breaks hold them.
+            const unseen = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200B-\u200F\u2028-\u202E\u2066-\u2069\uFEFF]/;
+            const found = [];
+            const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+            for (let n = walker.nextNode(); n; n = walker.nextNode()) if (unseen.test(n.data)) found.push(n.data);
+            for (const e of document.querySelectorAll('*')) {
+              for (const a of ['title', 'aria-label', 'placeholder', 'label']) {
+                const v = e.getAttribute(a);
+                if (v !== null && unseen.test(v)) found.push(`${a}: ${v}`);
+              }
+            }
+            if (unseen.test(document.title)) found.push(document.title);
+            return found.slice(0, 5);
+          })()""")
+        check(not raw, f"no text on the page holds a control, bidi or invisible character raw ({raw!r})")
+        # What cannot be stored (C0 and C1 controls) is written the same way by the one helper every text goes through.
+        helper = first.js(r"import('/console/text.js').then((t) => t.printable('a\u001b[31mb\u0085c\u007f\u202ed\u00e9'), (e) => String(e))")
+        check(helper == r"a\u{1B}[31mb\u{85}c\u{7F}\u{202E}dé", f"printable() writes C0, DEL, C1 and bidi controls as \\u{{…}} ({helper!r})")
+        first.shot(os.path.join(a.out, "11b-hostile-text.png"), top=False)
 
         # 11. A viewer sees no controls; at tablet size nothing overflows.
         viewer = browser.page(f"{url}/console")

@@ -1,6 +1,9 @@
 // The Cueline operator console: overview, channel timeline, commands, live updates, player pane.
 import { session, getJSON, getJSONWithDate, sendCommand, APIError, EventStream } from '/console/api.js';
 import { ZOOMS, renderTimeline, clock, seconds, breakFields } from '/console/timeline.js';
+// Every text from the server (ids, actors, reasons, error and refusal texts, notes) reaches the page through
+// printable(): control, bidi and invisible characters shown as `\u{202E}`, as the CLI prints them.
+import { printable } from '/console/text.js';
 
 const $ = (id) => document.getElementById(id);
 const app = {
@@ -49,7 +52,7 @@ function show(section) {
 function setLink(state, text) {
   const node = $('link-state');
   node.dataset.state = state;
-  node.textContent = text;
+  node.textContent = printable(text);
 }
 
 // ---- sign-in ---------------------------------------------------------------------------------------------------
@@ -68,7 +71,7 @@ async function start() {
     showSignIn(`Cannot reach the server: ${error.message}`);
     return;
   }
-  $('who').textContent = app.who.open ? 'open mode (no tokens)' : `${app.who.name} · ${app.who.role}`;
+  $('who').textContent = app.who.open ? 'open mode (no tokens)' : printable(`${app.who.name} · ${app.who.role}`);
   $('sign-out').hidden = app.who.open;
   if (isOperator()) {
     if (!commandsSection.isConnected) commandsHome.insertBefore(commandsSection, commandsNext);
@@ -88,7 +91,7 @@ function showSignIn(message) {
   setLink('off', 'not connected');
   $('who').textContent = '';
   $('sign-out').hidden = true;
-  $('sign-in-error').textContent = message || '';
+  $('sign-in-error').textContent = printable(message || '');
   $('token').focus();
 }
 
@@ -100,7 +103,7 @@ $('sign-in-form').addEventListener('submit', async (event) => {
     await getJSON('/console/session');
   } catch (error) {
     session.token = null;
-    $('sign-in-error').textContent = error.status === 401 ? `Refused: ${error.message}` : error.message;
+    $('sign-in-error').textContent = printable(error.status === 401 ? `Refused: ${error.message}` : error.message);
     return;
   }
   $('token').value = '';
@@ -196,7 +199,7 @@ async function overviewRound() {
 
 function cell(text) {
   const td = document.createElement('td');
-  if (text instanceof Node) td.append(text); else td.textContent = text;
+  if (text instanceof Node) td.append(text); else td.textContent = printable(text);
   return td;
 }
 
@@ -205,7 +208,7 @@ function overviewRow(c, schedule, serverDate, error) {
   tr.dataset.channel = c.id;
   const link = document.createElement('a');
   link.href = `#/channel/${c.id}`;
-  link.textContent = c.id;
+  link.textContent = printable(c.id);
   tr.append(cell(link));
   tr.append(cell(`${c.source || '?'} · ${c.segment_duration} s segments, ${c.renditions.length} renditions`));
   if (error) {
@@ -218,7 +221,7 @@ function overviewRow(c, schedule, serverDate, error) {
   const healthy = Number.isFinite(lag) && lag <= 2 * Number(c.segment_duration) + 1;
   const health = document.createElement('span');
   health.className = healthy ? 'healthy' : 'unhealthy';
-  health.textContent = `${healthy ? 'healthy' : 'behind'} · live edge ${clock(edge)}${Number.isFinite(lag) ? ` (${seconds(Math.max(0, lag))} s behind the server clock)` : ''} · log v${schedule.version}`;
+  health.textContent = printable(`${healthy ? 'healthy' : 'behind'} · live edge ${clock(edge)}${Number.isFinite(lag) ? ` (${seconds(Math.max(0, lag))} s behind the server clock)` : ''} · log v${schedule.version}`);
   tr.dataset.health = healthy ? 'healthy' : 'behind';
   tr.append(cell(health));
   const next = schedule.breaks.filter((b) => b.state === 'scheduled').sort((a, b) => a.start_date.localeCompare(b.start_date))[0];
@@ -230,8 +233,8 @@ function overviewRow(c, schedule, serverDate, error) {
     const bar = document.createElement('progress');
     bar.max = Number(air.duration);
     bar.value = Math.max(0, played);
-    bar.setAttribute('aria-label', `${air.id} progress`);
-    wrap.append(`${air.id} ${seconds(played)} / ${seconds(air.duration)} s `, bar);
+    bar.setAttribute('aria-label', printable(`${air.id} progress`));
+    wrap.append(printable(`${air.id} ${seconds(played)} / ${seconds(air.duration)} s `), bar);
     tr.append(cell(wrap));
   } else {
     tr.append(cell('—'));
@@ -265,8 +268,8 @@ async function openChannel(id) {
   app.asrunStates = null;
   app.selected = null;
   show('channel');
-  $('channel-title').textContent = `Channel ${id}`;
-  document.title = `${id} · Cueline console`;
+  $('channel-title').textContent = printable(`Channel ${id}`);
+  document.title = printable(`${id} · Cueline console`);
   $('break-detail').hidden = true;
   if (commandsSection.isConnected) $('command-result').textContent = '';
   try {
@@ -276,7 +279,7 @@ async function openChannel(id) {
     if (!app.config) throw new Error(`no channel ${id} for this token`);
     await refreshChannel();
   } catch (error) {
-    if (generation === app.generation) $('channel-facts').textContent = `Cannot read channel ${id}: ${error.message}`;
+    if (generation === app.generation) $('channel-facts').textContent = printable(`Cannot read channel ${id}: ${error.message}`);
     return;
   }
   if (generation !== app.generation || !app.schedule) return;
@@ -338,10 +341,10 @@ function renderChannel() {
   }
   const edge = Date.parse(s.live_edge);
   const air = s.breaks.find((b) => b.state === 'on-air');
-  $('channel-facts').textContent = [
+  $('channel-facts').textContent = printable([
     `${app.config.segment_duration} s segments`, `version ${s.version}`, `live edge ${clock(edge)} UTC`,
     air ? `on air: ${air.id} ${seconds((edge - Date.parse(air.start_date)) / 1000)} / ${seconds(air.duration)} s` : 'nothing on air',
-  ].join(' · ');
+  ].join(' · '));
   $('channel-facts').dataset.version = s.version;
   $('zoom-label').textContent = ZOOMS[app.zoom].label;
   renderTimeline($('timeline'), {
@@ -384,7 +387,7 @@ function renderCommandChoices() {
     }
     const signature = JSON.stringify(options);
     if (select.dataset.signature !== signature) {
-      select.replaceChildren(...options.map(([value, text]) => new Option(text, value)));
+      select.replaceChildren(...options.map(([value, text]) => new Option(printable(text), value)));
       select.dataset.signature = signature;
     }
     if (current) select.value = current;
@@ -392,7 +395,7 @@ function renderCommandChoices() {
   // Which break "End break now" ends, as the server's schedule has it now (the command names no break: the server
   // ends what is on air when it decides).
   const air = app.schedule.breaks.find((b) => b.state === 'on-air');
-  const target = air ? `On air: ${air.id}, ${seconds((Date.parse(app.schedule.live_edge) - Date.parse(air.start_date)) / 1000)} s of ${seconds(air.duration)} s.` : 'Nothing on air.';
+  const target = printable(air ? `On air: ${air.id}, ${seconds((Date.parse(app.schedule.live_edge) - Date.parse(air.start_date)) / 1000)} s of ${seconds(air.duration)} s.` : 'Nothing on air.');
   if ($('end-target').textContent !== target) $('end-target').textContent = target;
   fill($('limit-break'), app.schedule.breaks.filter((b) => b.state === 'on-air' || b.state === 'scheduled'));
   fill($('cancel-break'), app.schedule.breaks.filter((b) => b.state === 'scheduled'));
@@ -422,7 +425,7 @@ async function readLog(channel, version) {
           try { id = JSON.parse(e.payload).id; } catch { id = undefined; }
           if (typeof id !== 'string') continue;
           if (!log.byBreak.has(id)) log.byBreak.set(id, []);
-          log.byBreak.get(id).push({ decided_at: e.decided_at, type: e.type, actor: e.actor, source: e.source });
+          log.byBreak.get(id).push({ decided_at: e.decided_at, type: e.type, actor: e.actor, source: e.source, reason: e.reason });
         }
         if (page.next === undefined || page.next === null || page.events.length === 0) { log.more = false; return log; }
         log.after = page.next;
@@ -446,12 +449,12 @@ async function renderDetail(focus) {
   const box = $('break-detail');
   box.hidden = false;
   const title = document.createElement('h3');
-  title.textContent = `Break ${id}`;
+  title.textContent = printable(`Break ${id}`);
   const fields = document.createElement('pre');
   fields.textContent = b ? breakFields(b) : 'no longer in the schedule';
   const entry = app.asrun.filter((e) => e.break_id === id).pop();
   const asrun = document.createElement('p');
-  asrun.textContent = entry ? `As-run: ${entry.status}, aired ${seconds(entry.aired_duration)} s of ${seconds(entry.planned_duration)} s` : 'As-run: no entry yet';
+  asrun.textContent = entry ? printable(`As-run: ${entry.status}, aired ${seconds(entry.aired_duration)} s of ${seconds(entry.planned_duration)} s`) : 'As-run: no entry yet';
   const trail = document.createElement('ol');
   trail.className = 'trail';
   // Commands the schedule refused that named this break (who, when, which door, why): GET …/refusals?break=.
@@ -474,16 +477,16 @@ async function renderDetail(focus) {
     const items = log.byBreak.get(id) || [];
     trail.replaceChildren(...items.map((e) => {
       const li = document.createElement('li');
-      li.textContent = `${e.decided_at} ${e.type} by ${e.actor} via ${e.source}`;
+      li.textContent = printable(`${e.decided_at} ${e.type} by ${e.actor} via ${e.source}${e.reason ? `, reason: ${e.reason}` : ''}`);
       return li;
     }));
     if (log.more) {
       const li = document.createElement('li');
-      li.textContent = `trail as far as event ${log.after} of the log (read on: reopen the break; all of it: cueline log)`;
+      li.textContent = printable(`trail as far as event ${log.after} of the log (read on: reopen the break; all of it: cueline log)`);
       trail.append(li);
     }
   } catch (error) {
-    trail.textContent = `The log cannot be read: ${error.message}`;
+    trail.textContent = printable(`The log cannot be read: ${error.message}`);
   }
   try {
     // One page: the first 100 are enough at a glance (`cueline log` reads them all).
@@ -501,7 +504,7 @@ async function renderDetail(focus) {
     } else {
       refused.replaceChildren(...items.map((r) => {
         const li = document.createElement('li');
-        li.textContent = `${r.decided_at} ${r.command} by ${r.actor} via ${r.source} refused: ${r.reason}`;
+        li.textContent = printable(`${r.decided_at} ${r.command} by ${r.actor} via ${r.source} refused: ${r.reason}`);
         return li;
       }));
       if (items.length === 100) {
@@ -511,7 +514,7 @@ async function renderDetail(focus) {
       }
     }
   } catch (error) {
-    refused.textContent = `The refused attempts cannot be read: ${error.message}`;
+    refused.textContent = printable(`The refused attempts cannot be read: ${error.message}`);
   }
 }
 
@@ -550,7 +553,7 @@ async function submit(form, command, describeSuccess) {
   form.pendingCommand = pending;
   result.dataset.kind = 'pending';
   delete result.dataset.outcome;
-  result.textContent = `Sending ${command.command} (If-Match ${pending.version})${retry ? ' again, with the same Idempotency-Key' : ''}…`;
+  result.textContent = printable(`Sending ${command.command} (If-Match ${pending.version})${retry ? ' again, with the same Idempotency-Key' : ''}…`);
   try {
     const answer = await sendCommand(app.channel, command, { version: pending.version, key: pending.key });
     probe.acked = { version: String(answer.version), at: wallNow() };
@@ -558,9 +561,9 @@ async function submit(form, command, describeSuccess) {
     result.dataset.outcome = answer.replayed ? 'replayed' : 'applied';
     result.dataset.kind = 'ok';
     const said = `${describeSuccess(answer)}${answer.note ? ` (${answer.note})` : ''}; version ${answer.version}.`;
-    result.textContent = answer.replayed
+    result.textContent = printable(answer.replayed
       ? `Already done by the earlier attempt, whose answer was lost; nothing new was applied: ${said} Send again to act on the schedule as it is now.`
-      : said;
+      : said);
     await refreshChannel();
     return true;
   } catch (error) {
@@ -569,17 +572,17 @@ async function submit(form, command, describeSuccess) {
       // It may have been written: the same click again within a minute is the same attempt (key and If-Match).
       result.dataset.kind = 'error';
       result.dataset.outcome = 'unknown';
-      result.textContent = `Outcome unknown (${error instanceof APIError ? `503: ${error.message}` : `no answer: ${error.message}`}): `
-        + 'it may have been applied. Send the same command again within a minute: it reuses its Idempotency-Key, so it is applied at most once.';
+      result.textContent = printable(`Outcome unknown (${error instanceof APIError ? `503: ${error.message}` : `no answer: ${error.message}`}): `
+        + 'it may have been applied. Send the same command again within a minute: it reuses its Idempotency-Key, so it is applied at most once.');
       return false;
     }
     form.pendingCommand = null;
     result.dataset.kind = error.status === 409 ? 'conflict' : 'error';
     if (error.status === 409 && /changed meanwhile/.test(error.message)) {
-      result.textContent = `Conflict: ${error.message}.`;
+      result.textContent = printable(`Conflict: ${error.message}.`);
       await showWhatChanged(seen);
     } else {
-      result.textContent = `Refused (${error.status}${error.field ? `, ${error.field}` : ''}): ${error.message}`;
+      result.textContent = printable(`Refused (${error.status}${error.field ? `, ${error.field}` : ''}): ${error.message}`);
     }
     await refreshChannel().catch(() => {});
     return false;
@@ -597,12 +600,12 @@ async function showWhatChanged(seen) {
       const li = document.createElement('li');
       let id = '';
       try { id = JSON.parse(e.payload).id || ''; } catch { /* not JSON */ }
-      li.textContent = `v${e.version} ${e.type}${id ? ` ${id}` : ''} by ${e.actor} via ${e.source}`;
+      li.textContent = printable(`v${e.version} ${e.type}${id ? ` ${id}` : ''} by ${e.actor} via ${e.source}`);
       list.append(li);
     }
     result.append(' What changed since you looked:', list, 'The timeline now shows the current schedule; check it and send again.');
   } catch (error) {
-    result.append(` (what changed cannot be read: ${error.message})`);
+    result.append(printable(` (what changed cannot be read: ${error.message})`));
   }
 }
 
@@ -676,7 +679,7 @@ window.addEventListener('message', (event) => {
     $('player-toggle').hidden = true;
     return;
   }
-  $('player-state').textContent = text.slice(0, 200);
+  $('player-state').textContent = printable(text.slice(0, 200));
 });
 
 $('player-toggle').addEventListener('click', () => {

@@ -1,5 +1,8 @@
 // The channel timeline: a time axis around the server's live edge, segment boundaries, one block per break.
 // Pure rendering from (schedule, zoom); the live edge is the schedule's `live_edge`, never the browser's clock.
+// The schedule's fields are read by their names on the wire (Sources/Wire/ScheduleView.swift, snake_case), and its
+// text reaches the page through printable().
+import { printable } from '/console/text.js';
 
 export const ZOOMS = [
   { past: 600, ahead: 1800, label: '−10 min … +30 min' },
@@ -19,14 +22,19 @@ export function seconds(text) {
   return Number(text).toFixed(1);
 }
 
+/// Whole milliseconds (a pod asset's `duration_milliseconds`) as the wire writes seconds: `6.000`.
+export function millisecondsAsSeconds(ms) {
+  return (Number(ms) / 1000).toFixed(3);
+}
+
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
+  if (text !== undefined) node.textContent = printable(text);
   return node;
 }
 
-/// The interstitial's fields as hover text.
+/// The interstitial's fields as hover text, a line each (each escaped by printable()).
 export function breakFields(b) {
   const lines = [
     `ID=${b.id}`, `START-DATE=${b.start_date}`, `PLANNED-DURATION=${b.planned_duration}`,
@@ -34,14 +42,14 @@ export function breakFields(b) {
   if (b.playout_limit !== undefined) lines.push(`X-PLAYOUT-LIMIT=${b.playout_limit}`, `DURATION=${b.duration}`);
   if (b.asset_uri) lines.push(`X-ASSET-URI=${b.asset_uri}`);
   if (b.asset_list) lines.push(`X-ASSET-LIST=${b.asset_list}`);
-  if (b.pod) lines.push(`pod: ${b.pod.map((a) => `${a.uri} (${a.duration} s)`).join(', ')}`);
+  if (b.pod) lines.push(`pod: ${b.pod.map((a) => `${a.uri} (${millisecondsAsSeconds(a.duration_milliseconds)} s)`).join(', ')}`);
   if (b.cue && b.cue.length) lines.push(`CUE=${b.cue.join(',')}`);
   if (b.restrictions && b.restrictions.length) lines.push(`X-RESTRICT=${b.restrictions.join(',')}`);
   if (b.snap && b.snap.length) lines.push(`X-SNAP=${b.snap.join(',')}`);
   lines.push(`placed by ${b.placed_by} via ${b.placed_via} at ${b.placed_at}`);
   if (b.ended_early_by) lines.push(`ended early by ${b.ended_early_by} at ${b.ended_early_at}`);
   if (b.cancelled_by) lines.push(`cancelled by ${b.cancelled_by} at ${b.cancelled_at}`);
-  return lines.join('\n');
+  return lines.map(printable).join('\n');
 }
 
 export function describe(b, edge) {
@@ -50,7 +58,7 @@ export function describe(b, edge) {
   let text = `Break ${b.id}, ${state}, starts ${clock(start)}, planned ${seconds(b.planned_duration)} s`;
   if (b.state === 'on-air') text += `, ${seconds((edge - start) / 1000)} s played`;
   if (b.playout_limit !== undefined) text += `, limit ${seconds(b.playout_limit)} s`;
-  return text;
+  return printable(text);
 }
 
 /// Renders the timeline into `root` (a positioned element); `onSelect(id)` when a block is activated.
