@@ -20,6 +20,8 @@ let package = Package(
         // Already in the graph through Hummingbird; named because the API target's connection limits use them.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.25.0"),
+        // Outbound HTTP to ad servers and relay upstreams: a pool per host, streamed bodies with back-pressure, TLS.
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // Pure: playlist model, renderer, parser, lint. Foundation only.
@@ -62,6 +64,9 @@ let package = Package(
                 "Schedule", "HLS", "EventStore",
                 // ByteBuffer: playlists are kept encoded as the bodies served.
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -95,6 +95,7 @@ for i in 1 2 3 4 5; do
     pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || die "an endless asset's placement failed"; done
+placed=$(rss)
 "$CUELINE" channel create endless --segment-duration 2 --window 10 --relay "$base/endless_{rendition}.m3u8" --rendition 720p,2800000 >/dev/null
 peak=$(rss)
 for _ in $(seq 20); do
@@ -103,8 +104,10 @@ for _ in $(seq 20); do
     curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$port/channels/one/720p.m3u8" || die "a playlist did not answer within 1 s beside an endless upstream"
 done
 grep -q "over 16 MiB" "$SCRATCH/serve.log" || die "the endless upstream was not cut off at 16 MiB"
-log "endless answers: RSS ${before} MiB before, ${peak} MiB at most (5 placements at once, then 10 s of an endless relay upstream)"
-[ "$peak" -lt $((before + 400)) ] || die "memory grew by $((peak - before)) MiB on endless answers: they are buffered, not cut off"
+log "endless answers: RSS ${before} MiB before, ${placed} MiB after 5 placements at once, ${peak} MiB at most with 10 s of an endless relay upstream"
+# Issue 34: within a few MiB of the baseline however the upstream behaves (the answers kept are cut off at 2 MiB and
+# 16 MiB; nothing is read from the socket faster than it is kept).
+[ "$peak" -lt $((before + 32)) ] || die "memory grew by $((peak - before)) MiB on endless answers (bound 32 MiB): they are buffered, not cut off"
 wait "$poller" || die "polling the playlist failed"
 worst=$(cat "$SCRATCH/polls.txt")
 python3 -c "import sys; sys.exit(0 if float('$worst') < 1.0 else 1)" || die "a playlist took $worst s while assets were read"

@@ -3,9 +3,6 @@ import HLS
 import Schedule
 import Synchronization
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// Reads interstitial assets' playlists over HTTP: to measure a break's media when it is placed, and to serve a
 /// measured asset as chunks. Asset playlists are VOD, so what was read is kept (a bounded number of them, for a
@@ -125,35 +122,23 @@ public actor AssetPlaylists {
 
     /// A network error in words an operator can act on.
     static func reason(_ error: any Error) -> String {
-        guard let error = error as? URLError else { return "\(error)" }
-        switch error.code {
-        case .cannotFindHost, .dnsLookupFailed: return "its host name does not resolve"
-        case .cannotConnectToHost: return "the connection was refused"
-        case .timedOut: return "no answer within 3 s"
-        case .networkConnectionLost: return "the connection was lost"
-        case .unsupportedURL, .badURL: return "the URL is not supported"
-        default: return "network error \(error.code.rawValue)"
-        }
+        (error as? UpstreamGet.Failure)?.description ?? "\(error)"
     }
 
     /// GET over http(s): the whole answer within 3 s, 2 MiB at most, 200 only. A server that drips its answer or
-    /// sends an endless one is cut off at the deadline or the size, not waited for or buffered (`BoundedGet`).
+    /// sends an endless one is cut off at the deadline or the size, never waited for or buffered (`UpstreamGet`).
     static func get(_ url: String) async throws -> (body: String, url: String) {
-        guard url.hasPrefix("http://") || url.hasPrefix("https://"), let parsed = URL(string: url) else {
+        let answer: UpstreamGet.Answer
+        do {
+            answer = try await UpstreamGet.assets.get(url, limit: 2 << 20, deadline: .seconds(3))
+        } catch UpstreamGet.Failure.tooLarge {
+            throw Failure(description: "\(url) is larger than 2 MiB")
+        } catch UpstreamGet.Failure.deadline {
+            throw Failure(description: "\(url) could not be read: no whole answer within 3 s")
+        } catch UpstreamGet.Failure.notHTTP {
             throw Failure(description: "\(url) is not an http(s) URL")
         }
-        var request = URLRequest(url: parsed)
-        request.timeoutInterval = 3
-        request.cachePolicy = .reloadIgnoringLocalCacheData
-        let answer: BoundedGet.Answer
-        do {
-            answer = try await BoundedGet.assets.get(request, limit: 2 << 20, deadline: .seconds(3))
-        } catch BoundedGet.Failure.tooLarge {
-            throw Failure(description: "\(url) is larger than 2 MiB")
-        } catch BoundedGet.Failure.deadline {
-            throw Failure(description: "\(url) could not be read: no whole answer within 3 s")
-        }
         if answer.status != 200 { throw Failure(description: "GET \(url) answered \(answer.status)") }
-        return (String(decoding: answer.body, as: UTF8.self), answer.finalURL ?? url)
+        return (answer.text, answer.finalURL)
     }
 }

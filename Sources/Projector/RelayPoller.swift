@@ -5,10 +5,6 @@ import Schedule
 import ServiceLifecycle
 import Synchronization
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// Follows the upstream playlists of relay channels (HTTP or file) and hands them to the follower.
 ///
 /// One task per channel rendition. An upstream without blocking reload is read every `interval`. An LL-HLS upstream
@@ -139,23 +135,23 @@ public final class RelayPoller: Service, Sendable {
 
     /// Reads a playlist from an http(s) URL or a file path: over http(s), 16 MiB at most and the whole answer within
     /// `timeoutSeconds` + 1 (the request's time-out is only an idle time-out: a byte now and then keeps it alive); an
-    /// endless or dripping upstream is cut off, not buffered (`BoundedGet`), and the last good playlist is served.
+    /// endless or dripping upstream is cut off, not buffered (`UpstreamGet`), and the last good playlist is served.
     public static func fetch(_ source: String, timeoutSeconds: Double = 5) async throws -> String {
         if source.hasPrefix("http://") || source.hasPrefix("https://") {
-            guard let url = URL(string: source) else { throw FetchError(description: "\(source) is not a valid URL") }
-            var request = URLRequest(url: url)
-            request.timeoutInterval = timeoutSeconds
-            request.cachePolicy = .reloadIgnoringLocalCacheData
-            let answer: BoundedGet.Answer
+            let answer: UpstreamGet.Answer
             do {
-                answer = try await BoundedGet.relays.get(request, limit: 16 << 20, deadline: .milliseconds(Int64(timeoutSeconds * 1000) + 1000))
-            } catch BoundedGet.Failure.tooLarge {
+                answer = try await UpstreamGet.relays.get(source, limit: 16 << 20, deadline: .milliseconds(Int64(timeoutSeconds * 1000) + 1000))
+            } catch UpstreamGet.Failure.tooLarge {
                 throw FetchError(description: "GET \(source) answered over 16 MiB")
-            } catch BoundedGet.Failure.deadline {
+            } catch UpstreamGet.Failure.deadline {
                 throw FetchError(description: "GET \(source) did not answer within \(Int(timeoutSeconds + 1)) s")
+            } catch UpstreamGet.Failure.notHTTP {
+                throw FetchError(description: "\(source) is not a valid URL")
+            } catch let failure as UpstreamGet.Failure {
+                throw FetchError(description: "GET \(source) failed: \(failure)")
             }
             if answer.status != 200 { throw FetchError(description: "GET \(source) answered \(answer.status)") }
-            return String(decoding: answer.body, as: UTF8.self)
+            return answer.text
         }
         guard let data = FileManager.default.contents(atPath: source) else {
             throw FetchError(description: "cannot read \(source)")

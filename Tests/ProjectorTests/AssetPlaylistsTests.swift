@@ -18,7 +18,7 @@ struct AssetPlaylistsTests {
         let assets = AssetPlaylists(fetch: { url in
             fetches.withLock { $0 += 1 }
             try await Task.sleep(for: .milliseconds(100))
-            if url.contains("flaky"), failing.withLock({ $0 }) { throw URLError(.cannotConnectToHost) }
+            if url.contains("flaky"), failing.withLock({ $0 }) { throw UpstreamGet.Failure.transport("the connection was refused") }
             return (AssetPlaylistsTests.ad, url)
         })
         try await withThrowingTaskGroup(of: Int64.self) { group in
