@@ -108,7 +108,15 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     static let servedHEAD = RouteMetrics(method: "HEAD")
     static func served(head: Bool) -> RouteMetrics { head ? servedHEAD : servedGET }
 
-    init(follower: ChannelFollower) { self.follower = follower }
+    /// The connection's tracker, whose gate keeps the places for held reloads (nil in tests without a gate).
+    let tracker: ConnectionTracker?
+    /// The held request has one of the gate's places for held reloads.
+    private var counted = false
+
+    init(follower: ChannelFollower, tracker: ConnectionTracker? = nil) {
+        self.follower = follower
+        self.tracker = tracker
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         // HTTP/1.1 answers in order: nothing after a held request is read until it is answered.
@@ -147,6 +155,15 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let eviction = event as? EvictHeldReload {
+            // The gate needs this connection's place: the held request is answered 503, then the connection ends.
+            guard holdingRequest else { return context.fireUserInboundEventTriggered(event) }
+            eviction.handled = true
+            queued = []
+            release(context: context, ready: false, instead: Self.notHeld(evicted: true))
+            tracker?.close()
+            return
+        }
         if event is ChannelShouldQuiesceEvent {
             // Shutting down: nothing more is held here (a request read from now on goes to the router, which answers it
             // before the connection closes).
@@ -168,6 +185,10 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         if let registration { follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id) }
         registration = nil
+        if let tracker, counted {
+            counted = false
+            tracker.gate.endHold(tracker.id)
+        }
         holdingRequest = false
         queued = []
         context.fireChannelInactive()
@@ -306,6 +327,16 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// The 503 of a blocking reload the gate keeps no place for (``GateState``): its client address holds its share of
+    /// held reloads already, or (`evicted`) a newer request took its place.
+    static func notHeld(evicted: Bool) -> APIError {
+        let message =
+            evicted
+            ? "this server holds as many blocking playlist reloads as it keeps places for, and a newer request took this one's place; retry"
+            : "this client address holds as many blocking playlist reloads at once as it may (max_held_reloads_per_address); retry shortly"
+        return APIError(.unavailable, message).with(.retryAfter, "1")
+    }
+
     /// The 503 of a held request whose part did not come within 3 target durations.
     static func timedOut(_ held: Held) -> APIError {
         APIError(.unavailable, "segment \(held.msn)\(held.part.map { " part \($0)" } ?? "") of channel \(held.channel) did not appear within 3 target durations")
@@ -336,13 +367,19 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     /// ticker publishes the part (or 503 at the deadline), and the requests queued behind it are read then.
     private func hold(context: ChannelHandlerContext, _ held: Held) {
         holdingRequest = true
+        if let tracker, !counted {
+            guard tracker.gate.beginHold(tracker.id) else {
+                return release(context: context, ready: false, instead: Self.notHeld(evicted: false))
+            }
+            counted = true
+        }
         let id = Self.register(follower: follower, held, handler: self, context: context) { $0.release(context: $1, ready: $2) }
         guard let id else { return release(context: context, ready: false) }
         registration = (held.channel, held.waitOn, id)
     }
 
-    /// Answers the held request (its part, or 503), then lets what queued behind it through.
-    private func release(context: ChannelHandlerContext, ready: Bool) {
+    /// Answers the held request (its part, or 503; `instead`: that error), then lets what queued behind it through.
+    private func release(context: ChannelHandlerContext, ready: Bool, instead: APIError? = nil) {
         guard holdingRequest, case .holding(let held) = state else { return }
         holdingRequest = false
         // Answered before its wake-up (shutting down): the follower forgets it, so no late wake-up answers a later one.
@@ -353,7 +390,13 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             queued = []
             return
         }
-        let release = Self.released(follower: follower, held, ready: ready)
+        let release = instead.map { Release.failed($0) } ?? Self.released(follower: follower, held, ready: ready)
+        var heldAgain = false
+        if case .wait = release { heldAgain = true }
+        if let tracker, counted, !heldAgain {
+            counted = false
+            tracker.gate.endHold(tracker.id)
+        }
         switch release {
         case .answer(let served):
             respond(context: context, served: served, maxAge: 6 * served.targetDuration, origin: held.origin, head: held.head)

@@ -43,6 +43,8 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     private var lastPath: (plain: String, channel: ChannelID, rendition: Identifier)?
     /// This connection's event loop's wake-ups and kept answers (looked up once, not per answer).
     private var loopShared: HeldWakeups?
+    /// The held request has one of the gate's places for held reloads.
+    private var counted = false
 
     /// This connection's event loop's shared state, found on the first use.
     private func loopState(_ context: ChannelHandlerContext) -> HeldWakeups {
@@ -94,6 +96,15 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard !passing else { return context.fireUserInboundEventTriggered(event) }
+        if let eviction = event as? EvictHeldReload {
+            // The gate needs this connection's place: the held request is answered 503, then the connection ends.
+            guard held != nil else { return }
+            eviction.handled = true
+            answerHeld(context: context, ready: false, instead: PlaylistFastPath.notHeld(evicted: true))
+            context.flush()
+            tracker.close()
+            return
+        }
         if held != nil {
             guard event is ChannelShouldQuiesceEvent else {
                 // A half-close and the like take their turn after the held answer.
@@ -114,6 +125,10 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         if let registration { follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id) }
         registration = nil
+        if counted {
+            counted = false
+            tracker.gate.endHold(tracker.id)
+        }
         held = nil
         pending = nil
         events = []
@@ -177,10 +192,17 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 
-    /// Registers a held request with the follower; false: refused (the follower is closing) and answered 503 at once,
-    /// unflushed.
+    /// Registers a held request with the follower; false: refused (the follower is closing, or the gate keeps no
+    /// place for it) and answered 503 at once, unflushed.
     private func hold(context: ChannelHandlerContext, _ toHold: PlaylistFastPath.Held) -> Bool {
         held = toHold
+        if !counted {
+            guard tracker.gate.beginHold(tracker.id) else {
+                answerHeld(context: context, ready: false, instead: PlaylistFastPath.notHeld(evicted: false))
+                return false
+            }
+            counted = true
+        }
         let id = PlaylistFastPath.register(follower: follower, toHold, handler: self, context: context, wakeups: loopState(context)) {
             $0.release(context: $1, ready: $2)
         }
@@ -215,15 +237,23 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// Writes the held request's answer (its window, or 503 past its deadline), unflushed. False: held again (a relay's
-    /// upstream went back after the wake-up), nothing written.
+    /// Writes the held request's answer (its window, or 503 past its deadline; `instead`: that error), unflushed.
+    /// False: held again (a relay's upstream went back after the wake-up), nothing written.
     @discardableResult
-    private func answerHeld(context: ChannelHandlerContext, ready: Bool) -> Bool {
+    private func answerHeld(context: ChannelHandlerContext, ready: Bool, instead: APIError? = nil) -> Bool {
         guard let toAnswer = held else { return true }
         held = nil
         if let registration { follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id) }
         registration = nil
-        let release = PlaylistFastPath.released(follower: follower, toAnswer, ready: ready, memo: loopState(context).responses)
+        let release =
+            instead.map { PlaylistFastPath.Release.failed($0) }
+            ?? PlaylistFastPath.released(follower: follower, toAnswer, ready: ready, memo: loopState(context).responses)
+        var heldAgain = false
+        if case .wait = release { heldAgain = true }
+        if counted, !heldAgain {
+            counted = false
+            tracker.gate.endHold(tracker.id)
+        }
         switch release {
         case .answer(let served):
             respond(context: context, served: served, maxAge: 6 * served.targetDuration, origin: toAnswer.origin, head: toAnswer.head)

@@ -6,8 +6,21 @@ public struct ServerLimits: Sendable, Equatable {
     /// request in progress); when every connection is busy, the new one is answered 503 and closed.
     public var maxConnections = 4096
     /// The request head must arrive within this many seconds of its first byte (of the accept, for a new
-    /// connection), and then its body within as many again (slowloris).
+    /// connection) (slowloris).
     public var headerTimeoutSeconds = 10
+    /// A request's body must have arrived within this many seconds of its head: 408 beyond.
+    public var bodyTimeoutSeconds = 5
+    /// LL-HLS blocking reloads held at once (nil: three quarters of `maxConnections`). Beyond, a new one takes the
+    /// place of the oldest, which is answered 503.
+    public var maxHeldReloads: Int?
+    /// Blocking reloads held at once for one client address (an IPv6 /64; nil: a quarter of `maxConnections`).
+    /// Beyond, the new one is answered 503 at once.
+    public var maxHeldReloadsPerAddress: Int?
+    /// Requests whose body is still arriving, at once (nil: an eighth of `maxConnections`, at least 4): 503 beyond.
+    public var maxArrivingBodies: Int?
+    /// Requests whose body is still arriving, at once, from one client address (nil: a quarter of
+    /// `maxArrivingBodies`, at least 2): 503 beyond.
+    public var maxArrivingBodiesPerAddress: Int?
     /// A connection with no request in progress is closed after this many seconds; so is one whose client has not
     /// read what was written to it for as long.
     public var idleTimeoutSeconds = 60
@@ -27,4 +40,25 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxStreams = 256
 
     public init() {}
+
+    /// The classes' shares of the connections, each below the cap.
+    var gateLimits: GateState.Limits {
+        let connections = max(1, maxConnections)
+        let below = max(1, connections - 1)
+        let bodies = min(below, max(1, maxArrivingBodies ?? max(4, connections / 8)))
+        let held = min(below, max(1, maxHeldReloads ?? connections * 3 / 4))
+        return GateState.Limits(
+            connections: connections,
+            heldReloads: held,
+            heldReloadsPerAddress: min(held, max(1, maxHeldReloadsPerAddress ?? max(1, connections / 4))),
+            arrivingBodies: bodies,
+            arrivingBodiesPerAddress: min(bodies, max(1, maxArrivingBodiesPerAddress ?? max(2, bodies / 4))))
+    }
+
+    /// The classes' shares, for the start-up log line.
+    public var sharesDescription: String {
+        let shares = gateLimits
+        return "held reloads \(shares.heldReloads) (\(shares.heldReloadsPerAddress) per address), arriving bodies "
+            + "\(shares.arrivingBodies) (\(shares.arrivingBodiesPerAddress) per address)"
+    }
 }

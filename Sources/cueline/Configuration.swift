@@ -28,7 +28,12 @@ struct Configuration: Equatable {
         ("log_format", "CUELINE_LOG_FORMAT", "text or json"),
         ("migrations", "CUELINE_MIGRATIONS", "directory of NNNN_name.sql files"),
         ("max_connections", "CUELINE_MAX_CONNECTIONS", "open connections at most (\(limitRanges["max_connections"]!))"),
-        ("header_timeout", "CUELINE_HEADER_TIMEOUT", "seconds for a request head, then its body, to arrive (\(limitRanges["header_timeout"]!))"),
+        ("header_timeout", "CUELINE_HEADER_TIMEOUT", "seconds for a request head to arrive (\(limitRanges["header_timeout"]!))"),
+        ("body_timeout", "CUELINE_BODY_TIMEOUT", "seconds for a request body to arrive after its head (\(limitRanges["body_timeout"]!))"),
+        ("max_held_reloads", "CUELINE_MAX_HELD_RELOADS", "LL-HLS blocking reloads held at once (\(limitRanges["max_held_reloads"]!); default 3/4 of max_connections)"),
+        ("max_held_reloads_per_address", "CUELINE_MAX_HELD_RELOADS_PER_ADDRESS", "blocking reloads held at once per client address (\(limitRanges["max_held_reloads_per_address"]!); default 1/4 of max_connections)"),
+        ("max_arriving_bodies", "CUELINE_MAX_ARRIVING_BODIES", "requests whose body is still arriving, at once (\(limitRanges["max_arriving_bodies"]!); default 1/8 of max_connections)"),
+        ("max_arriving_bodies_per_address", "CUELINE_MAX_ARRIVING_BODIES_PER_ADDRESS", "requests whose body is still arriving, per client address (\(limitRanges["max_arriving_bodies_per_address"]!); default 1/4 of max_arriving_bodies)"),
         ("idle_timeout", "CUELINE_IDLE_TIMEOUT", "seconds before an idle or unread connection is closed (\(limitRanges["idle_timeout"]!))"),
         ("max_header_bytes", "CUELINE_MAX_HEADER_BYTES", "bytes of request line and headers (\(limitRanges["max_header_bytes"]!))"),
         ("max_body_bytes", "CUELINE_MAX_BODY_BYTES", "bytes of a request body (\(limitRanges["max_body_bytes"]!))"),
@@ -42,7 +47,9 @@ struct Configuration: Equatable {
     static let limitRanges: [String: ClosedRange<Int>] = [
         "max_connections": 1...1_000_000, "header_timeout": 1...3600, "idle_timeout": 1...86_400,
         "max_header_bytes": 1024...1_048_576, "max_body_bytes": 1024...16_777_216, "send_buffer_bytes": 4096...16_777_216,
-        "max_streams_per_token": 0...100_000, "max_streams": 0...100_000,
+        "max_streams_per_token": 0...100_000, "max_streams": 0...100_000, "body_timeout": 1...3600,
+        "max_held_reloads": 1...1_000_000, "max_held_reloads_per_address": 1...1_000_000,
+        "max_arriving_bodies": 1...1_000_000, "max_arriving_bodies_per_address": 1...1_000_000,
     ]
 
     struct Problem: Error, CustomStringConvertible, Equatable {
@@ -145,6 +152,14 @@ struct Configuration: Equatable {
         }
         limit("max_connections", \.maxConnections)
         limit("header_timeout", \.headerTimeoutSeconds)
+        limit("body_timeout", \.bodyTimeoutSeconds)
+        func optionalLimit(_ key: String, _ keyPath: WritableKeyPath<ServerLimits, Int?>) {
+            if let value = merged[key].flatMap(Int.init) { configuration.limits[keyPath: keyPath] = value }
+        }
+        optionalLimit("max_held_reloads", \.maxHeldReloads)
+        optionalLimit("max_held_reloads_per_address", \.maxHeldReloadsPerAddress)
+        optionalLimit("max_arriving_bodies", \.maxArrivingBodies)
+        optionalLimit("max_arriving_bodies_per_address", \.maxArrivingBodiesPerAddress)
         limit("idle_timeout", \.idleTimeoutSeconds)
         limit("max_header_bytes", \.maxHeaderBytes)
         limit("max_body_bytes", \.maxBodyBytes)

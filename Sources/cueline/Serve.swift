@@ -34,8 +34,23 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("max-connections"), help: "Open connections at most; beyond, the longest idle one is closed, or the new one gets 503 (CUELINE_MAX_CONNECTIONS; default 4096, lowered to fit the file descriptor limit).")
     var maxConnections: Int?
 
-    @Option(name: .customLong("header-timeout"), help: "Seconds for a request head, then its body, to arrive (CUELINE_HEADER_TIMEOUT; default 10).")
+    @Option(name: .customLong("header-timeout"), help: "Seconds for a request head to arrive (CUELINE_HEADER_TIMEOUT; default 10).")
     var headerTimeout: Int?
+
+    @Option(name: .customLong("body-timeout"), help: "Seconds for a request body to arrive after its head; 408 beyond (CUELINE_BODY_TIMEOUT; default 5).")
+    var bodyTimeout: Int?
+
+    @Option(name: .customLong("max-held-reloads"), help: "LL-HLS blocking reloads held at once; beyond, the oldest is answered 503 (CUELINE_MAX_HELD_RELOADS; default 3/4 of max-connections).")
+    var maxHeldReloads: Int?
+
+    @Option(name: .customLong("max-held-reloads-per-address"), help: "Blocking reloads held at once for one client address (an IPv6 /64); 503 beyond (CUELINE_MAX_HELD_RELOADS_PER_ADDRESS; default 1/4 of max-connections).")
+    var maxHeldReloadsPerAddress: Int?
+
+    @Option(name: .customLong("max-arriving-bodies"), help: "Requests whose body is still arriving, at once; 503 beyond (CUELINE_MAX_ARRIVING_BODIES; default 1/8 of max-connections).")
+    var maxArrivingBodies: Int?
+
+    @Option(name: .customLong("max-arriving-bodies-per-address"), help: "Requests whose body is still arriving, at once, from one client address; 503 beyond (CUELINE_MAX_ARRIVING_BODIES_PER_ADDRESS; default 1/4 of max-arriving-bodies).")
+    var maxArrivingBodiesPerAddress: Int?
 
     @Option(name: .customLong("idle-timeout"), help: "Seconds before a connection with no request in progress, or whose client reads nothing, is closed (CUELINE_IDLE_TIMEOUT; default 60).")
     var idleTimeout: Int?
@@ -64,6 +79,10 @@ struct Serve: AsyncParsableCommand {
         try database.configuration(flags: [
             "host": host, "port": port.map(String.init), "media_dir": mediaDir, "log_level": logLevel, "log_format": logFormat,
             "max_connections": maxConnections.map(String.init), "header_timeout": headerTimeout.map(String.init),
+            "body_timeout": bodyTimeout.map(String.init), "max_held_reloads": maxHeldReloads.map(String.init),
+            "max_held_reloads_per_address": maxHeldReloadsPerAddress.map(String.init),
+            "max_arriving_bodies": maxArrivingBodies.map(String.init),
+            "max_arriving_bodies_per_address": maxArrivingBodiesPerAddress.map(String.init),
             "idle_timeout": idleTimeout.map(String.init), "max_header_bytes": maxHeaderBytes.map(String.init),
             "max_body_bytes": maxBodyBytes.map(String.init), "send_buffer_bytes": sendBufferBytes.map(String.init),
             "max_streams_per_token": maxStreamsPerToken.map(String.init),
@@ -108,7 +127,7 @@ struct Serve: AsyncParsableCommand {
             store: store, refusals: PostgresRefusalStore(pool: pool), clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) }, assets: AssetPlaylists(),
             applied: { await follower.applied($0) })
         let eventStreams = EventStreams(follower: follower, store: store, limits: limits)
-        let gate = ConnectionGate(maximum: limits.maxConnections)
+        let gate = ConnectionGate(limits: limits)
         let tokens = unauthenticatedCommands ? nil : TokenCache(directory: PostgresTokenStore(pool: pool, logger: logger), logger: logger)
         let router = Routes.router(
             follower: follower, handler: handler, mediaDirectory: settings.mediaDir, metrics: { Cueline.metrics.emitToString() },
@@ -126,6 +145,7 @@ struct Serve: AsyncParsableCommand {
                 logger.notice("serving", metadata: [
                     "address": "http://\(host):\(port)", "max_connections": "\(limits.maxConnections)",
                     "header_timeout": "\(limits.headerTimeoutSeconds)", "idle_timeout": "\(limits.idleTimeoutSeconds)",
+                    "body_timeout": "\(limits.bodyTimeoutSeconds)", "shares": "\(limits.sharesDescription)",
                 ])
             },
             eventLoopGroupProvider: loops.provider,

@@ -178,9 +178,11 @@ struct PlaylistRawPathHandlerTests {
 
     /// A connection to `fixture`'s follower: the raw path, then the stand-in for the codec.
     func connection(_ fixture: APIFixture) async throws -> Setup {
+        let gate = ConnectionGate(maximum: 8)
+        guard case .admitted(let id) = gate.admit(nil) else { throw CancellationError() }
         let tracker = ConnectionTracker(
-            id: 1, gate: ConnectionGate(maximum: 8), limits: ServerLimits(),
-            timeouts: ConnectionTimeouts(header: .seconds(10), idle: .seconds(60), acceptedAt: .now()))
+            id: id, gate: gate, limits: ServerLimits(),
+            timeouts: ConnectionTimeouts(header: .seconds(10), body: .seconds(5), idle: .seconds(60), acceptedAt: .now()))
         let codec = Codec()
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(PlaylistRawPath(follower: fixture.follower, tracker: tracker))

@@ -268,7 +268,7 @@ struct ServerLimitsTests {
     @Test("at the connection cap the longest idle connection makes room; when all are busy, 503 with Retry-After")
     func connectionCap() async throws {
         // Without tokens, so the command route waits for the body: a request in progress.
-        let setup = try await setUp(["--max-connections", "4", "--header-timeout", "5", "--unauthenticated-commands"])
+        let setup = try await setUp(["--max-connections", "4", "--max-arriving-bodies-per-address", "4", "--header-timeout", "5", "--unauthenticated-commands"])
         defer { setup.server.stop() }
         let idle = try (0..<4).map { _ in try RawConnection(port: setup.server.port) }
         try await Task.sleep(for: .milliseconds(200))
@@ -276,11 +276,13 @@ struct ServerLimitsTests {
         let (_, status) = try await HTTP.get(setup.server.baseURL + "/channels/one/720p.m3u8")
         #expect(status == 200)
         #expect(idle[0].read(for: 1).closed, "the longest idle connection makes room")
-        // Four requests in progress (bodies still arriving): nothing can be evicted.
+        // Four requests in progress: three bodies still arriving (as many as the cap keeps places for: below it) and a
+        // live event stream. Nothing can be evicted.
         let busy = try (0..<4).map { _ in try RawConnection(port: setup.server.port) }
-        for connection in busy {
+        for connection in busy.prefix(3) {
             connection.send("POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
         }
+        busy[3].send("GET /channels/one/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
         try await Task.sleep(for: .milliseconds(300))
         let refused = try RawConnection(port: setup.server.port)
         let answer = refused.read(for: 3)

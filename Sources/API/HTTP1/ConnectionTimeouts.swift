@@ -3,7 +3,7 @@ import NIOCore
 /// The timeouts of one HTTP/1.1 connection, as a value-type state machine fed with what the pipeline sees; the
 /// handlers act on the deadline it gives. Three rules:
 /// - the request head must arrive within `header` of its first byte (of the accept, for a new connection), and
-///   its body within `header` of the head (slowloris);
+///   its body within `body` of the head (slowloris); either late is answered 408 when nothing else has been;
 /// - with no request in progress, the connection is closed after `idle`;
 /// - a client that reads nothing of what is written to it for `idle` is dropped (a stalled event stream).
 struct ConnectionTimeouts {
@@ -19,6 +19,7 @@ struct ConnectionTimeouts {
     }
 
     let header: TimeAmount
+    let body: TimeAmount
     let idle: TimeAmount
     private(set) var phase: Phase
     /// Requests whose head was read and whose response has not been written to its end (HTTP/1.1 pipelining).
@@ -28,9 +29,12 @@ struct ConnectionTimeouts {
     private var unwritableSince: NIODeadline?
     /// Whether any byte of the awaited request head has come (a connection that sent nothing is closed silently).
     private var headStarted = false
+    /// Whether the answer to the request in progress has begun (its head written).
+    private(set) var responseStarted = false
 
-    init(header: TimeAmount, idle: TimeAmount, acceptedAt now: NIODeadline) {
+    init(header: TimeAmount, body: TimeAmount, idle: TimeAmount, acceptedAt now: NIODeadline) {
         self.header = header
+        self.body = body
         self.idle = idle
         phase = .awaitingHead(since: now)
     }
@@ -42,7 +46,8 @@ struct ConnectionTimeouts {
     var deadline: NIODeadline? {
         let own: NIODeadline? =
             switch phase {
-            case .awaitingHead(let since), .readingBody(let since): since + header
+            case .awaitingHead(let since): since + header
+            case .readingBody(let since): since + body
             case .idle(let since): since + idle
             case .responding: nil
             }
@@ -70,12 +75,31 @@ struct ConnectionTimeouts {
         phase = .readingBody(since: now)
     }
 
+    /// Whether a complete answer may be written under the codec, and the connection closed: nothing is being
+    /// answered, or the one request in progress is still arriving and nothing of its answer has been written.
+    var mayAnswerRaw: Bool {
+        if requestsInProgress == 0 { return true }
+        if case .readingBody = phase { return requestsInProgress == 1 && !responseStarted }
+        return false
+    }
+
+    /// Whether the request in progress is still sending its body.
+    var isReadingBody: Bool {
+        if case .readingBody = phase { return true }
+        return false
+    }
+
+    mutating func responseBegan() {
+        responseStarted = true
+    }
+
     mutating func requestEnded() {
         if case .readingBody = phase { phase = .responding }
     }
 
     mutating func responseEnded(at now: NIODeadline) {
         requestsInProgress = max(0, requestsInProgress - 1)
+        responseStarted = false
         guard requestsInProgress == 0, phase == .responding else { return }
         if let since = pendingBytesSince {
             phase = .awaitingHead(since: since)
@@ -102,6 +126,9 @@ struct ConnectionTimeouts {
         guard let deadline else { return .nothing }
         guard now >= deadline else { return .wait(until: deadline) }
         if case .awaitingHead = phase, headStarted, requestsInProgress == 0, unwritableSince == nil { return .closeWithRequestTimeout }
+        if case .readingBody(let since) = phase, now >= since + body, mayAnswerRaw, unwritableSince == nil {
+            return .closeWithRequestTimeout
+        }
         return .close
     }
 }

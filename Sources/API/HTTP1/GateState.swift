@@ -1,0 +1,244 @@
+import NIOCore
+
+/// What the connection cap knows of every open connection, and what it decides, as a value: ``ConnectionGate`` keeps
+/// it under a lock and carries out the actions it returns (closing, answering); the tests drive it alone.
+///
+/// Capacity is reserved by class, so that no class of client starves another of connections:
+/// - at the cap, a new connection takes the place of the connection idle the longest (between requests, or still
+///   sending its request head); with none idle, of the oldest held blocking reload (answered 503, then closed);
+/// - held blocking reloads (LL-HLS) and request bodies still arriving are each capped in total and per client
+///   address, below the connection cap. Past a per-address cap the new request is refused (503); past a total cap
+///   a new blocking reload takes the place of the oldest held one (answered 503), a new body is refused (503).
+/// So a flood of held requests or of slow bodies, from any number of connections, leaves room for the players' GETs.
+struct GateState {
+    struct Limits: Equatable {
+        var connections: Int
+        var heldReloads: Int
+        var heldReloadsPerAddress: Int
+        var arrivingBodies: Int
+        var arrivingBodiesPerAddress: Int
+    }
+
+    enum Admission: Equatable {
+        case admitted(UInt64)
+        /// Admitted in place of this idle connection, which the caller closes.
+        case admittedClosing(UInt64, victim: UInt64)
+        /// Admitted in place of this connection's held blocking reload, which the caller answers (503) and closes.
+        case admittedEvictingHeld(UInt64, victim: UInt64)
+        case refused
+    }
+
+    enum HoldDecision: Equatable {
+        case hold
+        /// Hold it, and answer this other connection's held reload (503) to make room.
+        case holdEvicting(victim: UInt64)
+        /// The address holds its share already: answer this one 503 at once.
+        case refuse
+    }
+
+    enum Class: Equatable {
+        /// No request in progress: may be closed to make room.
+        case idle
+        /// A request is being answered.
+        case busy
+        /// A blocking reload is held (waiting for its part).
+        case holding
+        /// A request's body is still arriving.
+        case receiving
+    }
+
+    private struct Entry {
+        var address: Substring
+        var kind: Class = .idle
+        /// The generation of its place in `idleOrder` or `heldOrder`, for the lazy removal of stale places.
+        var generation: UInt64 = 0
+    }
+
+    let limits: Limits
+    private var nextID: UInt64 = 1
+    private var entries: [UInt64: Entry] = [:]
+    /// Connections in the order they became idle, and held reloads in the order they began; places that are stale
+    /// (the connection changed class since, or closed) are skipped lazily.
+    private var idleOrder = CircularBuffer<(id: UInt64, generation: UInt64)>()
+    private var heldOrder = CircularBuffer<(id: UInt64, generation: UInt64)>()
+    private var generation: UInt64 = 0
+    private var held = 0
+    private var receiving = 0
+    private var heldBy: [Substring: Int] = [:]
+    private var receivingBy: [Substring: Int] = [:]
+    /// The most connections open at once since ``resetPeak()``.
+    private(set) var peak = 0
+
+    init(limits: Limits) {
+        self.limits = limits
+    }
+
+    var count: Int { entries.count }
+    var heldCount: Int { held }
+    var receivingCount: Int { receiving }
+
+    func kind(of id: UInt64) -> Class? { entries[id]?.kind }
+
+    /// Decides on a new connection from `address` (see ``addressKey(_:)``), which starts idle: it has not sent a
+    /// request head yet.
+    mutating func admit(address: Substring) -> Admission {
+        var admission = Admission.admitted(0)
+        if entries.count >= limits.connections {
+            if let oldest = oldest(.idle) {
+                remove(oldest)
+                admission = .admittedClosing(0, victim: oldest)
+            } else if let oldest = oldest(.holding) {
+                remove(oldest)
+                admission = .admittedEvictingHeld(0, victim: oldest)
+            } else {
+                return .refused
+            }
+        }
+        let id = nextID
+        nextID += 1
+        entries[id] = Entry(address: address)
+        peak = max(peak, entries.count)
+        mark(id, .idle)
+        switch admission {
+        case .admittedClosing(_, let victim): return .admittedClosing(id, victim: victim)
+        case .admittedEvictingHeld(_, let victim): return .admittedEvictingHeld(id, victim: victim)
+        default: return .admitted(id)
+        }
+    }
+
+    /// A request is in progress on the connection, or none is any more. A held or receiving connection stays in its
+    /// class until it leaves it (``endHold(_:)``, ``endReceiving(_:)``).
+    mutating func setBusy(_ id: UInt64, _ busy: Bool) {
+        guard let entry = entries[id] else { return }
+        switch (entry.kind, busy) {
+        case (.idle, true): mark(id, .busy)
+        case (.busy, false): mark(id, .idle)
+        default: break
+        }
+    }
+
+    /// A blocking reload is to be held on the connection.
+    mutating func beginHold(_ id: UInt64) -> HoldDecision {
+        guard let entry = entries[id] else { return .refuse }
+        if entry.kind == .holding { return .hold }
+        guard heldBy[entry.address, default: 0] < limits.heldReloadsPerAddress else { return .refuse }
+        var decision = HoldDecision.hold
+        if held >= limits.heldReloads {
+            guard let oldest = oldest(.holding) else { return .refuse }
+            mark(oldest, .busy)  // answered now: a request in progress until its answer ends
+            decision = .holdEvicting(victim: oldest)
+        }
+        mark(id, .holding)
+        return decision
+    }
+
+    /// The held reload was answered (or the connection is closing): the connection is busy with its answer.
+    mutating func endHold(_ id: UInt64) {
+        guard entries[id]?.kind == .holding else { return }
+        mark(id, .busy)
+    }
+
+    /// A request whose body is still to arrive; false: the address (or the instance) has its share arriving already.
+    mutating func beginReceiving(_ id: UInt64) -> Bool {
+        guard let entry = entries[id] else { return false }
+        if entry.kind == .receiving { return true }
+        guard receiving < limits.arrivingBodies, receivingBy[entry.address, default: 0] < limits.arrivingBodiesPerAddress else {
+            return false
+        }
+        mark(id, .receiving)
+        return true
+    }
+
+    /// The body has arrived (or the connection is closing).
+    mutating func endReceiving(_ id: UInt64) {
+        guard entries[id]?.kind == .receiving else { return }
+        mark(id, .busy)
+    }
+
+    mutating func remove(_ id: UInt64) {
+        guard entries[id] != nil else { return }
+        leave(id)
+        entries[id] = nil
+    }
+
+    mutating func resetPeak() { peak = entries.count }
+
+    /// Moves a connection into `kind`, out of the class it was in.
+    private mutating func mark(_ id: UInt64, _ kind: Class) {
+        leave(id)
+        generation += 1
+        entries[id]!.kind = kind
+        entries[id]!.generation = generation
+        let address = entries[id]!.address
+        switch kind {
+        case .idle:
+            idleOrder.append((id, generation))
+            // Keep the queues proportional to the connections: every request adds a place.
+            if idleOrder.count > 2 * entries.count + 1024 { idleOrder = compacted(idleOrder, .idle) }
+        case .holding:
+            held += 1
+            heldBy[address, default: 0] += 1
+            heldOrder.append((id, generation))
+            if heldOrder.count > 2 * entries.count + 1024 { heldOrder = compacted(heldOrder, .holding) }
+        case .receiving:
+            receiving += 1
+            receivingBy[address, default: 0] += 1
+        case .busy:
+            break
+        }
+    }
+
+    /// Takes a connection out of its class's counts (its place in an order goes stale).
+    private mutating func leave(_ id: UInt64) {
+        guard let entry = entries[id] else { return }
+        switch entry.kind {
+        case .holding:
+            held -= 1
+            Self.decrement(&heldBy, entry.address)
+        case .receiving:
+            receiving -= 1
+            Self.decrement(&receivingBy, entry.address)
+        case .idle, .busy:
+            break
+        }
+        entries[id]!.kind = .busy
+    }
+
+    private static func decrement(_ counts: inout [Substring: Int], _ key: Substring) {
+        let left = counts[key, default: 1] - 1
+        counts[key] = left > 0 ? left : nil
+    }
+
+    /// The connection longest in `kind` (idle or holding), its place taken off the order.
+    private mutating func oldest(_ kind: Class) -> UInt64? {
+        while let first = kind == .idle ? idleOrder.first : heldOrder.first {
+            if kind == .idle { idleOrder.removeFirst() } else { heldOrder.removeFirst() }
+            if let entry = entries[first.id], entry.kind == kind, entry.generation == first.generation { return first.id }
+        }
+        return nil
+    }
+
+    private func compacted(_ order: CircularBuffer<(id: UInt64, generation: UInt64)>, _ kind: Class)
+        -> CircularBuffer<(id: UInt64, generation: UInt64)>
+    {
+        CircularBuffer(order.filter { entries[$0.id]?.kind == kind && entries[$0.id]?.generation == $0.generation })
+    }
+
+    /// The key per-address limits count by: an IPv4 address, or an IPv6 address's /64 (one host's usual share); a
+    /// Unix socket or an unknown peer is one key.
+    static func addressKey(_ address: SocketAddress?) -> Substring {
+        switch address {
+        case .v4(let v4)?:
+            return Substring(v4.host)
+        case .v6(let v6)?:
+            // The first four groups of the full form: the /64 network.
+            var storage = v6.address.sin6_addr
+            let groups = withUnsafeBytes(of: &storage) { bytes in
+                (0..<4).map { String(UInt16(bytes[2 * $0]) << 8 | UInt16(bytes[2 * $0 + 1]), radix: 16) }
+            }
+            return Substring(groups.joined(separator: ":") + "::/64")
+        default:
+            return "local"
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Testing
+
+@testable import API
+
+/// The connection cap's rules by class, without sockets (issue 34: held reloads and arriving bodies never take the
+/// players' places).
+@Suite("Connection gate: capacity reserved by class")
+struct GateStateTests {
+    static func limits(
+        connections: Int = 10, held: Int = 6, heldPerAddress: Int = 4, bodies: Int = 3, bodiesPerAddress: Int = 2
+    ) -> GateState.Limits {
+        GateState.Limits(
+            connections: connections, heldReloads: held, heldReloadsPerAddress: heldPerAddress, arrivingBodies: bodies,
+            arrivingBodiesPerAddress: bodiesPerAddress)
+    }
+
+    static func admitted(_ admission: GateState.Admission) -> UInt64? {
+        switch admission {
+        case .admitted(let id), .admittedClosing(let id, _), .admittedEvictingHeld(let id, _): id
+        case .refused: nil
+        }
+    }
+
+    @Test("at the cap a new connection takes the longest idle one's place, then the oldest held reload's, and only then is refused")
+    func admissionOrder() throws {
+        var gate = GateState(limits: Self.limits(connections: 3, held: 2, heldPerAddress: 2))
+        let a = try #require(Self.admitted(gate.admit(address: "10.0.0.1")))
+        let b = try #require(Self.admitted(gate.admit(address: "10.0.0.1")))
+        let c = try #require(Self.admitted(gate.admit(address: "10.0.0.2")))
+        gate.setBusy(a, true)
+        do {
+            let result = gate.beginHold(b)
+            #expect(result == .hold)
+        }
+        // c is the only idle one: it makes room.
+        let d = gate.admit(address: "10.0.0.3")
+        guard case .admittedClosing(let dID, victim: c) = d else { Issue.record("\(d)"); return }
+        #expect(gate.kind(of: c) == nil)
+        gate.setBusy(dID, true)
+        // None idle now: the held reload (b) makes room, answered by the caller.
+        let e = gate.admit(address: "10.0.0.4")
+        guard case .admittedEvictingHeld(let eID, victim: b) = e else { Issue.record("\(e)"); return }
+        #expect(gate.heldCount == 0)
+        gate.setBusy(eID, true)
+        // Every connection is busy with a request in progress: refused.
+        do {
+            let result = gate.admit(address: "10.0.0.5")
+            #expect(result == .refused)
+        }
+        gate.setBusy(a, false)
+        #expect(Self.admitted(gate.admit(address: "10.0.0.5")) != nil)
+    }
+
+    @Test("held reloads: an address past its share is refused, the instance past its share answers its oldest held one")
+    func heldShares() throws {
+        var gate = GateState(limits: Self.limits(connections: 20, held: 3, heldPerAddress: 2))
+        let ids = (0..<6).map { Self.admitted(gate.admit(address: $0 < 3 ? "10.0.0.1" : "10.0.0.2"))! }
+        do {
+            let result = gate.beginHold(ids[0])
+            #expect(result == .hold)
+        }
+        do {
+            let result = gate.beginHold(ids[1])
+            #expect(result == .hold)
+        }
+        #expect(gate.beginHold(ids[2]) == .refuse)  // its address holds 2
+        #expect(gate.beginHold(ids[3]) == .hold)  // 3 held in all now
+        #expect(gate.beginHold(ids[4]) == .holdEvicting(victim: ids[0]))  // the oldest answered to make room
+        #expect(gate.heldCount == 3)
+        #expect(gate.kind(of: ids[0]) == .busy)
+        // Its address gave one back: it may hold again (taking the next oldest's place overall).
+        do {
+            let result = gate.beginHold(ids[2])
+            #expect(result == .holdEvicting(victim: ids[1]))
+        }
+        gate.endHold(ids[3])
+        gate.remove(ids[4])
+        #expect(gate.heldCount == 1)
+        // A connection answered (busy) then idle again is evictable as idle, not as held.
+        gate.setBusy(ids[3], false)
+        #expect(gate.kind(of: ids[3]) == .idle)
+    }
+
+    @Test("arriving bodies: refused past the address's share or the instance's, and the places come back when the body ends or the connection closes")
+    func bodyShares() throws {
+        var gate = GateState(limits: Self.limits(connections: 20, bodies: 3, bodiesPerAddress: 2))
+        let ids = (0..<5).map { Self.admitted(gate.admit(address: Substring($0 < 3 ? "10.0.0.1" : "10.0.0.\($0)")))! }
+        do {
+            let result = gate.beginReceiving(ids[0])
+            #expect(result)
+        }
+        do {
+            let result = gate.beginReceiving(ids[1])
+            #expect(result)
+        }
+        do {
+            let result = gate.beginReceiving(ids[2])
+            #expect(!result, "a third body from one address")
+        }
+        do {
+            let result = gate.beginReceiving(ids[3])
+            #expect(result)
+        }
+        do {
+            let result = gate.beginReceiving(ids[4])
+            #expect(!result, "a fourth body in all")
+        }
+        gate.endReceiving(ids[0])
+        do {
+            let result = gate.beginReceiving(ids[2])
+            #expect(result)
+        }
+        gate.remove(ids[3])
+        do {
+            let result = gate.beginReceiving(ids[4])
+            #expect(result)
+        }
+        #expect(gate.receivingCount == 3)
+        // A connection whose body is arriving is never closed to make room, nor one holding a reload.
+        var full = GateState(limits: Self.limits(connections: 2, held: 1, heldPerAddress: 1, bodies: 1, bodiesPerAddress: 1))
+        let receiving = Self.admitted(full.admit(address: "a"))!
+        let other = Self.admitted(full.admit(address: "b"))!
+        do {
+            let result = full.beginReceiving(receiving)
+            #expect(result)
+        }
+        full.setBusy(receiving, true)
+        full.setBusy(other, true)
+        do {
+            let result = full.admit(address: "c")
+            #expect(result == .refused)
+        }
+    }
+
+    @Test("the places kept for the classes are below the connection cap, derived from it unless set")
+    func derivedLimits() {
+        var limits = ServerLimits()
+        limits.maxConnections = 300
+        #expect(limits.gateLimits == Self.limits(connections: 300, held: 225, heldPerAddress: 75, bodies: 37, bodiesPerAddress: 9))
+        limits.maxHeldReloads = 5_000
+        limits.maxArrivingBodies = 1
+        #expect(limits.gateLimits.heldReloads == 299 && limits.gateLimits.arrivingBodies == 1)
+        #expect(limits.gateLimits.arrivingBodiesPerAddress == 1, "a share per address is never more than the total")
+    }
+}
