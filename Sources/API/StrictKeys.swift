@@ -15,6 +15,8 @@ enum StrictKeys {
         case list(Shape)
         /// Anything (a scalar, or what the decoder already checked).
         case any
+        /// Any JSON, whose objects at every depth hold each key once (a feed's payload: its keys are the feed's).
+        case anyOnce
     }
 
     /// The first problem in `bytes` read as `shape`, or nil. `bytes` must be JSON that decoded (this reads it
@@ -30,6 +32,8 @@ enum StrictKeys {
 
         /// Past this, values are skipped whole: no shape goes that deep.
         static let shapedDepth = 8
+        /// Past this, an `anyOnce` value is skipped whole (the payload's decoder refuses deeper nesting anyway).
+        static let anyDepth = 128
 
         mutating func value(_ shape: Shape, path: String, depth: Int) -> DecodingProblem? {
             skipWhitespace()
@@ -39,6 +43,10 @@ enum StrictKeys {
                 return depth < Self.shapedDepth ? object(shape, path: path, depth: depth) : skipValue()
             case (UInt8(ascii: "["), .list(let element)):
                 return depth < Self.shapedDepth ? list(element, path: path, depth: depth) : skipValue()
+            case (UInt8(ascii: "{"), .anyOnce):
+                return depth < Self.anyDepth ? object(shape, path: path, depth: depth) : skipValue()
+            case (UInt8(ascii: "["), .anyOnce):
+                return depth < Self.anyDepth ? list(shape, path: path, depth: depth) : skipValue()
             default:
                 return skipValue()
             }
@@ -69,6 +77,7 @@ enum StrictKeys {
                     }
                     child = known
                 case .map(let values): child = values
+                case .anyOnce: child = .anyOnce
                 default: child = .any
                 }
                 skipWhitespace()

@@ -89,6 +89,15 @@ struct FeedRouteTests {
             let wrong = #"{"event":"timeout","break":"feed-4","seconds":"long"}"#
             let undecodable = try await client.post("/hooks/scores", wrong, fixture.signed(wrong))
             #expect(undecodable.status == .unprocessableContent && undecodable.error?.field == "body", "\(undecodable.text)")
+            // A key given twice, at the top or deeper: refused naming it, as the command API does (issue 34).
+            for (twice, field) in [
+                (#"{"event":"timeout","break":"feed-5","seconds":30,"seconds":5}"#, "seconds"),
+                (#"{"event":"timeout","break":"feed-6","seconds":30,"game":{"clock":[{"q":1,"q":2}]}}"#, "game.clock[0].q"),
+            ] {
+                let refused = try await client.post("/hooks/scores", twice, fixture.signed(twice))
+                #expect(refused.status == .unprocessableContent && refused.error?.field == field, "\(refused.text)")
+                #expect(refused.error?.message.contains("is given twice") == true, "\(refused.text)")
+            }
         }
     }
 }

@@ -26,6 +26,9 @@ struct HookController {
         guard let payload = try? JSONDecoder().decode(JSONValue.self, from: Data(body)) else {
             throw APIError(.invalid, "the payload is not JSON", field: "body")
         }
+        // A key given twice: the decoder keeps one silently, and a proxy or a rule reading the other would see
+        // another payload than this server (the command API refuses the same).
+        if let problem = StrictKeys.problem(body, .anyOnce) { throw problem.error }
         let matched: (channel: ChannelID, command: JSONValue)
         let parsed: CommandRequest
         let command: ScheduleCommand
