@@ -111,6 +111,31 @@ public actor AssetPlaylists {
         return MeasuredAsset(durationMilliseconds: media.durationMilliseconds, chunkMilliseconds: chunkable ? media.chunkMilliseconds() : nil)
     }
 
+    /// The length of an external asset list (the HLS Interstitials `X-ASSET-LIST` JSON, `{"ASSETS": [{"URI": …,
+    /// "DURATION": seconds}, …]}`), in milliseconds: nil when an asset gives no `DURATION`. Read fresh.
+    public func listDuration(_ url: String) async -> Result<Int64?, Failure> {
+        struct List: Decodable {
+            struct Asset: Decodable {
+                var DURATION: Double?
+            }
+            var ASSETS: [Asset]
+        }
+        do {
+            let (text, _) = try await fetch(url)
+            guard let list = try? JSONDecoder().decode(List.self, from: Data(text.utf8)) else {
+                return .failure(Failure(description: "\(url) is not an asset list (JSON with ASSETS)"))
+            }
+            var total: Int64 = 0
+            for asset in list.ASSETS {
+                guard let seconds = asset.DURATION, seconds.isFinite, seconds >= 0, seconds < 86_400 else { return .success(nil) }
+                total += Int64((seconds * 1000).rounded())
+            }
+            return .success(total)
+        } catch {
+            return .failure(error as? Failure ?? Failure(description: "\(url) could not be read: \(Self.reason(error))"))
+        }
+    }
+
     /// `measure(_:)` as a value, for task groups.
     public func measureResult(_ url: String) async -> Result<MeasuredAsset, Failure> {
         do {

@@ -95,7 +95,7 @@ public struct CommandHandler: Sendable {
         switch place.asset {
         case .uri(let uri): uris = [uri]
         case .pod(let pod): uris = pod.map(\.uri)
-        case .list: return (command, [])
+        case .list(let url): return (command, await Self.listWarnings(url, place: place, assets: assets))
         }
         guard uris.count <= Limits.maximumPodAssets else { return (command, []) }
         // All assets at once (each within its 3 s), each distinct URL once.
@@ -125,8 +125,38 @@ public struct CommandHandler: Sendable {
                 measured.append(nil)
             }
         }
+        if place.wholeAssets {
+            warnings.append(
+                "its assets are served whole, as asked: hls.js 1.6 does not honour a playout limit set once the break "
+                    + "has begun, so an early return reaches its viewers only at the end of the asset")
+        }
         place.measured = measured
         return (.placeBreak(place), warnings)
+    }
+
+    /// Milliseconds as seconds the way an operator wrote them: `30`, `30.5`.
+    static func seconds(_ milliseconds: Int64) -> String {
+        milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
+    }
+
+    /// An external asset list is the player's to read, not served by Cueline: it is read once here so that a list
+    /// whose assets do not fill the break (or overrun it) is said, not placed silently.
+    private static func listWarnings(_ url: String, place: PlaceBreak, assets: AssetPlaylists) async -> [String] {
+        let planned = place.plannedDurationMilliseconds
+        switch await assets.listDuration(url) {
+        case .success(let total?) where abs(total - planned) > 500:
+            let (listed, breakLength) = (Self.seconds(total), Self.seconds(planned))
+            return [
+                "the asset list \(url) holds \(listed) s of assets for a \(breakLength) s break: viewers "
+                    + (total < planned ? "return to the live stream after \(listed) s" : "see its assets cut at \(breakLength) s")
+            ]
+        case .success(.some):
+            return []
+        case .success(nil):
+            return ["the asset list \(url) gives no DURATION for every asset; its length was not checked against the break's"]
+        case .failure(let failure):
+            return ["\(failure.description); the asset list's length was not checked against the break's"]
+        }
     }
 
     /// - Parameter expectedVersion: when given (HTTP `If-Match`), a changed channel is a conflict, not re-decided.

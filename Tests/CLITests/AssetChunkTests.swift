@@ -23,6 +23,9 @@ struct AssetChunkTests {
         var playlist = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-PLAYLIST-TYPE:VOD\n"
         for n in 0..<5 { playlist += "#EXTINF:2.002,\nad\(n).ts\n" }
         try Data((playlist + "#EXT-X-ENDLIST\n").utf8).write(to: media.appendingPathComponent("ad/ad.m3u8"))
+        // An external asset list of 30 s (two assets of 15 s).
+        try Data(#"{"ASSETS":[{"URI":"https://ads.example/a.m3u8","DURATION":15},{"URI":"https://ads.example/b.m3u8","DURATION":15.0}]}"#.utf8)
+            .write(to: media.appendingPathComponent("ad/list.json"))
         let server = try ServerProcess(databaseURL: url, extraArguments: ["--media-dir", media.path, "--unauthenticated-commands"])
         try await server.waitUntilReady()
         return Setup(server: server, cli: cli)
@@ -92,6 +95,8 @@ struct AssetChunkTests {
         // --no-chunks: the duration is still checked and corrected, the asset served whole.
         let whole = try setup.cli.run(["break", "place", "one", "--id", "cli-2", "--in", "60s", "--duration", "10s", "--asset-uri", setup.ad, "--no-chunks"])
         #expect(whole.status == 0 && whole.stdout.contains("planned 10.010 s") && !whole.stdout.contains("chunks"), "\(whole.stdout) \(whole.stderr)")
+        // Said, not accepted silently: hls.js ignores a playout limit set once such a break has begun (issue 34).
+        #expect((whole.stdout + whole.stderr).contains("an early return reaches its viewers only at the end of the asset"), "\(whole.stdout)")
         // The CLI wrote to the database; the server learns of it through LISTEN (or its poll): wait up to 5 s.
         var (list, listStatus) = try await HTTP.get("\(setup.server.baseURL)/channels/one/breaks/cli-2/assets.json")
         for _ in 0..<50 where listStatus == 404 {
@@ -103,5 +108,22 @@ struct AssetChunkTests {
         #expect(chunkStatus == 404)
         let refused = try setup.cli.run(["break", "place", "one", "--in", "100s", "--duration", "3s", "--asset-uri", setup.ad])
         #expect(refused.status == 1 && refused.stderr.contains("duration: the asset"), "\(refused.stderr)")
+    }
+
+    @Test("an external asset list is read when placed: one whose assets do not fill the break is said, one that does is placed quietly")
+    func externalListMeasured() async throws {
+        let setup = try await setUp()
+        defer { setup.server.stop() }
+        let list = "\(setup.server.baseURL)/media/ad/list.json"
+        let (short, status) = try await HTTP.post(
+            setup.commands, json: #"{"command":"place_break","id":"list-36","in":20,"duration":36,"asset_list":"\#(list)"}"#)
+        #expect(status == 201, "\(short)")
+        #expect(short.contains("holds 30 s of assets for a 36 s break: viewers return to the live stream after 30 s"), "\(short)")
+        let (fits, fitsStatus) = try await HTTP.post(
+            setup.commands, json: #"{"command":"place_break","id":"list-30","in":80,"duration":30,"asset_list":"\#(list)"}"#)
+        #expect(fitsStatus == 201 && !fits.contains("warning"), "\(fits)")
+        let (unread, unreadStatus) = try await HTTP.post(
+            setup.commands, json: #"{"command":"place_break","id":"list-x","in":140,"duration":30,"asset_list":"http://127.0.0.1:1/list.json"}"#)
+        #expect(unreadStatus == 201 && unread.contains("the asset list's length was not checked"), "\(unread)")
     }
 }
