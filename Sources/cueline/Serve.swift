@@ -137,7 +137,7 @@ struct Serve: AsyncParsableCommand {
         let loops = await EventLoops.group(pinned: settings.pinEventLoops, logger: logger)
         let app = Application(
             router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: gate, playlists: follower),
-            configuration: .init(address: .hostname(host, port: port), serverName: "cueline", backlog: 1024),
+            configuration: .init(address: .hostname(host, port: port), serverName: "cueline", backlog: 4096),
             // Shut down in reverse: the pool last, once nothing borrows from it any more.
             services: [pool, PoolGauges(pool: pool), listener, follower, RelayPoller(follower: follower, logger: logger), eventStreams, gate]
                 + (tokens.map { [$0] } ?? []),
