@@ -59,7 +59,7 @@ else
     [ "$e2e_status" -eq 0 ] || die "the end-to-end suites failed (exit $e2e_status; their output is just above)"
 fi
 
-log "checking the README's module graph against Package.swift"
+log "checking the module graph in docs/architecture.md against Package.swift"
 python3 scripts/check-layout.py
 log "checking the links and the paths named in the Markdown pages"
 python3 scripts/check-links.py
