@@ -67,7 +67,7 @@ public final class TokenCache: Service, Sendable {
             group.addTask { [wake, refreshInterval] in
                 while (try? await Task.sleep(for: refreshInterval)) != nil { wake.yield() }
             }
-            try? await cancelWhenGracefulShutdown {
+            await cancelWhenGracefulShutdown {
                 for await _ in wakeups {
                     do {
                         _ = try await self.load()

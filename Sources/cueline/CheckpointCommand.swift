@@ -24,9 +24,7 @@ struct CheckpointCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        guard let store = try await openStore(database) as? PostgresEventStore else {
-            throw ValidationError("checkpoints are kept in PostgreSQL; set DATABASE_URL")
-        }
+        let store = try await openStore(database)
         let names = channels.isEmpty ? try await store.channelIDs() : channels
         var failed = 0
         if !json { print("channel".padding(toLength: 24, withPad: " ", startingAt: 0) + "  written  result") }

@@ -71,10 +71,8 @@ struct ReplayCommand: AsyncParsableCommand {
         let store = try await openStore(database)
         if let at {
             // Checkpoints (migration 0007) first, so this and later replays read only what follows the last one.
-            if let postgres = store as? PostgresEventStore {
-                do { try await Projector.Replay.checkpoint(channel, store: postgres) } catch {
-                    FileHandle.standardError.write(Data("note: replay checkpoints not written (\(error)); replaying from the log\n".utf8))
-                }
+            do { try await Projector.Replay.checkpoint(channel, store: store) } catch {
+                FileHandle.standardError.write(Data("note: replay checkpoints not written (\(error)); replaying from the log\n".utf8))
             }
             print(try await Projector.Replay.playlist(channel, store: store, at: at.timestamp, rendition: rendition, multivariant: multivariant, skip: skip), terminator: "")
             return

@@ -145,7 +145,7 @@ struct CommandRouteTests {
             #expect(behind.status == .unprocessableContent && behind.error?.field == "start", "\(behind.text)")
         }
         fixture.open = true
-        try await fixture.test { [fixture] client in
+        try await fixture.test { client in
             let actor = try await client.post(
                 "/channels/demo/commands", #"{"command":"cancel_current_event","actor":"a\u001bb"}"#)
             #expect(actor.status == .unprocessableContent && actor.error?.field == "actor")

@@ -11,7 +11,7 @@ struct OperationsRouteTests {
     @Test("/healthz, /openapi.json and /metrics are public; /metrics is absent without an exposition")
     func publicRoutes() async throws {
         let fixture = try await APIFixture()
-        try await fixture.test(metrics: { "cueline_up 1\n" }) { [fixture] client in
+        try await fixture.test(metrics: { "cueline_up 1\n" }) { client in
             let health = try await client.get("/healthz")
             #expect(health.status == .ok && health.text == "ok\n")
             let document = try await client.get("/openapi.json")
@@ -21,7 +21,7 @@ struct OperationsRouteTests {
             #expect(metrics.status == .ok && metrics.text == "cueline_up 1\n")
             #expect(metrics.headers[.contentType] == "text/plain; version=0.0.4")
         }
-        try await fixture.test { [fixture] client in
+        try await fixture.test { client in
             #expect(try await client.get("/metrics").status == .notFound)
             // A path without a route: the router's 404, with a body that says so.
             let none = try await client.get("/nowhere")
@@ -73,7 +73,7 @@ struct OperationsRouteTests {
             #expect(scopedIDs == ["news"])
         }
         fixture.open = true
-        try await fixture.test { [fixture] client in
+        try await fixture.test { client in
             let all = try await client.get("/channels")
             #expect(all.status == .ok)
             #expect(try #require(try JSONSerialization.jsonObject(with: Data(buffer: all.body)) as? [[String: Any]]).count == 2)
@@ -96,7 +96,7 @@ struct OperationsRouteTests {
     @Test("an error answer carries the CORS header like any other")
     func corsOnErrors() async throws {
         let fixture = try await APIFixture()
-        try await fixture.test { [fixture] client in
+        try await fixture.test { client in
             let answer = try await client.get("/channels/nope/master.m3u8", [.origin: "https://player.example"])
             #expect(answer.status == .notFound)
             #expect(answer.headers[.accessControlAllowOrigin] == "*")
@@ -112,7 +112,7 @@ struct OperationsRouteTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data("segment".utf8).write(to: directory.appendingPathComponent("seg0.ts"))
         fixture.mediaDirectory = directory.path
-        try await fixture.test { [fixture] client in
+        try await fixture.test { client in
             let file = try await client.get("/media/seg0.ts")
             #expect(file.status == .ok && file.text == "segment")
             // Served from the console's origin: a document among the media gets an opaque origin and no scripts.

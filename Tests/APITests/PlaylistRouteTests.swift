@@ -12,7 +12,7 @@ struct PlaylistRouteTests {
     @Test("multivariant and media playlists: 200 with their cache lifetimes and the tick; HEAD without a body; 404s name what is missing")
     func playlists() async throws {
         let fixture = try await APIFixture()
-        try await fixture.test { [fixture] client in
+        try await fixture.test { client in
             let master = try await client.get("/channels/demo/master.m3u8")
             #expect(master.status == .ok && master.text.hasPrefix("#EXTM3U"))
             #expect(master.headers[.contentType] == "application/vnd.apple.mpegurl" && master.headers[.cacheControl] == "max-age=30")
@@ -46,7 +46,7 @@ struct PlaylistRouteTests {
         _ = try await fixture.handler.handle(.createChannel(config), channel: "ll", context: APIFixture.context())
         try await fixture.follower.catchUp()
         fixture.clock.set(60.6)  // segment 60 in progress, its parts 0 and 1 have ended
-        try await fixture.test { [fixture] client in
+        try await fixture.test { client in
             let full = try await client.get("/channels/ll/720p.m3u8")
             #expect(full.status == .ok && full.text.contains(#"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="https://cdn.example/720p/seg60.2.m4s""#))
             // Part 1 of segment 60 exists: answered at once with the current playlist (which may have changed since that
@@ -166,7 +166,7 @@ struct PlaylistRouteTests {
         try await fixture.follower.catchUp()
         // Past the moment the channel's creation takes effect.
         fixture.clock.set(61)
-        try await fixture.test { [fixture] client in
+        try await fixture.test { client in
             let answer = try await client.get("/channels/later/720p.m3u8")
             #expect(answer.status == .serviceUnavailable)
             #expect(answer.error?.message.hasPrefix("channel later has not started") == true)
@@ -182,7 +182,7 @@ struct PlaylistRouteTests {
                 asset: .pod([PodAsset(uri: "https://ads.example/a.m3u8", durationMilliseconds: 10_000), PodAsset(uri: "https://ads.example/b.m3u8", durationMilliseconds: 10_000)]))),
             channel: "demo", context: APIFixture.context())
         try await fixture.follower.catchUp()
-        try await fixture.test { [fixture] client in
+        try await fixture.test { client in
             let list = try await client.get("/channels/demo/breaks/pod-1/assets.json?_HLS_primary_id=x&_HLS_start_offset=3")
             #expect(list.status == .ok && list.headers[.contentType] == "application/json" && list.headers[.cacheControl] == "no-cache")
             let assets = try #require(list.json["ASSETS"] as? [[String: Any]])

@@ -229,7 +229,7 @@ struct PostgresOnlyTests {
         defer { appender.close() }
         let before = try #require(Int64(try await connection.query("SELECT head FROM cueline_watermark()").scalar() ?? ""))
         try await appender.query("BEGIN")
-        let moved = try #require(Int64(try await appender.query("UPDATE cueline_log_head SET position = position RETURNING position").scalar() ?? ""))
+        _ = try #require(Int64(try await appender.query("UPDATE cueline_log_head SET position = position RETURNING position").scalar() ?? ""))
         let started = ContinuousClock.now
         async let watermark = connection.query("SELECT head FROM cueline_watermark()").scalar()
         try await Task.sleep(for: .milliseconds(300))

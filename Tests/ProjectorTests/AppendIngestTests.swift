@@ -17,19 +17,19 @@ struct AppendIngestTests {
         var readCount: Int { lock.withLock { reads } }
         private func counted() { lock.withLock { reads += 1 } }
 
-        func append(_ request: AppendRequest) async throws -> AppendResult { try await inner.append(request) }
-        func previousResult(of request: AppendRequest) async throws -> AppendResult? { try await inner.previousResult(of: request) }
+        func append(_ request: AppendRequest) async throws -> AppendResult { try inner.append(request) }
+        func previousResult(of request: AppendRequest) async throws -> AppendResult? { try inner.previousResult(of: request) }
         func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
             counted()
-            return try await inner.readStream(channel, after: version, limit: limit)
+            return inner.readStream(channel, after: version, limit: limit)
         }
         func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent] {
             counted()
-            return try await inner.read(after: position, through: head, limit: limit)
+            return inner.read(after: position, through: head, limit: limit)
         }
-        func version(of channel: ChannelID) async throws -> Int64 { try await inner.version(of: channel) }
-        func headPosition() async throws -> Int64 { try await inner.headPosition() }
-        func watermark() async throws -> Watermark { try await inner.watermark() }
+        func version(of channel: ChannelID) async throws -> Int64 { inner.version(of: channel) }
+        func headPosition() async throws -> Int64 { inner.headPosition() }
+        func watermark() async throws -> Watermark { inner.watermark() }
     }
 
     /// A store that counts reads, a follower on it, and a handler deciding on the follower's state (as `cueline serve`).

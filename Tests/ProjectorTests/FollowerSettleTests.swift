@@ -18,7 +18,7 @@ struct FollowerSettleTests {
         var version: Int64 = 0
         func append(_ event: ScheduleEvent, decidedAt: Timestamp) async throws {
             let encoded = EventCodec.encode(event)
-            _ = try await store.append(AppendRequest(
+            _ = try store.append(AppendRequest(
                 channel: "demo", expectedVersion: .exactly(version),
                 events: [NewEvent(type: encoded.type, schemaVersion: encoded.schemaVersion, payload: encoded.payload)],
                 command: CommandMetadata(commandID: "c\(version)", request: "\(version)", actor: "op", source: "test", decidedAt: decidedAt)))

@@ -18,18 +18,18 @@ struct LatenessTests {
         let unreachable = Mutex(false)
         /// While true the watermark read neither answers nor fails: the database's host gone, the socket still open.
         let hanging = Mutex(false)
-        func append(_ request: AppendRequest) async throws -> AppendResult { try await inner.append(request) }
-        func previousResult(of request: AppendRequest) async throws -> AppendResult? { try await inner.previousResult(of: request) }
-        func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent] { try await inner.read(after: position, through: head, limit: limit) }
+        func append(_ request: AppendRequest) async throws -> AppendResult { try inner.append(request) }
+        func previousResult(of request: AppendRequest) async throws -> AppendResult? { try inner.previousResult(of: request) }
+        func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent] { inner.read(after: position, through: head, limit: limit) }
         func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
-            try await inner.readStream(channel, after: version, limit: limit)
+            inner.readStream(channel, after: version, limit: limit)
         }
-        func version(of channel: ChannelID) async throws -> Int64 { try await inner.version(of: channel) }
-        func headPosition() async throws -> Int64 { try await inner.headPosition() }
+        func version(of channel: ChannelID) async throws -> Int64 { inner.version(of: channel) }
+        func headPosition() async throws -> Int64 { inner.headPosition() }
         func watermark() async throws -> Watermark {
             if unreachable.withLock({ $0 }) { throw StoreError.unavailable("the test's database is down") }
             while hanging.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
-            return Watermark(head: try await inner.headPosition(), knownUntil: knownUntil.withLock { $0 })
+            return Watermark(head: inner.headPosition(), knownUntil: knownUntil.withLock { $0 })
         }
     }
 

@@ -16,7 +16,7 @@ struct UnreadableEventTests {
     func skipped(type: String, schemaVersion: Int, payload: String) async throws {
         let store = InMemoryEventStore()
         let (handler, clock) = try await channelWithBreak(store)
-        _ = try await store.append(AppendRequest(
+        _ = try store.append(AppendRequest(
             channel: "demo", expectedVersion: .exactly(2), events: [NewEvent(type: type, schemaVersion: schemaVersion, payload: payload)],
             command: CommandMetadata(commandID: "odd", request: "odd", actor: "op", source: "test", decidedAt: epoch.adding(milliseconds: 61_000))))
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
@@ -36,7 +36,7 @@ struct UnreadableEventTests {
         let events = try await Replay.events("demo", from: store)
         #expect(events.map(\.version) == [1, 2, 4])
         #expect(try Replay.playlist("demo", events, at: served.tick, rendition: "720p", multivariant: false) == served.text)
-        let (_, unreadable) = ChannelLoader.decodeReadable(try await store.readStream("demo", after: 0, limit: 10))
+        let (_, unreadable) = ChannelLoader.decodeReadable(store.readStream("demo", after: 0, limit: 10))
         #expect(unreadable.map(\.0.version) == [3])
     }
 }

@@ -32,7 +32,7 @@ struct UpgradeTests {
         _ = try await handler.handle(.cancelCurrentEvent, channel: "demo", context: context())
         clock.set(110)
         _ = try await handler.handle(.cancelBreak(id: "brk-2"), channel: "demo", context: context())
-        let history = try await memory.readStream("demo", after: 0, limit: 100)
+        let history = memory.readStream("demo", after: 0, limit: 100)
         let before = try render(try await Replay.events("demo", from: memory))
 
         // Written into a database as builds before migration 0010 wrote it (positions from the log head, which that

@@ -25,7 +25,7 @@ public final class ServerProcess: @unchecked Sendable {
         environment["DATABASE_URL"] = databaseURL
         process.environment = environment
         logFile = FileManager.default.temporaryDirectory.appendingPathComponent("cueline-serve-\(port).log")
-        FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
         let handle = try FileHandle(forWritingTo: logFile)
         process.standardOutput = handle
         process.standardError = handle

@@ -89,8 +89,9 @@ final class ConnectionTracker: @unchecked Sendable {
         let text = "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nContent-Type: application/json\r\n"
             + (retryAfter.map { "Retry-After: \($0)\r\n" } ?? "")
             + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(NIOAny(IOData.byteBuffer(ByteBuffer(string: text)))).whenComplete { _ in
-            context.close(promise: nil)
+            bound.value.close(promise: nil)
         }
     }
 }

@@ -115,7 +115,7 @@ public struct PostgresRefusalStore: RefusalStore {
     }
 
     public func recordRefusal(_ refusal: Refusal) async throws {
-        try await StoreErrors.map {
+        _ = try await StoreErrors.map {
             try await pool.withConnection { connection in
                 // Dated by the database clock (Migrations/0005): the service role cannot backdate a refusal.
                 try await connection.query(
