@@ -2,7 +2,8 @@
 # Starvation check (issue 34): no client class starves another. Five attacks, one after the other, each while an
 # unrelated channel's playlist is fetched from a new connection every 50 ms (>= 99 % 200, p99 < 100 ms) and, where
 # the attack has one, another tenant's reads or commands are measured (scripts/starvation.py states the bounds):
-#   held      4,200 connections from one address holding LL-HLS blocking reloads, reconnecting when refused
+#   held      1,100 connections from one address holding LL-HLS blocking reloads on a server capped at 1,000,
+#             asking again when refused (the report's 4,200 over 4,096: STARVATION_HELD=4200 STARVATION_HELD_CAP=4096)
 #   bodies    320 connections sending request bodies at one byte a second, on a server capped at 300 connections
 #   schedule  8 loops of a viewer reading the schedule of a channel holding $STARVATION_BREAKS future breaks
 #   audit     6 loops of one token's as-run reads of that channel; another tenant's as-run reads must be answered
@@ -57,7 +58,15 @@ failed=0
 for attack in "${attacks[@]}"; do
     log "attack: $attack ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
     case $attack in
-        held) args=(--target ll --connections ${STARVATION_HELD:-4200}) ;;
+        held)
+            # A server of its own whose cap the attack exceeds, as 4,200 exceeded the default 4,096 in the report;
+            # at the default scale the attack's own answers take the debug build's two cores (STARVATION_HELD_CAP=4096
+            # STARVATION_HELD=4200 runs it).
+            held_port=$(free_port $((port + 2)))
+            "$CUELINE" serve --port "$held_port" --max-connections "${STARVATION_HELD_CAP:-1000}" >>"$SCRATCH/serve-held.log" 2>&1 &
+            BACKGROUND_PIDS+=("$!")
+            wait_http "http://127.0.0.1:$held_port/channels/ll/720p.m3u8" 30 || die "the held-reload server did not start"
+            args=(--target ll --connections "${STARVATION_HELD:-1100}") ;;
         bodies)
             # A server of its own, capped at 300 connections, as in the report.
             bodies_port=$(free_port $((port + 1)))
@@ -72,6 +81,7 @@ for attack in "${attacks[@]}"; do
     esac
     target_port=$port
     [ "$attack" = bodies ] && target_port=$bodies_port
+    [ "$attack" = held ] && target_port=$held_port
     if ! python3 scripts/starvation.py --attack "$attack" --port "$target_port" "${args[@]}"; then
         log "FAIL: $attack"
         failed=1

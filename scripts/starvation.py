@@ -44,8 +44,8 @@ async def request(host, port, raw, timeout=5.0):
                 length = int(line.split(b":", 1)[1])
         body = await asyncio.wait_for(reader.readexactly(length), timeout) if length else b""
         return status, time.monotonic() - started, body, connected
-    except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError, IndexError):
-        return 0, time.monotonic() - started, b"", None
+    except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError, IndexError) as error:
+        return 0, time.monotonic() - started, repr(error).encode(), None
     finally:
         if writer:
             writer.close()
@@ -228,6 +228,9 @@ async def main():
         lock.wait(timeout=30)
 
     result["playlists"] = summary(playlists)
+    failed = [f"{s[0]} after {s[1]:.3f} s: {s[2][:160]!r}" for s in playlists if s[0] != 200][:3]
+    if failed:
+        result["playlist_failures"] = failed
     problems = []
     # Under held reloads the server is busy with the attack's own answers: 1,000 clients holding reloads from one
     # address, all within their share, already take the debug build's two cores (p99 0.5 s), so the bound there is that

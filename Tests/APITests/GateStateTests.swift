@@ -51,6 +51,28 @@ struct GateStateTests {
         #expect(Self.admitted(gate.admit(address: "10.0.0.5")) != nil)
     }
 
+    @Test("a connection whose first request is on its way is closed to make room only once none is idle between requests")
+    func freshConnectionsLast() throws {
+        var gate = GateState(limits: Self.limits(connections: 3))
+        let served = try #require(Self.admitted(gate.admit(address: "10.0.0.1")))
+        gate.setBusy(served, true)
+        gate.setBusy(served, false)  // answered: idle between requests
+        let player = try #require(Self.admitted(gate.admit(address: "10.0.0.2")))
+        let third = try #require(Self.admitted(gate.admit(address: "10.0.0.3")))
+        gate.setBusy(third, true)
+        // The new connection takes the keep-alive one's place, though the player's is older.
+        do {
+            let result = gate.admit(address: "10.0.0.4")
+            guard case .admittedClosing(_, victim: served) = result else { Issue.record("\(result)"); return }
+        }
+        #expect(gate.kind(of: player) == .fresh)
+        // With none idle between requests, the oldest fresh one goes (a slowloris cannot hold its place for good).
+        do {
+            let result = gate.admit(address: "10.0.0.5")
+            guard case .admittedClosing(_, victim: player) = result else { Issue.record("\(result)"); return }
+        }
+    }
+
     @Test("held reloads: an address past its share is refused, the instance past its share answers its oldest held one")
     func heldShares() throws {
         var gate = GateState(limits: Self.limits(connections: 20, held: 3, heldPerAddress: 2))

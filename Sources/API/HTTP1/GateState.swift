@@ -4,8 +4,10 @@ import NIOCore
 /// it under a lock and carries out the actions it returns (closing, answering); the tests drive it alone.
 ///
 /// Capacity is reserved by class, so that no class of client starves another of connections:
-/// - at the cap, a new connection takes the place of the connection idle the longest (between requests, or still
-///   sending its request head); with none idle, of the oldest held blocking reload (answered 503, then closed);
+/// - at the cap, a new connection takes the place of the connection idle the longest between two requests; with none,
+///   of the oldest connection that has not sent a whole first request yet (a slowloris); with none, of the oldest held
+///   blocking reload (answered 503, then closed). A player's new connection, whose request is on its way, is so not
+///   closed for the churn of connections that come back between their own requests;
 /// - held blocking reloads (LL-HLS) and request bodies still arriving are each capped in total and per client
 ///   address, below the connection cap. Past a per-address cap the new request is refused (503); past a total cap
 ///   a new blocking reload takes the place of the oldest held one (answered 503), a new body is refused (503).
@@ -37,7 +39,9 @@ struct GateState {
     }
 
     enum Class: Equatable {
-        /// No request in progress: may be closed to make room.
+        /// Admitted, its first request not in yet: may be closed to make room once no `idle` one is left.
+        case fresh
+        /// No request in progress, between two: may be closed to make room.
         case idle
         /// A request is being answered.
         case busy
@@ -49,7 +53,7 @@ struct GateState {
 
     private struct Entry {
         var address: Substring
-        var kind: Class = .idle
+        var kind: Class = .fresh
         /// The generation of its place in `idleOrder` or `heldOrder`, for the lazy removal of stale places.
         var generation: UInt64 = 0
     }
@@ -60,6 +64,7 @@ struct GateState {
     /// Connections in the order they became idle, and held reloads in the order they began; places that are stale
     /// (the connection changed class since, or closed) are skipped lazily.
     private var idleOrder = CircularBuffer<(id: UInt64, generation: UInt64)>()
+    private var freshOrder = CircularBuffer<(id: UInt64, generation: UInt64)>()
     private var heldOrder = CircularBuffer<(id: UInt64, generation: UInt64)>()
     private var generation: UInt64 = 0
     private var held = 0
@@ -84,7 +89,7 @@ struct GateState {
     mutating func admit(address: Substring) -> Admission {
         var admission = Admission.admitted(0)
         if entries.count >= limits.connections {
-            if let oldest = oldest(.idle) {
+            if let oldest = oldest(.idle) ?? oldest(.fresh) {
                 remove(oldest)
                 admission = .admittedClosing(0, victim: oldest)
             } else if let oldest = oldest(.holding) {
@@ -98,7 +103,7 @@ struct GateState {
         nextID += 1
         entries[id] = Entry(address: address)
         peak = max(peak, entries.count)
-        mark(id, .idle)
+        mark(id, .fresh)
         switch admission {
         case .admittedClosing(_, let victim): return .admittedClosing(id, victim: victim)
         case .admittedEvictingHeld(_, let victim): return .admittedEvictingHeld(id, victim: victim)
@@ -111,7 +116,7 @@ struct GateState {
     mutating func setBusy(_ id: UInt64, _ busy: Bool) {
         guard let entry = entries[id] else { return }
         switch (entry.kind, busy) {
-        case (.idle, true): mark(id, .busy)
+        case (.idle, true), (.fresh, true): mark(id, .busy)
         case (.busy, false): mark(id, .idle)
         default: break
         }
@@ -175,6 +180,9 @@ struct GateState {
             idleOrder.append((id, generation))
             // Keep the queues proportional to the connections: every request adds a place.
             if idleOrder.count > 2 * entries.count + 1024 { idleOrder = compacted(idleOrder, .idle) }
+        case .fresh:
+            freshOrder.append((id, generation))
+            if freshOrder.count > 2 * entries.count + 1024 { freshOrder = compacted(freshOrder, .fresh) }
         case .holding:
             held += 1
             heldBy[address, default: 0] += 1
@@ -198,7 +206,7 @@ struct GateState {
         case .receiving:
             receiving -= 1
             Self.decrement(&receivingBy, entry.address)
-        case .idle, .busy:
+        case .idle, .fresh, .busy:
             break
         }
         entries[id]!.kind = .busy
@@ -209,10 +217,20 @@ struct GateState {
         counts[key] = left > 0 ? left : nil
     }
 
-    /// The connection longest in `kind` (idle or holding), its place taken off the order.
+    /// The connection longest in `kind` (idle, fresh or holding), its place taken off the order.
     private mutating func oldest(_ kind: Class) -> UInt64? {
-        while let first = kind == .idle ? idleOrder.first : heldOrder.first {
-            if kind == .idle { idleOrder.removeFirst() } else { heldOrder.removeFirst() }
+        switch kind {
+        case .idle: return Self.take(&idleOrder, kind, entries)
+        case .fresh: return Self.take(&freshOrder, kind, entries)
+        case .holding: return Self.take(&heldOrder, kind, entries)
+        case .busy, .receiving: return nil
+        }
+    }
+
+    private static func take(
+        _ order: inout CircularBuffer<(id: UInt64, generation: UInt64)>, _ kind: Class, _ entries: [UInt64: Entry]
+    ) -> UInt64? {
+        while let first = order.popFirst() {
             if let entry = entries[first.id], entry.kind == kind, entry.generation == first.generation { return first.id }
         }
         return nil
