@@ -46,7 +46,7 @@ struct AuditController {
                 stillAuthorized: caller.recheck(.read(channel: channel)))
         }
         let store = store
-        return try await auditReads.run { try await Self.eventPage(channel, after: after, limit: limit, from: store) }
+        return try await auditReads.run(caller: context.auditCaller, channel: channel) { try await Self.eventPage(channel, after: after, limit: limit, from: store) }
     }
 
     @Sendable func replay(_ request: Request, context: APIRequestContext) async throws -> Response {
@@ -75,7 +75,7 @@ struct AuditController {
         }
         let store = store
         // Reads and folds the log from its latest checkpoint in effect at `at` (migration 0007): one of the audit reads.
-        return try await auditReads.run {
+        return try await auditReads.run(caller: context.auditCaller, channel: channel) {
             do {
                 let text = try await Replay.playlist(channel, store: store, at: at, rendition: rendition, multivariant: multivariant, skip: skip)
                 var response = Responses.playlist(text, maxAge: 31_536_000)
@@ -106,7 +106,7 @@ struct AuditController {
         }
         guard follower.state(of: channel) != nil else { throw APIError(.unknownChannel(channel)) }
         let now = follower.clock()
-        return try await auditReads.run { [store] in
+        return try await auditReads.run(caller: context.auditCaller, channel: channel) { [store] in
             // The follower holds the hot schedule (aired breaks leave it): the report folds every break from the log.
             let entries = AsRun.entries(state: try await ChannelLoader.load(channel, from: store), from: from, to: to, at: now)
             if csv { return Responses.text(AsRun.csv(entries), contentType: "text/csv") }
