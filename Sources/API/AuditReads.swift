@@ -2,56 +2,60 @@ import Dispatch
 import Foundation
 import Hummingbird
 import Metrics
+import Schedule
 import Synchronization
 
-/// The expensive audit reads (`GET …/replay`, `…/as-run`, JSON pages of `…/events`): each may read and fold a whole
-/// channel's log, so a few clients repeating them could otherwise hold every thread of the cooperative pool (the
-/// public playlists wait behind them) and the memory of as many copies of the log.
+/// The expensive audit reads (`GET …/replay`, `…/as-run`, JSON pages of `…/events` and `…/refusals`, schedule pages
+/// beyond the first 100 breaks): each may read and fold a whole channel's log, so a few clients repeating them could
+/// otherwise hold every thread of the cooperative pool (the public playlists wait behind them) and the memory of as
+/// many copies of the log.
 ///
-/// - At most ``running`` run at once on this instance, and ``queued`` more wait their turn; beyond that the answer is
-///   503 with `Retry-After` at once, without reading anything.
+/// - At most ``running`` run at once on this instance. The others wait in line fairly (``AuditReadQueue``): per caller
+///   (its token, else its client address), then per channel, so one caller's backlog never makes another caller's
+///   first read wait behind it or be refused. A caller with ``waitingPerCaller`` reads waiting has its next one
+///   refused; beyond ``waiting`` in all, a newcomer takes the place of the newest read of the caller with the most
+///   waiting. A refused read is answered 503 with `Retry-After` at once, without reading anything.
 /// - They run on a dispatch queue of their own (a task executor preference: reading, decoding, folding, rendering
 ///   and encoding alike), never on the cooperative pool, so the playlists keep its threads.
 /// - Once none is running, the memory they freed is given back to the operating system (`malloc_trim`), at most once
 ///   a second, instead of the process staying at the peak.
 public final class AuditReads: Sendable {
-    /// Why a read was not started.
-    struct Busy: Error {
-        var running: Int
-        var queued: Int
-
-        /// 503 with `Retry-After`.
-        var error: APIError {
-            APIError(
-                .unavailable,
-                "this instance is already running \(running) audit reads (replay, as-run, event and refusal pages) with \(queued) waiting, its limit; retry after a few seconds"
-            ).with(.retryAfter, "2")
-        }
+    /// How a waiting read's wait ended.
+    private enum Turn: Sendable {
+        case granted
+        case refused(AuditReadQueue.Refusal)
+        case cancelled
     }
 
     private struct State {
-        var running = 0
-        var waiters: [(id: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
-        /// Reads admitted to wait: counted when admitted, before their continuation is in `waiters`, so two reads
-        /// arriving together cannot both take the last place.
-        var waiting = 0
+        var queue: AuditReadQueue
+        /// The waiting reads' continuations, by id: a read is in the queue exactly while its continuation is here
+        /// (both change under one lock).
+        var waiting: [UInt64: CheckedContinuation<Turn, Never>] = [:]
         var nextID: UInt64 = 0
         var lastTrim = ContinuousClock.now
     }
 
     let running: Int
-    let queued: Int
-    private let state = Mutex(State())
+    let waitingPerCaller: Int
+    let waiting: Int
+    private let state: Mutex<State>
     private let queue: DispatchQueue
     private let executor: QueueExecutor
     private let refused = Counter(label: "cueline_audit_reads_refused_total")
 
     /// - Parameters:
     ///   - running: reads at once; by default 1 on a machine of up to 3 cores, else 2.
-    ///   - queued: reads waiting for a turn beyond those.
-    public init(running: Int = ProcessInfo.processInfo.activeProcessorCount <= 3 ? 1 : 2, queued: Int = 4) {
-        self.running = max(1, running)
-        self.queued = max(0, queued)
+    ///   - waitingPerCaller: reads of one caller (token, else client address) waiting for a turn beyond those.
+    ///   - waiting: reads waiting in all.
+    public init(
+        running: Int = ProcessInfo.processInfo.activeProcessorCount <= 3 ? 1 : 2, waitingPerCaller: Int = 2, waiting: Int = 16
+    ) {
+        let limits = AuditReadQueue.Limits(running: running, waitingPerCaller: waitingPerCaller, waiting: waiting)
+        self.running = limits.running
+        self.waitingPerCaller = limits.waitingPerCaller
+        self.waiting = limits.waiting
+        state = Mutex(State(queue: AuditReadQueue(limits)))
         queue = DispatchQueue(label: "cueline.audit-reads", qos: .utility, attributes: .concurrent)
         executor = QueueExecutor(queue: queue)
     }
@@ -70,78 +74,92 @@ public final class AuditReads: Sendable {
         }
     }
 
-    /// Runs `body` on the audit reads' own threads when a turn is free (waiting in the bounded queue for one).
+    /// Reads waiting for a turn now.
+    package var waitingNow: Int { state.withLock { $0.queue.waiting } }
+
+    /// Runs `body` on the audit reads' own threads when a turn is free (waiting in line for one).
     ///
-    /// - Throws: 503 (``Busy``) when the queue is full, without running `body`; what `body` throws.
-    func run(_ body: @Sendable () async throws -> Response) async throws -> Response {
-        guard await acquire() else {
+    /// - Parameters:
+    ///   - caller: who reads: `token NAME`, or `address A` (``APIRequestContext/auditCaller``).
+    ///   - channel: what it reads.
+    /// - Throws: 503 when the read is refused (its caller is over its share, the line is full, or a newcomer took its
+    ///   place), without running `body`; what `body` throws.
+    func run(caller: String, channel: ChannelID, _ body: @Sendable () async throws -> Response) async throws -> Response {
+        let key = AuditReadQueue.Key(caller: caller, channel: channel.rawValue)
+        switch await acquire(key) {
+        case .granted:
+            break
+        case .refused(let refusal):
             refused.increment()
-            throw Busy(running: running, queued: queued).error
+            throw error(refusal)
+        case .cancelled:
+            refused.increment()
+            throw CancellationError()
         }
-        defer { release() }
+        defer { release(key) }
         return try await withTaskExecutorPreference(executor) { try await body() }
     }
 
-    /// True when a turn was taken; false when the queue is full (or the task was cancelled while waiting).
-    private func acquire() async -> Bool {
-        enum Admission { case now, wait(UInt64), refuse }
-        let admission = state.withLock { state -> Admission in
-            if state.running < running {
-                state.running += 1
-                return .now
-            }
-            guard state.waiting < queued else { return .refuse }
-            state.waiting += 1
-            state.nextID += 1
-            return .wait(state.nextID)
+    /// 503 with `Retry-After`, saying why.
+    private func error(_ refusal: AuditReadQueue.Refusal) -> APIError {
+        let message: String
+        switch refusal {
+        case .callerFull(let caller, let waiting):
+            message = "\(caller) already has \(waiting) audit reads (replay, as-run, event, refusal and schedule pages) waiting on this instance, the most one caller may; wait for their answers, then retry"
+        case .instanceFull(let running, let waiting):
+            message = "this instance is already running \(running) audit reads (replay, as-run, event, refusal and schedule pages) with \(waiting) waiting, its limit; retry after a few seconds"
+        case .displaced(let caller):
+            message = "this audit read of \(caller) gave its place in line to another caller's first read (\(caller) has the most waiting); retry after a few seconds"
         }
-        switch admission {
-        case .now: return true
-        case .refuse: return false
-        case .wait(let id):
-            return await withTaskCancellationHandler {
-                await withCheckedContinuation { continuation in
-                    // Admitted to wait under the lock before this one: a read may have finished in between with
-                    // no one in line to hand its turn to. Then the turn is free: take it instead of waiting.
-                    let now = state.withLock { state -> Bool? in
-                        if Task.isCancelled {
-                            state.waiting -= 1
-                            return false
-                        }
-                        if state.running < running {
-                            state.waiting -= 1
-                            state.running += 1
-                            return true
-                        }
-                        state.waiters.append((id, continuation))
-                        return nil
+        return APIError(.unavailable, message).with(.retryAfter, "2")
+    }
+
+    private func acquire(_ key: AuditReadQueue.Key) async -> Turn {
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // Admitted and, when it waits, put in line with its continuation under one lock: a release that picks
+                // it always finds the continuation to resume.
+                let (now, displaced) = state.withLock { state -> (Turn?, CheckedContinuation<Turn, Never>?) in
+                    if Task.isCancelled { return (.cancelled, nil) }
+                    switch state.queue.admit(id, key) {
+                    case .run:
+                        return (.granted, nil)
+                    case .refuse(let refusal):
+                        return (.refused(refusal), nil)
+                    case .wait(let displacing):
+                        state.waiting[id] = continuation
+                        return (nil, displacing.flatMap { state.waiting.removeValue(forKey: $0) })
                     }
-                    if let now { continuation.resume(returning: now) }
                 }
-            } onCancel: {
-                let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-                    guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                    state.waiting -= 1
-                    return state.waiters.remove(at: index).continuation
-                }
-                waiter?.resume(returning: false)
+                displaced?.resume(returning: .refused(.displaced(caller: key.caller)))
+                if let now { continuation.resume(returning: now) }
             }
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Turn, Never>? in
+                guard state.queue.cancel(id) else { return nil }
+                return state.waiting.removeValue(forKey: id)
+            }
+            waiter?.resume(returning: .cancelled)
         }
     }
 
     /// Hands the turn to the next waiter (it stays counted as running), or frees it.
-    private func release() {
-        let (next, trim) = state.withLock { state -> (CheckedContinuation<Bool, Never>?, Bool) in
-            if !state.waiters.isEmpty {
-                state.waiting -= 1
-                return (state.waiters.removeFirst().continuation, false)
+    private func release(_ key: AuditReadQueue.Key) {
+        let (next, trim) = state.withLock { state -> (CheckedContinuation<Turn, Never>?, Bool) in
+            switch state.queue.release(key) {
+            case .handOver(let id):
+                return (state.waiting.removeValue(forKey: id), false)
+            case .free(let idle):
+                guard idle, ContinuousClock.now - state.lastTrim > .seconds(1) else { return (nil, false) }
+                state.lastTrim = .now
+                return (nil, true)
             }
-            state.running -= 1
-            guard state.running == 0, ContinuousClock.now - state.lastTrim > .seconds(1) else { return (nil, false) }
-            state.lastTrim = .now
-            return (nil, true)
         }
-        next?.resume(returning: true)
+        next?.resume(returning: .granted)
         if trim { queue.async { MemoryTrim.giveBack() } }
     }
 }

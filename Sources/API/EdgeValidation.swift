@@ -79,9 +79,25 @@ enum Edge {
         }
     }
 
-    /// Where a page of events starts (`Last-Event-ID`, else `after`, else 0) and how long it is (`limit`, held to
-    /// 1…1000). A value that is not a whole number, or a negative position, is a 422 naming it: silently reading
-    /// from 0 would resend a whole log to a client that asked for its tail.
+    /// The most events, refusals or breaks one page may ask for, and how many it gets when it names none.
+    static let pageLimits = (default: 100, maximum: 1000)
+
+    /// An optional `limit` query parameter: a whole number from 1 to `maximum`, else `defaultValue` when absent or empty.
+    ///
+    /// - Throws: 422 naming `limit` and its range otherwise (0 or 1001 are refused, not read as 1 or 1000: a client
+    ///   that asked for more than a page allows must learn it gets less).
+    static func limit(_ request: Request, default defaultValue: Int = pageLimits.default, maximum: Int = pageLimits.maximum) throws(APIError) -> Int {
+        let text = request.uri.queryParameters["limit"]?.trimmingCharacters(in: .whitespaces) ?? ""
+        guard !text.isEmpty else { return defaultValue }  // `limit=` names none, as it always has
+        guard let value = Int(text), (1...maximum).contains(value) else {
+            throw Refusal(field: "limit", reason: "must be a whole number from 1 to \(maximum)").error
+        }
+        return value
+    }
+
+    /// Where a page of events starts (`Last-Event-ID`, else `after`, else 0) and how long it is (`limit`, 1…1000, 100
+    /// by default). A value that is not a whole number, a negative position or a limit out of its range is a 422
+    /// naming it: silently reading from 0 would resend a whole log to a client that asked for its tail.
     static func eventPage(_ request: Request) throws(APIError) -> (after: Int64, limit: Int) {
         func number(_ text: Substring?, _ field: String) throws(APIError) -> Int64? {
             let trimmed = text?.trimmingCharacters(in: .whitespaces) ?? ""
@@ -93,8 +109,7 @@ enum Edge {
         }
         let lastEventID = try number(request.headers[.lastEventID].map { Substring($0) }, "Last-Event-ID")
         let after = try number(request.uri.queryParameters["after"], "after")
-        let limit = try number(request.uri.queryParameters["limit"], "limit")
-        return (lastEventID ?? after ?? 0, Int(min(1000, max(1, limit ?? 100))))
+        return (lastEventID ?? after ?? 0, try limit(request))
     }
 
     /// Who, why and the command id of a command: no control characters (libpq would cut them at a NUL, terminals

@@ -1,5 +1,6 @@
 import HLS
 import Schedule
+import Wire
 
 /// The OpenAPI 3.1 document of the HTTP API, served at `/openapi.json` and printed by `cueline openapi`.
 /// The checked-in `openapi.json` at the top of the repository is this text (a test keeps them identical):
@@ -11,7 +12,7 @@ public enum OpenAPIDocument {
   "info": {
     "title": "Cueline",
     "version": "1",
-    "description": "The break schedule of live HLS channels. Playlists, asset lists, health and metrics are public. Commands and JSON reads need a bearer token from `cueline token create` (roles: operator, automation, viewer), unless the server runs with --unauthenticated-commands. Durations and offsets are decimal seconds written as strings (\"30.000\"); instants are ISO 8601 in UTC with milliseconds. Errors are {\"error\": message, \"field\": name} with the field that is wrong when there is one. Limits (422 naming the field beyond them): ids \#(Identifier.pattern); instants \#(Limits.earliestInstant) … \#(Limits.latestInstant), a break start at most 7 days ahead; durations and `in` 0…86400 s, a break at most 3600 s; reason and attribute values at most \#(Limits.textBytes) bytes, actor and Idempotency-Key at most \#(Limits.labelBytes), URIs at most \#(Limits.uriBytes), none with control characters (C0, DEL, C1)."
+    "description": "The break schedule of live HLS channels. Playlists, asset lists, health and metrics are public. Commands and JSON reads need a bearer token from `cueline token create` (roles: operator, automation, viewer), unless the server runs with --unauthenticated-commands. Durations and offsets are decimal seconds written as strings (\"30.000\"); instants are ISO 8601 in UTC with milliseconds. Errors are {\"error\": message, \"field\": name} with the field that is wrong when there is one. Limits (422 naming the field beyond them): ids \#(Identifier.pattern); instants \#(Limits.earliestInstant) … \#(Limits.latestInstant), a break start at most 7 days ahead, at most \#(Limits.maximumFutureBreaks) breaks per channel that have not aired (409 beyond); durations and `in` 0…86400 s, a break at most 3600 s; reason and attribute values at most \#(Limits.textBytes) bytes, actor and Idempotency-Key at most \#(Limits.labelBytes), URIs at most \#(Limits.uriBytes), none with control characters (C0, DEL, C1)."
   },
   "servers": [{ "url": "http://127.0.0.1:8080" }],
   "components": {
@@ -106,7 +107,8 @@ public enum OpenAPIDocument {
         "type": "object",
         "properties": {
           "channel": { "$ref": "#/components/schemas/StoredIdentifier" }, "version": { "type": "integer" }, "live_edge": { "$ref": "#/components/schemas/Instant" },
-          "breaks": { "type": "array", "items": { "$ref": "#/components/schemas/Break" } }
+          "breaks": { "type": "array", "description": "in order of start, then of id", "items": { "$ref": "#/components/schemas/Break" } },
+          "next": { "type": "string", "description": "present when more breaks follow in the window asked for: the `after` of the next page (the start and id of this page's last break)", "examples": ["2026-11-22T20:15:30.000Z,brk-42"] }
         }
       },
       "Channel": {
@@ -123,10 +125,10 @@ public enum OpenAPIDocument {
       "Unauthorized": { "description": "No token, a malformed, unknown or revoked token, or (hooks) a bad signature or a timestamp outside the window.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
       "Forbidden": { "description": "The token's role, channels or command types do not allow this.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
       "NotFound": { "description": "Unknown channel, break or hook.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
-      "Conflict": { "description": "The channel changed first (If-Match), a race was lost (the break already ended or was cancelled), or the Idempotency-Key was used for another request.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
+      "Conflict": { "description": "The channel changed first (If-Match), a race was lost (the break already ended or was cancelled), the Idempotency-Key was used for another request, or the channel already holds \#(Limits.maximumFutureBreaks) breaks that have not aired (its limit; place_break only).", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
       "Invalid": { "description": "A field is missing or wrong; field names it.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
       "Unavailable": { "description": "The event log is unreachable; nothing was written. Retry with the same Idempotency-Key.", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
-      "AuditBusy": { "description": "This instance already runs its most audit reads (replay, as-run, JSON event pages: 1 or 2 at once, 4 waiting), or the event log is unreachable; retry after Retry-After seconds.", "headers": { "Retry-After": { "schema": { "type": "integer" } } }, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } }
+      "AuditBusy": { "description": "The audit read was not started (replay, as-run, JSON event and refusal pages, schedule pages of more than \#(SchedulePage.defaultLimit) breaks: 1 or 2 run at once per instance, the others wait in line fairly per caller, its token or else its client address, then per channel): its caller already has 2 waiting, or 16 wait in all and no caller holds more than its share, or another caller's first read took its place; or the event log is unreachable. Retry after Retry-After seconds.", "headers": { "Retry-After": { "schema": { "type": "integer" } } }, "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } }
     }
   },
   "paths": {
@@ -157,17 +159,21 @@ public enum OpenAPIDocument {
         "responses": { "200": { "description": "VOD playlist", "content": { "application/vnd.apple.mpegurl": {} } }, "404": { "$ref": "#/components/responses/NotFound" }, "502": { "description": "the asset's playlist cannot be read now" } } }
     },
     "/channels/{channel}/schedule": {
-      "get": { "summary": "Every break with its state and the fields a client-side scheduler needs", "security": [{ "token": [] }], "parameters": [{ "$ref": "#/components/parameters/channel" }],
-        "responses": { "200": { "description": "Schedule", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Schedule" } } } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" } } }
+      "get": { "summary": "The breaks the instance holds (from about 10 minutes back to every break still to air) with their state and the fields a client-side scheduler needs, a page at a time",
+        "description": "Breaks planned to start in [from, to), in order of start then id, after the cursor `after`: at most `limit` and at most \#(SchedulePage.maximumBytes / 1024 / 1024) MiB of breaks, so an answer is at most \#(SchedulePage.maximumBytes / 1024 / 1024) MiB and a few hundred bytes. `next` is present when more follow: the `after` of the next page. A page of up to \#(SchedulePage.defaultLimit) breaks is answered at once; a longer one is an audit read (503 with Retry-After when it cannot have a turn). A channel holds at most \#(Limits.maximumFutureBreaks) breaks that have not aired.",
+        "security": [{ "token": [] }],
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "from", "in": "query", "schema": { "$ref": "#/components/schemas/Instant" } }, { "name": "to", "in": "query", "description": "not before from", "schema": { "$ref": "#/components/schemas/Instant" } },
+          { "name": "after", "in": "query", "description": "the `next` of the page before", "schema": { "type": "string" } }, { "name": "limit", "in": "query", "description": "\#(SchedulePage.defaultLimit) by default; out of range is 422", "schema": { "type": "integer", "minimum": 1, "maximum": \#(SchedulePage.maximumLimit) } }],
+        "responses": { "200": { "description": "A page of the schedule", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Schedule" } } } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/AuditBusy" } } }
     },
     "/channels/{channel}/events": {
       "get": { "summary": "The channel's event log: a page by version, or a live Server-Sent Events stream", "description": "With Accept: text/event-stream (or ?stream=1): every event after `after` or Last-Event-ID, then each new one; `id` is the stream version, `event` the type, `data` the event JSON. A stream ends after 10 minutes; EventSource reconnects. Streams are limited per token (429) and per instance (503), both with Retry-After (serve --max-streams-per-token, --max-streams). A JSON page holds at most `limit` events and at most 1 MiB (a single larger event comes alone); `next` is the last version in it, the `after` of the next page. JSON pages are audit reads: 503 with Retry-After when the instance runs its most.",
         "security": [{ "token": [] }],
-        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "after", "in": "query", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }, { "name": "limit", "in": "query", "description": "0 reads as 1, above 1000 as 1000; not a whole number is 422", "schema": { "type": "integer", "minimum": 0 } }, { "name": "Last-Event-ID", "in": "header", "schema": { "type": "integer", "minimum": 0 } }],
+        "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "after", "in": "query", "schema": { "type": "integer", "minimum": 0, "maximum": 9223372036854775807 } }, { "name": "limit", "in": "query", "description": "100 by default; out of range, or not a whole number, is 422", "schema": { "type": "integer", "minimum": 1, "maximum": 1000 } }, { "name": "Last-Event-ID", "in": "header", "schema": { "type": "integer", "minimum": 0 } }],
         "responses": { "200": { "description": "A page, or the stream", "content": {
             "application/json": { "schema": { "type": "object", "properties": { "channel": { "$ref": "#/components/schemas/StoredIdentifier" }, "events": { "type": "array", "items": { "$ref": "#/components/schemas/Event" } }, "next": { "type": "integer" } } } },
             "text/event-stream": { "schema": { "type": "string" } } } },
-          "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" },
+          "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "422": { "$ref": "#/components/responses/Invalid" },
           "429": { "description": "The token already has its most event streams open; retry after Retry-After seconds", "headers": { "Retry-After": { "schema": { "type": "integer" } } } },
           "503": { "description": "The instance serves its most event streams or audit reads (or the log is unreachable); retry after Retry-After seconds", "headers": { "Retry-After": { "schema": { "type": "integer" } } } } } }
     },

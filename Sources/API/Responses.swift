@@ -151,7 +151,11 @@ func encodeJSON(_ value: some Encodable) -> Data {
 }
 
 func jsonResponse(_ value: some Encodable) -> Response {
-    let data = encodeJSON(value)
+    jsonResponse(encoded: encodeJSON(value))
+}
+
+/// A JSON answer of bytes already encoded as the wire's.
+func jsonResponse(encoded data: Data) -> Response {
     var headers = HTTPFields()
     headers[.contentType] = "application/json"
     headers[.cacheControl] = "no-cache"

@@ -67,6 +67,9 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
             }
         }
         guard start >= liveEdge, start >= config.epoch else { throw .startBehindLiveEdge(start: start, liveEdge: liveEdge) }
+        guard state.countsFewerFutureBreaks(than: Limits.maximumFutureBreaks, liveEdge: liveEdge, now: now) else {
+            throw .tooManyFutureBreaks(channel: state.channel, limit: Limits.maximumFutureBreaks)
+        }
         try validateAsset(request.asset)
         // Durations as the media has them (within a tolerance; refused beyond it), where the assets could be read.
         let (planned, asset, media) = try BreakMedia.reconcile(
@@ -160,6 +163,20 @@ private func breakToEnd(_ id: BreakID, state: ChannelState, liveEdge: Timestamp,
     }
     guard liveEdge < current.end else { throw .alreadyEnded(id: id, end: current.end) }
     return current
+}
+
+extension ChannelState {
+    /// Whether fewer than `limit` breaks have yet to air at `liveEdge` (scheduled: not cancelled, not reached by the
+    /// live edge). Stops counting at `limit`, so a log that already holds many more costs no more than the limit.
+    func countsFewerFutureBreaks(than limit: Int, liveEdge: Timestamp, now: Timestamp) -> Bool {
+        var count = 0
+        for item in breaks[firstIndex(startingAtOrAfter: liveEdge)...]
+        where item.phase(liveEdge: liveEdge) == .scheduled && !isRetired(item, now: now) {
+            count += 1
+            if count >= limit { return false }
+        }
+        return true
+    }
 }
 
 extension BreakState {

@@ -20,6 +20,8 @@ public enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
     case alreadyCancelled(id: BreakID)
     case nothingOnAir(channel: ChannelID, liveEdge: Timestamp)
     case renditionsChangeIncompatible(String)
+    /// The channel already holds `limit` breaks that have not aired (``Limits/maximumFutureBreaks``).
+    case tooManyFutureBreaks(channel: ChannelID, limit: Int)
 
     /// The request field the error is about, for HTTP 422 bodies.
     public var field: String? {
@@ -69,6 +71,9 @@ public enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
             return "no break is on air on channel \(channel) at the live edge \(liveEdge)"
         case .renditionsChangeIncompatible(let reason):
             return "renditions: \(reason)"
+        case .tooManyFutureBreaks(let channel, let limit):
+            return "channel \(channel) already has \(limit) breaks that have not aired, the limit of future breaks per channel; "
+                + "cancel one with `cueline break cancel`, or place this one once some have aired"
         }
     }
 }

@@ -69,17 +69,28 @@ public struct BreakView: Codable, Sendable, Hashable {
     }
 }
 
-/// `GET /channels/{channel}/schedule` and `cueline schedule --json`, from the database or through the API alike.
+/// `GET /channels/{channel}/schedule` (a page of it: ``SchedulePage``) and `cueline schedule --json`, from the
+/// database or through the API alike.
 public struct ScheduleView: Codable, Sendable, Hashable {
     public var channel: ChannelID
     public var version: Int64
     public var liveEdge: Timestamp
+    /// In order of start, then of id.
     public var breaks: [BreakView]
+    /// A page that does not hold every break asked for: the ``ScheduleCursor`` of its last break, the `after` of the
+    /// next page. Absent on the last page (and on a whole schedule).
+    public var next: String?
 
+    /// The whole schedule.
     public init(state: ChannelState, liveEdge: Timestamp) {
-        channel = state.channel
-        version = state.version
+        self.init(channel: state.channel, version: state.version, liveEdge: liveEdge, breaks: state.breaks.map { BreakView($0, liveEdge: liveEdge) })
+    }
+
+    public init(channel: ChannelID, version: Int64, liveEdge: Timestamp, breaks: [BreakView], next: String? = nil) {
+        self.channel = channel
+        self.version = version
         self.liveEdge = liveEdge
-        breaks = state.breaks.map { BreakView($0, liveEdge: liveEdge) }
+        self.breaks = breaks
+        self.next = next
     }
 }

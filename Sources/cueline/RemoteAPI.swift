@@ -101,9 +101,26 @@ struct RemoteAPI {
         return try Self.decode(CommandResponse.self, answer)
     }
 
-    /// `GET /channels/{channel}/schedule`.
+    /// `GET /channels/{channel}/schedule`, every page of it (following `next`): the whole schedule, as the database
+    /// path reads it. Pages of the default size, which the server answers at once, never queued among audit reads.
     func schedule(_ channel: ChannelID) async throws -> ScheduleView {
-        let answer = try await send("GET", "/channels/\(channel)/schedule")
+        var view = try await schedulePage(channel, after: nil)
+        var next = view.next
+        while let after = next {
+            let page = try await schedulePage(channel, after: after)
+            view.breaks += page.breaks
+            // A cursor only moves forward; one that does not would be a server fault, not a reason to loop.
+            next = page.next == after ? nil : page.next
+        }
+        view.next = nil
+        return view
+    }
+
+    /// One page of `GET /channels/{channel}/schedule` after the cursor `after`.
+    func schedulePage(_ channel: ChannelID, after: String?) async throws -> ScheduleView {
+        // A cursor is an instant and an id: only its '+' (none is written) and ',' could need escaping; escape all.
+        let query = after.map { "?after=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
+        let answer = try await send("GET", "/channels/\(channel)/schedule" + query)
         guard answer.status == 200 else { throw Self.failure(answer) }
         return try Self.decode(ScheduleView.self, answer)
     }

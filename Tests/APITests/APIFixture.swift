@@ -59,6 +59,8 @@ final class SwitchableStore: EventStore {
     let down = Mutex(false)
     /// Awaited by every `readStream` while set: a test holds an audit read in progress with it.
     let beforeReadStream = Mutex<(@Sendable () async -> Void)?>(nil)
+    /// The channel of every `readStream`, in the order they came in (before `beforeReadStream` holds them).
+    let streamReads = Mutex<[ChannelID]>([])
 
     func append(_ request: AppendRequest) async throws -> AppendResult {
         if down.withLock({ $0 }) { throw StoreError.unavailable("connection refused") }
@@ -67,6 +69,7 @@ final class SwitchableStore: EventStore {
     func previousResult(of request: AppendRequest) async throws -> AppendResult? { try base.previousResult(of: request) }
     func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent] { base.read(after: position, through: head, limit: limit) }
     func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
+        streamReads.withLock { $0.append(channel) }
         if let wait = beforeReadStream.withLock({ $0 }) { await wait() }
         return base.readStream(channel, after: version, limit: limit)
     }

@@ -1,4 +1,5 @@
 import API
+import Schedule
 import Foundation
 import HTTPTypes
 import Synchronization
@@ -60,11 +61,11 @@ final class ReadGate: Sendable {
 
 @Suite("Audit reads beyond their limit: 503 with Retry-After, in process")
 struct AuditReadsBusyTests {
-    /// One replay held in its read of the log with `AuditReads(running: 1, queued:)`: `queued + 1` more audit reads
-    /// sent at once leave exactly one refused at once (the others wait their turn); while they wait, replay, as-run
-    /// and an event page are each refused without reading the log. Opened, the held read and the waiting ones
-    /// answer 200, and a new one runs.
-    @Test("503 with Retry-After: 2 naming the limit beyond running + queued; the held and waiting reads then answer 200", arguments: [0, 1])
+    /// One replay held in its read of the log with `AuditReads(running: 1, waitingPerCaller: queued)`: `queued + 1`
+    /// more audit reads of the same token sent at once leave exactly one refused at once (the others wait their turn);
+    /// while they wait, replay, as-run and an event page of that token are each refused without reading the log.
+    /// Opened, the held read and the waiting ones answer 200, and a new one runs.
+    @Test("503 with Retry-After: 2 naming the caller's limit beyond running + its waiting; the held and waiting reads then answer 200", arguments: [0, 1])
     func busy(queued: Int) async throws {
         let fixture = try await AuditRouteTests.withBreak()
         let served = try fixture.follower.mediaPlaylist("demo", rendition: "720p")
@@ -72,7 +73,7 @@ struct AuditReadsBusyTests {
         let gate = ReadGate()
         fixture.store.beforeReadStream.withLock { $0 = { await gate.pass() } }
         let message =
-            "this instance is already running 1 audit reads (replay, as-run, event and refusal pages) with \(queued) waiting, its limit; retry after a few seconds"
+            "token wall already has \(queued) audit reads (replay, as-run, event, refusal and schedule pages) waiting on this instance, the most one caller may; wait for their answers, then retry"
         // Only a bound, never the synchronisation: a broken limit would otherwise leave the test waiting for a refusal.
         let timeout = Task {
             try await Task.sleep(for: .seconds(20))
@@ -80,7 +81,7 @@ struct AuditReadsBusyTests {
         }
         defer { timeout.cancel() }
 
-        try await fixture.test(auditReads: AuditReads(running: 1, queued: queued)) { [fixture] client in
+        try await fixture.test(auditReads: AuditReads(running: 1, waitingPerCaller: queued)) { [fixture] client in
             let wall = fixture.auth("wall")
             try await withThrowingTaskGroup(of: (String, TestResponse).self) { group in
                 group.addTask { ("held", try await client.get(replay, wall)) }
@@ -97,7 +98,7 @@ struct AuditReadsBusyTests {
                 #expect(refused.headers[.retryAfter] == "2")
                 #expect(refused.error?.message == message)
 
-                // The queue is full: each kind of audit read is refused at once, without reading the log.
+                // The caller's place in line is full: each kind of audit read is refused at once, without reading the log.
                 for uri in [replay, "/channels/demo/as-run", "/channels/demo/events", "/channels/demo/as-run?format=csv"] {
                     let answer = try await client.get(uri, wall)
                     #expect(answer.status == .serviceUnavailable && answer.headers[.retryAfter] == "2", "\(uri): \(answer.status)")
@@ -116,6 +117,74 @@ struct AuditReadsBusyTests {
             }
             let again = try await client.get(replay, wall)
             #expect(again.status == .ok && again.text == served.text)
+        }
+    }
+
+    /// Issue 34, defect 5: one token's loops of audit reads gave every read of another token 503. Token wall holds
+    /// the one turn (a replay held in its read of the log), has 2 reads of channel side waiting and 3 more refused;
+    /// token desk's first read (channel news) waits, is not refused, and is the next to read the log once the turn is
+    /// free, before wall's waiting reads.
+    @Test("one token's backlog: another token's first read is neither refused nor served after that backlog")
+    func fairPerCaller() async throws {
+        let fixture = try await AuditRouteTests.withBreak()
+        for id in ["news", "side"] {
+            _ = try await fixture.handler.handle(.createChannel(APIFixture.config(id)), channel: ChannelID(id)!, context: APIFixture.context())
+        }
+        try await fixture.follower.catchUp()
+        let served = try fixture.follower.mediaPlaylist("demo", rendition: "720p")
+        let replay = "/channels/demo/replay?at=\(served.tick.iso8601)&rendition=720p"
+        let gate = ReadGate()
+        fixture.store.streamReads.withLock { $0 = [] }  // the commands' own reads above
+        fixture.store.beforeReadStream.withLock { $0 = { await gate.pass() } }
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(20))
+            gate.open()
+        }
+        defer { timeout.cancel() }
+        let reads = AuditReads(running: 1, waitingPerCaller: 2, waiting: 16)
+
+        try await fixture.test(auditReads: reads) { [fixture] client in
+            let wall = fixture.auth("wall")
+            try await withThrowingTaskGroup(of: (String, TestResponse).self) { group in
+                group.addTask { ("held", try await client.get(replay, wall)) }
+                await gate.waitForEntered(1)
+                for index in 0..<2 {
+                    group.addTask { ("wall \(index)", try await client.get("/channels/side/events", wall)) }
+                }
+                try await Self.waitUntil { reads.waitingNow == 2 }
+                for uri in ["/channels/side/events", "/channels/news/as-run", replay] {
+                    let refused = try await client.get(uri, wall)
+                    #expect(refused.status == .serviceUnavailable && refused.headers[.retryAfter] == "2", "\(uri): \(refused.status)")
+                    #expect(refused.error?.message.hasPrefix("token wall already has 2 audit reads") == true, "\(refused.text)")
+                }
+                group.addTask { ("desk", try await client.get("/channels/news/events", fixture.auth("desk"))) }
+                try await Self.waitUntil { reads.waitingNow == 3 }
+                #expect(fixture.store.streamReads.withLock { $0 } == ["demo"], "only the held replay read the log")
+
+                gate.open()
+                var answered: [String: TestResponse] = [:]
+                for try await (name, answer) in group { answered[name] = answer }
+                #expect(answered.keys.sorted() == ["desk", "held", "wall 0", "wall 1"])
+                for (name, answer) in answered {
+                    #expect(answer.status == .ok, "\(name): \(answer.status) \(answer.text)")
+                }
+                let order = fixture.store.streamReads.withLock { $0 }
+                let desk = try #require(order.firstIndex(of: "news"), "\(order)")
+                let backlog = try #require(order.firstIndex(of: "side"), "\(order)")
+                #expect(desk < backlog, "desk's first read before wall's backlog: \(order)")
+            }
+        }
+    }
+
+    /// Polls `condition` every millisecond, for at most 10 s.
+    static func waitUntil(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("timed out waiting")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(1))
         }
     }
 }

@@ -57,6 +57,19 @@ struct AuditRouteTests {
         }
     }
 
+    @Test("GET events: a limit out of 1…1000 is 422 naming limit and the range, not read as 1 or 1000", arguments: ["0", "1001", "-1", "99999999999999999999"])
+    func eventLimitOutOfRange(limit: String) async throws {
+        let fixture = try await Self.withBreak()
+        try await fixture.test { [fixture] client in
+            let answer = try await client.get("/channels/demo/events?limit=\(limit)", fixture.auth("wall"))
+            #expect(answer.status == .unprocessableContent, "\(answer.text)")
+            #expect(answer.error?.field == "limit" && answer.error?.message == "limit must be a whole number from 1 to 1000")
+            for fine in ["1", "1000", ""] {
+                #expect(try await client.get("/channels/demo/events?limit=\(fine)", fixture.auth("wall")).status == .ok, "limit=\(fine)")
+            }
+        }
+    }
+
     /// The live event stream of demo for token wall, whole: the token is revoked 300 ms in, which ends it.
     static func streamUntilRevoked(_ fixture: APIFixture, _ client: RouterClient, _ extra: HTTPFields = [:]) async throws -> TestResponse {
         let tokens = fixture.tokens

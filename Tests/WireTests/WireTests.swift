@@ -120,6 +120,7 @@ struct WireTests {
         item.cancelledAt = epoch
         item.cancelledHow = .cancelBreak
         view.breaks = [item]
+        view.next = "\(item.startDate.iso8601),\(item.id)"
         return view
     }
 

@@ -36,6 +36,26 @@ export async function getJSONWithDate(path) {
   return { body, date: Date.parse(response.headers.get('Date') || '') };
 }
 
+/// GET …/schedule, every page of it (following `next`, at most 50 pages of 100): the schedule as one answer, with the
+/// first page's `Date`. Pages of the default size are answered at once, never queued among the audit reads.
+export async function getScheduleWithDate(channel) {
+  const path = `/channels/${encodeURIComponent(channel)}/schedule`;
+  const first = await getJSONWithDate(path);
+  const schedule = first.body;
+  let next = schedule.next;
+  for (let pages = 1; next && pages < 50; pages += 1) {
+    const page = await getJSON(`${path}?after=${encodeURIComponent(next)}`);
+    schedule.breaks.push(...page.breaks);
+    next = page.next === next ? undefined : page.next;
+  }
+  delete schedule.next;
+  return { body: schedule, date: first.date };
+}
+
+export async function getSchedule(channel) {
+  return (await getScheduleWithDate(channel)).body;
+}
+
 /// POST …/commands with an Idempotency-Key (a retry of the same submission reuses it) and If-Match on the version
 /// the operator was looking at.
 export async function sendCommand(channel, command, { version, key }) {

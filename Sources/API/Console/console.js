@@ -1,5 +1,5 @@
 // The Cueline operator console: overview, channel timeline, commands, live updates, player pane.
-import { session, getJSON, getJSONWithDate, sendCommand, APIError, EventStream } from '/console/api.js';
+import { session, getJSON, getSchedule, getScheduleWithDate, sendCommand, APIError, EventStream } from '/console/api.js';
 import { ZOOMS, renderTimeline, clock, seconds, breakFields } from '/console/timeline.js';
 // Every text from the server (ids, actors, reasons, error and refusal texts, notes) reaches the page through
 // printable(): control, bidi and invisible characters shown as `\u{202E}`, as the CLI prints them.
@@ -174,7 +174,7 @@ async function overviewRound() {
   const rows = await Promise.all(channels.map(async (c, index) => {
     if (index >= OVERVIEW_LIVE_ROWS) return { c, error: new Error(`not followed here (the first ${OVERVIEW_LIVE_ROWS} channels are); open the channel`) };
     try {
-      const { body, date } = await getJSONWithDate(`/channels/${c.id}/schedule`);
+      const { body, date } = await getScheduleWithDate(c.id);
       return { c, schedule: body, serverDate: date };
     } catch (error) {
       return { c, error };
@@ -311,7 +311,7 @@ function scheduleRefresh() {
 
 async function refreshChannel() {
   const id = app.channel;
-  const schedule = await getJSON(`/channels/${id}/schedule`);
+  const schedule = await getSchedule(id);
   if (app.view !== 'channel' || app.channel !== id) return;
   // An older answer overtaken by a newer one (a poll and a stream refresh in flight together): never go back.
   if (app.schedule && (schedule.version < app.schedule.version

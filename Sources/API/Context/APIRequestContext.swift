@@ -1,6 +1,7 @@
 import EventStore
 import HLS
 import Hummingbird
+import NIOCore
 import Projector
 import Schedule
 
@@ -11,10 +12,20 @@ public struct APIRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Who is calling; nil on the public routes (playlists, health, hooks), which no authenticator runs for.
     var identity: Caller?
+    /// The connection the request came on, for its client address (asked only by the few routes that need it).
+    let connection: any Channel
 
     public init(source: Source) {
         coreContext = .init(source: source)
         identity = nil
+        connection = source.channel
+    }
+
+    /// Who an audit read belongs to, for its fair share of the audit-read line (``AuditReads``): the token's name,
+    /// else (open mode) the client address this connection comes from (a proxy's, behind one).
+    var auditCaller: String {
+        if let token = identity?.token { return "token \(token.name)" }
+        return "address \(connection.remoteAddress?.ipAddress ?? "unknown")"
     }
 
     /// The caller, once it may do `access`.

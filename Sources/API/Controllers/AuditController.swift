@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import Projector
 import Schedule
+import Wire
 
 /// What a channel holds and held: the schedule, the log (a JSON page or a live Server-Sent Events stream), an exact
 /// replay of any playlist served, and the as-run report. Every route reads one channel, so the caller must be
@@ -23,14 +24,41 @@ struct AuditController {
         group.get("/channels/{channel}/as-run", use: asRun)
     }
 
+    /// A page of the schedule (``SchedulePage``): the breaks starting in [`from`, `to`) after the cursor `after`,
+    /// at most `limit` (100 by default, 1000 at most) and 1 MiB of them, with `next` when more follow. A page of up to
+    /// the default 100 breaks is a binary search and the encoding of those breaks in memory: it runs at once. A longer
+    /// one waits its turn among the audit reads.
     @Sendable func schedule(_ request: Request, context: APIRequestContext) async throws -> Response {
         let channel = try context.storedChannelID()
         _ = try context.caller(for: .read(channel: channel))
-        guard let state = follower.state(of: channel), let config = state.config else {
-            throw APIError(.unknownChannel(channel))
+        let window = try Self.scheduleWindow(request)
+        guard follower.state(of: channel)?.config != nil else { throw APIError(.unknownChannel(channel)) }
+        // The state when the page's turn comes (a queued one may wait a while).
+        let follower = follower
+        @Sendable func page() throws -> Response {
+            guard let state = follower.state(of: channel), let config = state.config else { throw APIError(.unknownChannel(channel)) }
+            let liveEdge = Timeline(config).liveEdge(at: follower.clock())
+            return jsonResponse(encoded: SchedulePage(state: state, liveEdge: liveEdge, window: window).json)
         }
-        let liveEdge = Timeline(config).liveEdge(at: follower.clock())
-        return jsonResponse(ScheduleView(state: state, liveEdge: liveEdge))
+        guard window.limit > SchedulePage.defaultLimit else { return try page() }
+        return try await auditReads.run(caller: context.auditCaller, channel: channel) { try page() }
+    }
+
+    /// `from`, `to`, `after` and `limit` of a schedule page; 422 naming the one that is wrong.
+    static func scheduleWindow(_ request: Request) throws(APIError) -> SchedulePage.Window {
+        let from = try Edge.instant(request, "from")
+        let to = try Edge.instant(request, "to")
+        if let from, let to, to < from {
+            throw APIError.invalid("to", "must not be before from (\(from.iso8601))")
+        }
+        let after = try request.uri.queryParameters["after"].map { text throws(APIError) in
+            guard let cursor = ScheduleCursor(String(text)) else {
+                throw APIError.invalid("after", "must be the next of an earlier page (an instant and a break id: 2026-03-01T20:15:00.000Z,brk-42)")
+            }
+            return cursor
+        }
+        let limit = try Edge.limit(request, default: SchedulePage.defaultLimit, maximum: SchedulePage.maximumLimit)
+        return SchedulePage.Window(from: from, to: to, after: after, limit: limit)
     }
 
     /// A JSON page of the log, or, with `Accept: text/event-stream` (or `?stream`), a live stream of it.
@@ -46,7 +74,7 @@ struct AuditController {
                 stillAuthorized: caller.recheck(.read(channel: channel)))
         }
         let store = store
-        return try await auditReads.run { try await Self.eventPage(channel, after: after, limit: limit, from: store) }
+        return try await auditReads.run(caller: context.auditCaller, channel: channel) { try await Self.eventPage(channel, after: after, limit: limit, from: store) }
     }
 
     @Sendable func replay(_ request: Request, context: APIRequestContext) async throws -> Response {
@@ -75,7 +103,7 @@ struct AuditController {
         }
         let store = store
         // Reads and folds the log from its latest checkpoint in effect at `at` (migration 0007): one of the audit reads.
-        return try await auditReads.run {
+        return try await auditReads.run(caller: context.auditCaller, channel: channel) {
             do {
                 let text = try await Replay.playlist(channel, store: store, at: at, rendition: rendition, multivariant: multivariant, skip: skip)
                 var response = Responses.playlist(text, maxAge: 31_536_000)
@@ -106,7 +134,7 @@ struct AuditController {
         }
         guard follower.state(of: channel) != nil else { throw APIError(.unknownChannel(channel)) }
         let now = follower.clock()
-        return try await auditReads.run { [store] in
+        return try await auditReads.run(caller: context.auditCaller, channel: channel) { [store] in
             // The follower holds the hot schedule (aired breaks leave it): the report folds every break from the log.
             let entries = AsRun.entries(state: try await ChannelLoader.load(channel, from: store), from: from, to: to, at: now)
             if csv { return Responses.text(AsRun.csv(entries), contentType: "text/csv") }

@@ -41,7 +41,7 @@ struct RefusalController {
         guard follower.state(of: channel) != nil else { throw APIError(.unknownChannel(channel)) }
         guard let refusals else { return jsonResponse(RefusalPage(channel: channel, breakId: breakID, refusals: [], next: nil)) }
         let filter = breakID
-        return try await auditReads.run {
+        return try await auditReads.run(caller: context.auditCaller, channel: channel) {
             let batch: RefusalBatch
             do {
                 batch = try await refusals.refusals(of: channel, breakID: filter, after: after, limit: limit)

@@ -105,7 +105,7 @@ extension ErrorCategory {
         switch error {
         case .refused(let refusal):
             switch refusal {
-            case .alreadyLimited, .alreadyCancelled, .breakIDReused, .channelExists: self = .conflict
+            case .alreadyLimited, .alreadyCancelled, .breakIDReused, .channelExists, .tooManyFutureBreaks: self = .conflict
             case .unknownChannel, .unknownBreak: self = .notFound
             default: self = .invalid
             }

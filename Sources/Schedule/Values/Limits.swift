@@ -17,6 +17,10 @@ public enum Limits {
     public static let maximumBreakMilliseconds: Int64 = 3_600_000
     /// The most assets in one pod.
     public static let maximumPodAssets = 100
+    /// The most breaks a channel may hold that have not aired yet (scheduled, not cancelled): a break beyond it is
+    /// refused (``ScheduleError/tooManyFutureBreaks(channel:limit:)``). Every read of the schedule and every check of
+    /// a new break walks them. Decided on new commands only: a log that already holds more still folds.
+    public static let maximumFutureBreaks = 1000
 
     /// Reasons and client attribute values, in UTF-8 bytes.
     public static let textBytes = 1024
