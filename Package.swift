@@ -10,7 +10,8 @@ let package = Package(
     dependencies: [
         // Without its ConfigurationSupport trait (swift-configuration readers, not used here): less to build on 2 cores.
         // 2.28.1, the release this was built with, declares the traits (an older one may not).
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(
+            url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
@@ -114,10 +115,13 @@ let package = Package(
             path: "Benchmarks/ReplayBenchmarks"),
         .executableTarget(
             name: "cueline-scale-bench",
-            dependencies: ["HLS", "Schedule", "Projector", "EventStore", .product(name: "Metrics", package: "swift-metrics")],
+            dependencies: [
+                "HLS", "Schedule", "Projector", "EventStore", .product(name: "Metrics", package: "swift-metrics"),
+            ],
             path: "Benchmarks/ScaleBenchmarks"),
         .executableTarget(
-            name: "cueline-retention-bench", dependencies: ["HLS", "Schedule", "Projector"], path: "Benchmarks/RetentionBenchmarks"),
+            name: "cueline-retention-bench", dependencies: ["HLS", "Schedule", "Projector"],
+            path: "Benchmarks/RetentionBenchmarks"),
         .executableTarget(
             name: "cueline-append-floor",
             dependencies: ["Postgres", .product(name: "Hummingbird", package: "hummingbird")],
@@ -125,8 +129,11 @@ let package = Package(
         .testTarget(name: "HLSTests", dependencies: ["HLS", "TestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS"], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["EventStore", "Postgres", "HLS"], path: "Tests/TestSupport"),
-        .testTarget(name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "Schedule", "HLS", "TestSupport"]),
-        .testTarget(name: "ProjectorTests", dependencies: ["Projector", "Schedule", "EventStore", "Postgres", "HLS", "TestSupport"]),
+        .testTarget(
+            name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "Schedule", "HLS", "TestSupport"]),
+        .testTarget(
+            name: "ProjectorTests",
+            dependencies: ["Projector", "Schedule", "EventStore", "Postgres", "HLS", "TestSupport"]),
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "API", "Schedule", "HLS"]),
         // The HTTP API in process (RouterClient: requests handed to the router, no socket) over the in-memory stores.

@@ -59,6 +59,9 @@ else
     [ "$e2e_status" -eq 0 ] || die "the end-to-end suites failed (exit $e2e_status; their output is just above)"
 fi
 
+log "checking the Swift sources' format (.swift-format; fix with: swift format format -r -i Sources Tests Benchmarks Package.swift)"
+swift format lint --strict -r Sources Tests Benchmarks Package.swift
+
 log "checking the module graph in docs/architecture.md against Package.swift"
 python3 scripts/check-layout.py
 log "checking the links and the paths named in the Markdown pages"
@@ -69,7 +72,7 @@ scripts/check-sql-functions.sh
 log "checking deploy/ (systemd unit, YAML, container build command)"
 scripts/check-deploy.sh "$CUELINE_BIN"
 
-log "fault scenarios: two instances, SIGKILL mid-break, database outage, a database host gone silent, slow commits on a saturated machine, floods, misbehaving asset servers"
+log "fault scenarios: two instances, SIGKILL mid-break, database outage, a database host gone silent, slow commits on a saturated machine, floods, misbehaving asset servers, one client class starving another"
 scripts/fault-two-instances.sh
 scripts/fault-kill9.sh
 scripts/fault-db-down.sh
@@ -77,6 +80,7 @@ scripts/fault-db-silent.sh
 scripts/fault-slow-commits.sh
 scripts/fault-flood.sh
 scripts/fault-slow-assets.sh
+scripts/fault-starvation.sh
 
 log "fuzzing the HTTP surface for 60 s (scripts/fuzz-http.sh --seconds 600 for a longer run)"
 scripts/fuzz-http.sh --seconds 60

@@ -11,7 +11,7 @@ import Hummingbird
 import Postgres
 
 guard CommandLine.arguments.count == 2, let port = Int(CommandLine.arguments[1]),
-      let url = ProcessInfo.processInfo.environment["DATABASE_URL"]
+    let url = ProcessInfo.processInfo.environment["DATABASE_URL"]
 else {
     FileHandle.standardError.write(Data("usage: DATABASE_URL=... cueline-append-floor PORT\n".utf8))
     exit(2)
@@ -32,5 +32,6 @@ router.post("/empty") { request, _ -> HTTPResponse.Status in
     _ = try await request.body.collect(upTo: 64 * 1024)
     return .created
 }
-let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "floor"))
+let app = Application(
+    router: router, configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "floor"))
 try await app.runService()

@@ -17,14 +17,22 @@ func dateRanges() -> [DateRange] {
     let start1 = epoch.adding(milliseconds: 103 * 6000)
     let start2 = epoch.adding(milliseconds: 112 * 6000)
     return [
-        DateRange(id: "brk-1", classAttribute: interstitial, startDate: start1, plannedDuration: DecimalNumber(milliseconds: 30_000),
-                  assetURI: "https://ads.example.com/pods/brk-1/master.m3u8?_HLS_interstitial_id=brk-1", snap: [.out, .in], restrict: [.skip, .jump]),
-        DateRange(id: "brk-1", classAttribute: interstitial, startDate: start1, duration: DecimalNumber(milliseconds: 12_000),
-                  playoutLimit: DecimalNumber(milliseconds: 12_000)),
-        DateRange(id: "brk-2", classAttribute: interstitial, startDate: start2, plannedDuration: DecimalNumber(milliseconds: 60_000),
-                  assetList: "https://cueline.example.com/channels/demo/breaks/brk-2/assets.json?_HLS_interstitial_id=brk-2"),
-        DateRange(id: "promo-7", classAttribute: "com.example.promo", startDate: start2.adding(milliseconds: 30_000),
-                  duration: DecimalNumber(milliseconds: 10_000), clientAttributes: [ClientAttribute(name: "X-COM-EXAMPLE-ID", value: .string("promo-7"))]),
+        DateRange(
+            id: "brk-1", classAttribute: interstitial, startDate: start1,
+            plannedDuration: DecimalNumber(milliseconds: 30_000),
+            assetURI: "https://ads.example.com/pods/brk-1/master.m3u8?_HLS_interstitial_id=brk-1", snap: [.out, .in],
+            restrict: [.skip, .jump]),
+        DateRange(
+            id: "brk-1", classAttribute: interstitial, startDate: start1, duration: DecimalNumber(milliseconds: 12_000),
+            playoutLimit: DecimalNumber(milliseconds: 12_000)),
+        DateRange(
+            id: "brk-2", classAttribute: interstitial, startDate: start2,
+            plannedDuration: DecimalNumber(milliseconds: 60_000),
+            assetList: "https://cueline.example.com/channels/demo/breaks/brk-2/assets.json?_HLS_interstitial_id=brk-2"),
+        DateRange(
+            id: "promo-7", classAttribute: "com.example.promo", startDate: start2.adding(milliseconds: 30_000),
+            duration: DecimalNumber(milliseconds: 10_000),
+            clientAttributes: [ClientAttribute(name: "X-COM-EXAMPLE-ID", value: .string("promo-7"))]),
     ]
 }
 
@@ -35,8 +43,9 @@ func playlist(rendition: String, segments count: Int = 10) -> MediaPlaylist {
         if n == 103 { tags += ranges[0...1].map { .dateRange($0) } }
         return Segment(duration: DecimalNumber(milliseconds: 6000), uri: "\(rendition)/seg\(n).ts", tags: tags)
     }
-    return MediaPlaylist(version: 3, targetDuration: 6, mediaSequence: 100, segments: segments,
-                         trailingTags: ranges[2...3].map { .dateRange($0) })
+    return MediaPlaylist(
+        version: 3, targetDuration: 6, mediaSequence: 100, segments: segments,
+        trailingTags: ranges[2...3].map { .dateRange($0) })
 }
 
 /// The baseline: same bytes, built the naive way.
@@ -44,7 +53,9 @@ func naiveRender(_ p: MediaPlaylist) -> String {
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
     formatter.timeZone = TimeZone(identifier: "UTC")
-    func date(_ t: Timestamp) -> String { formatter.string(from: Date(timeIntervalSince1970: Double(t.milliseconds) / 1000)) }
+    func date(_ t: Timestamp) -> String {
+        formatter.string(from: Date(timeIntervalSince1970: Double(t.milliseconds) / 1000))
+    }
     func seconds(_ d: DecimalNumber) -> String { String(format: "%.3f", Double(d.milliseconds) / 1000) }
     func range(_ r: DateRange) -> String {
         var attrs: [String] = ["ID=\"\(r.id)\""]
@@ -60,7 +71,8 @@ func naiveRender(_ p: MediaPlaylist) -> String {
         for a in r.clientAttributes { if case .string(let v) = a.value { attrs.append("\(a.name)=\"\(v)\"") } }
         return "#EXT-X-DATERANGE:" + attrs.joined(separator: ",") + "\n"
     }
-    var out = "#EXTM3U\n#EXT-X-VERSION:\(p.version!)\n#EXT-X-TARGETDURATION:\(p.targetDuration)\n#EXT-X-MEDIA-SEQUENCE:\(p.mediaSequence)\n"
+    var out =
+        "#EXTM3U\n#EXT-X-VERSION:\(p.version!)\n#EXT-X-TARGETDURATION:\(p.targetDuration)\n#EXT-X-MEDIA-SEQUENCE:\(p.mediaSequence)\n"
     for s in p.segments {
         for t in s.tags {
             switch t {
@@ -95,7 +107,9 @@ if let index = CommandLine.arguments.firstIndex(of: "--seconds"), index + 1 < Co
 // `--profile N`: only render the 10-segment playlist for N seconds (to run under `perf record`).
 if let index = CommandLine.arguments.firstIndex(of: "--profile"), index + 1 < CommandLine.arguments.count {
     let one = playlist(rendition: "720p", segments: Int(ProcessInfo.processInfo.environment["SEGMENTS"] ?? "") ?? 10)
-    let rate = measure(seconds: Double(CommandLine.arguments[index + 1]) ?? 5) { (try! PlaylistRenderer.renderBytes(one)).count }
+    let rate = measure(seconds: Double(CommandLine.arguments[index + 1]) ?? 5) {
+        (try! PlaylistRenderer.renderBytes(one)).count
+    }
     print(String(format: "%.0f ns per render", 1e9 / rate.perSecond))
     exit(0)
 }
@@ -124,7 +138,8 @@ func nanoseconds(seconds: Double, _ body: () -> Int) -> Double {
 
 func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    return sorted.count % 2 == 1
+        ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
 
 /// Renders `playlist` and copies its bytes line by line (the baseline: the least any renderer must do), in alternating
@@ -167,13 +182,19 @@ func measureRenderAgainstCopy(_ name: String, _ playlist: MediaPlaylist, seconds
         allocations(iterations: 1000, body).map { String(format: "%.1f", $0) } ?? "n/a"
     }
     print("  \(name) (\(total) bytes)")
-    print(String(format: "    String:  copy %7.0f ns   render %7.0f ns   ratio %5.2f   allocations: copy %@, render %@",
-                 median(samples[0]), median(samples[1]), stringRatio, count(copyString), count(renderString)))
-    print(String(format: "    [UInt8]: copy %7.0f ns   render %7.0f ns   ratio %5.2f   allocations: copy %@, render %@",
-                 median(samples[2]), median(samples[3]), bytesRatio, count(copyBytes), count(renderBytes)))
+    print(
+        String(
+            format: "    String:  copy %7.0f ns   render %7.0f ns   ratio %5.2f   allocations: copy %@, render %@",
+            median(samples[0]), median(samples[1]), stringRatio, count(copyString), count(renderString)))
+    print(
+        String(
+            format: "    [UInt8]: copy %7.0f ns   render %7.0f ns   ratio %5.2f   allocations: copy %@, render %@",
+            median(samples[2]), median(samples[3]), bytesRatio, count(copyBytes), count(renderBytes)))
 }
 
-print("render: one media playlist vs copying its bytes line by line (medians of 7 alternating rounds; ratio = median of per-round ratios)")
+print(
+    "render: one media playlist vs copying its bytes line by line (medians of 7 alternating rounds; ratio = median of per-round ratios)"
+)
 measureRenderAgainstCopy("10 segments, 4 date ranges", playlist(rendition: "720p"), seconds: seconds)
 measureRenderAgainstCopy("100 segments, 4 date ranges", playlist(rendition: "720p", segments: 100), seconds: seconds)
 
@@ -192,17 +213,27 @@ func builderChannel() throws -> (ChannelConfig, ChannelState) {
     func apply(_ command: ScheduleCommand, at time: Timestamp) throws {
         for event in try decide(command, state: state, now: time) {
             version += 1
-            state.apply(RecordedScheduleEvent(event: event, version: version, position: version, attribution: Attribution(at: time, actor: "bench", source: "bench")))
+            state.apply(
+                RecordedScheduleEvent(
+                    event: event, version: version, position: version,
+                    attribution: Attribution(at: time, actor: "bench", source: "bench")))
         }
     }
     try apply(.createChannel(config), at: epoch)
     let starts: [Int64] = [103, 106, 112, 116]
     for (index, segment) in starts.enumerated() {
         let start = epoch.adding(milliseconds: segment * 6000)
-        let asset: BreakAsset = index == 2 ? .list("https://ads.example.com/pods/\(index).json") : .uri("https://ads.example.com/\(index)/master.m3u8")
-        try apply(.placeBreak(PlaceBreak(id: BreakID("brk-\(index)")!, start: .at(start), plannedDurationMilliseconds: 12_000, asset: asset)), at: start.adding(milliseconds: -60_000))
+        let asset: BreakAsset =
+            index == 2
+            ? .list("https://ads.example.com/pods/\(index).json") : .uri("https://ads.example.com/\(index)/master.m3u8")
+        try apply(
+            .placeBreak(
+                PlaceBreak(
+                    id: BreakID("brk-\(index)")!, start: .at(start), plannedDurationMilliseconds: 12_000, asset: asset)),
+            at: start.adding(milliseconds: -60_000))
     }
-    try apply(.setPlayoutLimit(id: "brk-0", limitMilliseconds: 8_000), at: epoch.adding(milliseconds: 103 * 6000 + 7_000))
+    try apply(
+        .setPlayoutLimit(id: "brk-0", limitMilliseconds: 8_000), at: epoch.adding(milliseconds: 103 * 6000 + 7_000))
     return (config, state)
 }
 
@@ -210,9 +241,13 @@ func measureBuilderAgainstCopy(seconds: Double) throws {
     let (config, state) = try builderChannel()
     let tick = epoch.adding(milliseconds: 110 * 6000)
     let rendition = config.renditions[0]
-    let build = { () -> [UInt8] in try! PlaylistRenderer.renderBytes(PlaylistBuilder.mediaPlaylist(config: config, state: state, rendition: rendition, at: tick)!) }
+    let build = { () -> [UInt8] in
+        try! PlaylistRenderer.renderBytes(
+            PlaylistBuilder.mediaPlaylist(config: config, state: state, rendition: rendition, at: tick)!)
+    }
     let bytes = build()
-    let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast().map { Array(($0 + "\n").utf8) }
+    let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        .dropLast().map { Array(($0 + "\n").utf8) }
     precondition(lines.joined().elementsEqual(bytes))
     let ranges = String(decoding: bytes, as: UTF8.self).components(separatedBy: "#EXT-X-DATERANGE").count - 1
     precondition(ranges >= 4)
@@ -231,8 +266,13 @@ func measureBuilderAgainstCopy(seconds: Double) throws {
     }
     let ratio = median(zip(samples[1], samples[0]).map { $0 / $1 })
     let count = allocations(iterations: 1000, builderAndRender).map { String(format: "%.1f", $0) } ?? "n/a"
-    print("builder + renderer: one media playlist per tick, 10 segments, \(ranges) date ranges of 4 breaks (\(bytes.count) bytes)")
-    print(String(format: "    [UInt8]: copy %7.0f ns   builder + render %7.0f ns   ratio %5.2f   allocations: build + render %@",
-                 median(samples[0]), median(samples[1]), ratio, count))
+    print(
+        "builder + renderer: one media playlist per tick, 10 segments, \(ranges) date ranges of 4 breaks (\(bytes.count) bytes)"
+    )
+    print(
+        String(
+            format:
+                "    [UInt8]: copy %7.0f ns   builder + render %7.0f ns   ratio %5.2f   allocations: build + render %@",
+            median(samples[0]), median(samples[1]), ratio, count))
 }
 try measureBuilderAgainstCopy(seconds: seconds)

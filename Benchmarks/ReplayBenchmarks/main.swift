@@ -18,21 +18,27 @@ import Schedule
 let epoch = Timestamp(iso8601: "2026-03-01T00:00:00Z")!
 let day: Int64 = 86_400_000
 
-func log(breaks: Int, channel: ChannelID = "bench", days: Int64 = 1, tentative: Bool = false) throws -> [RecordedScheduleEvent] {
+func log(breaks: Int, channel: ChannelID = "bench", days: Int64 = 1, tentative: Bool = false) throws
+    -> [RecordedScheduleEvent]
+{
     var state = ChannelState(channel: channel, retention: .window)
     var events: [RecordedScheduleEvent] = []
     var version: Int64 = 0
     func apply(_ command: ScheduleCommand, at time: Timestamp) throws {
         for event in try decide(command, state: state, now: time) {
             version += 1
-            let recorded = RecordedScheduleEvent(event: event, version: version, position: version, attribution: Attribution(at: time, actor: "bench", source: "bench"))
+            let recorded = RecordedScheduleEvent(
+                event: event, version: version, position: version,
+                attribution: Attribution(at: time, actor: "bench", source: "bench"))
             state = evolve(state, recorded)
             events.append(recorded)
         }
     }
     let config = ChannelConfig(
         id: channel, segmentDurationMilliseconds: 2000, windowSegments: 10, epoch: epoch,
-        renditions: ["1080p", "720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "\($0)/seg{n}.ts") },
+        renditions: ["1080p", "720p", "360p"].map {
+            RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "\($0)/seg{n}.ts")
+        },
         publicBaseURL: "http://127.0.0.1:8080")
     try apply(.createChannel(config), at: epoch)
     let spacing = days * day / Int64(breaks)
@@ -43,16 +49,34 @@ func log(breaks: Int, channel: ChannelID = "bench", days: Int64 = 1, tentative: 
             // break placed ahead and cancelled (3 events a break).
             if index % 2 == 0 {
                 let ahead = start.adding(milliseconds: spacing / 2)
-                try apply(.placeBreak(PlaceBreak(id: BreakID("t\(index)")!, start: .at(ahead), plannedDurationMilliseconds: 30_000, asset: .uri("https://ads.example.com/t\(index).m3u8"))), at: start.adding(milliseconds: -50_000))
+                try apply(
+                    .placeBreak(
+                        PlaceBreak(
+                            id: BreakID("t\(index)")!, start: .at(ahead), plannedDurationMilliseconds: 30_000,
+                            asset: .uri("https://ads.example.com/t\(index).m3u8"))),
+                    at: start.adding(milliseconds: -50_000))
                 try apply(.cancelBreak(id: BreakID("t\(index)")!), at: start.adding(milliseconds: -40_000))
             }
-            try apply(.placeBreak(PlaceBreak(id: BreakID("b\(index)")!, start: .at(start), plannedDurationMilliseconds: min(90_000, spacing / 2), asset: .uri("https://ads.example.com/\(index).m3u8"))), at: start.adding(milliseconds: -30_000))
-            try apply(.setPlayoutLimit(id: BreakID("b\(index)")!, limitMilliseconds: 25_000), at: start.adding(milliseconds: 20_500))
+            try apply(
+                .placeBreak(
+                    PlaceBreak(
+                        id: BreakID("b\(index)")!, start: .at(start),
+                        plannedDurationMilliseconds: min(90_000, spacing / 2),
+                        asset: .uri("https://ads.example.com/\(index).m3u8"))), at: start.adding(milliseconds: -30_000))
+            try apply(
+                .setPlayoutLimit(id: BreakID("b\(index)")!, limitMilliseconds: 25_000),
+                at: start.adding(milliseconds: 20_500))
             continue
         }
-        try apply(.placeBreak(PlaceBreak(id: BreakID("b\(index)")!, start: .at(start), plannedDurationMilliseconds: min(90_000, spacing / 2), asset: .uri("https://ads.example.com/\(index).m3u8"))), at: start.adding(milliseconds: -30_000))
+        try apply(
+            .placeBreak(
+                PlaceBreak(
+                    id: BreakID("b\(index)")!, start: .at(start), plannedDurationMilliseconds: min(90_000, spacing / 2),
+                    asset: .uri("https://ads.example.com/\(index).m3u8"))), at: start.adding(milliseconds: -30_000))
         if index % 3 == 1 { try apply(.cancelCurrentEvent, at: start.adding(milliseconds: 20_500)) }
-        if index % 7 == 2 { try apply(.cancelBreak(id: BreakID("b\(index)")!), at: start.adding(milliseconds: -10_000)) }
+        if index % 7 == 2 {
+            try apply(.cancelBreak(id: BreakID("b\(index)")!), at: start.adding(milliseconds: -10_000))
+        }
     }
     return events
 }
@@ -77,7 +101,10 @@ for breaks in [125, 250, 500, 1000] {
     let events = try log(breaks: breaks)
     let ms = try timeReplay(events)
     baseline = baseline ?? ms
-    print(String(format: "  %5d breaks, %5d events: %7.3f ms  (%.2fx the 125-break log)", breaks, events.count, ms, ms / baseline!))
+    print(
+        String(
+            format: "  %5d breaks, %5d events: %7.3f ms  (%.2fx the 125-break log)", breaks, events.count, ms,
+            ms / baseline!))
 }
 
 /// Writes `events` as the log of `channel` with their hash chain, 500 rows a statement, straight into the tables (the
@@ -86,16 +113,23 @@ func write(_ events: [RecordedScheduleEvent], channel: ChannelID, url: String) a
     let connection = try await PostgresConnection.connect(url: url)
     defer { connection.close() }
     // Past every position handed out (Migrations/0010: positions come from a sequence), then the sequence moves past these.
-        let base = Int64(try await connection.query("SELECT greatest(CASE WHEN is_called THEN last_value ELSE 0 END, (SELECT coalesce(max(position), 0) FROM cueline_events)) FROM cueline_positions").scalar().flatMap { Int64($0) } ?? 0)
+    let base = Int64(
+        try await connection.query(
+            "SELECT greatest(CASE WHEN is_called THEN last_value ELSE 0 END, (SELECT coalesce(max(position), 0) FROM cueline_events)) FROM cueline_positions"
+        ).scalar().flatMap { Int64($0) } ?? 0)
     var previous = HashChain.genesis(channel: channel)
     for chunk in stride(from: 0, to: events.count, by: 500) {
-        var query = PostgresQuery(sql: "INSERT INTO cueline_events (position, channel, version, type, schema_version, payload, decided_at, actor, source, command_id, hash) VALUES ")
+        var query = PostgresQuery(
+            sql:
+                "INSERT INTO cueline_events (position, channel, version, type, schema_version, payload, decided_at, actor, source, command_id, hash) VALUES "
+        )
         for (offset, event) in events[chunk..<min(events.count, chunk + 500)].enumerated() {
             let encoded = EventCodec.encode(event.event)
             var raw = RecordedEvent(
                 position: base + event.version, channel: channel, version: event.version, type: encoded.type,
                 schemaVersion: encoded.schemaVersion, payload: encoded.payload, decidedAt: event.attribution.at,
-                actor: event.attribution.actor, source: event.attribution.source, commandID: "\(channel)-\(event.version)", reason: nil)
+                actor: event.attribution.actor, source: event.attribution.source,
+                commandID: "\(channel)-\(event.version)", reason: nil)
             raw.hash = HashChain.hash(previous: previous, event: raw)
             previous = raw.hash!
             var row: [String] = []
@@ -114,7 +148,9 @@ func write(_ events: [RecordedScheduleEvent], channel: ChannelID, url: String) a
         }
         try await connection.query(query)
     }
-    try await connection.query("INSERT INTO cueline_streams (channel, version, last_hash) VALUES (\(channel), \(events.last!.version), \(previous))")
+    try await connection.query(
+        "INSERT INTO cueline_streams (channel, version, last_hash) VALUES (\(channel), \(events.last!.version), \(previous))"
+    )
     try await connection.query("SELECT setval('cueline_positions', \(base + events.last!.version))")
 }
 
@@ -127,8 +163,12 @@ func milliseconds(_ body: () async throws -> Void) async rethrows -> Double {
 if let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
     let store = PostgresEventStore(pool: PostgresPool(url: url))
     let suffix = Int.random(in: 0..<1_000_000)
-    print("replay --at from PostgreSQL, one channel (2 s segments, 3 renditions), random instants, checkpoints every 1,000 events")
-    print("| history | events | full log: read + fold + render | from the latest checkpoint: median | worst | checkpointing once |")
+    print(
+        "replay --at from PostgreSQL, one channel (2 s segments, 3 renditions), random instants, checkpoints every 1,000 events"
+    )
+    print(
+        "| history | events | full log: read + fold + render | from the latest checkpoint: median | worst | checkpointing once |"
+    )
     print("|---|---|---|---|---|---|")
     var dayMedian: Double?
     for (name, days) in [("a day", Int64(1)), ("a year", Int64(365))] {
@@ -140,19 +180,22 @@ if let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
         var full: [Double] = []
         for _ in 0..<3 {
             let at = epoch.adding(milliseconds: Int64.random(in: 60_000..<span))
-            full.append(try await milliseconds {
-                let loaded = try await Replay.events(channel, from: store)
-                _ = try Replay.playlist(channel, loaded, at: at, rendition: "720p", multivariant: false)
-            })
+            full.append(
+                try await milliseconds {
+                    let loaded = try await Replay.events(channel, from: store)
+                    _ = try Replay.playlist(channel, loaded, at: at, rendition: "720p", multivariant: false)
+                })
         }
         let checkpointing = try await milliseconds { try await Replay.checkpoint(channel, store: store) }
         var samples: [Double] = []
         for _ in 0..<30 {
             let at = epoch.adding(milliseconds: Int64.random(in: 60_000..<span))
-            samples.append(try await milliseconds {
-                let served = try await Replay.playlist(channel, store: store, at: at, rendition: "720p", multivariant: false)
-                precondition(served.hasPrefix("#EXTM3U"))
-            })
+            samples.append(
+                try await milliseconds {
+                    let served = try await Replay.playlist(
+                        channel, store: store, at: at, rendition: "720p", multivariant: false)
+                    precondition(served.hasPrefix("#EXTM3U"))
+                })
         }
         // Exactness, spot-checked: the same bytes as the full fold at a few of those instants.
         let loaded = try await Replay.events(channel, from: store)
@@ -164,7 +207,9 @@ if let url = ProcessInfo.processInfo.environment["DATABASE_URL"], !url.isEmpty {
         }
         let middle = median(samples)
         dayMedian = dayMedian ?? middle
-        print(String(format: "| %@ | %d | %.1f ms median of 3 | %.1f ms (%.2fx a day's) | %.1f ms of 30 | %.0f ms |",
-                     name, events.count, median(full), middle, middle / dayMedian!, samples.max()!, checkpointing))
+        print(
+            String(
+                format: "| %@ | %d | %.1f ms median of 3 | %.1f ms (%.2fx a day's) | %.1f ms of 30 | %.0f ms |",
+                name, events.count, median(full), middle, middle / dayMedian!, samples.max()!, checkpointing))
     }
 }

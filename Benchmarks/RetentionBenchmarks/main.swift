@@ -17,18 +17,24 @@ let epoch = Timestamp(iso8601: "2026-03-01T00:00:00Z")!
 let config = ChannelConfig(
     id: "bench", segmentDurationMilliseconds: 6000, windowSegments: 10, epoch: epoch,
     renditions: ["720p", "480p", "360p"].enumerated().map { index, name in
-        RenditionConfig(name: name, bandwidth: 3_000_000 / (index + 1), codecs: ["avc1.64001f", "mp4a.40.2"], uriTemplate: "\(name)/seg{n}.ts")
+        RenditionConfig(
+            name: name, bandwidth: 3_000_000 / (index + 1), codecs: ["avc1.64001f", "mp4a.40.2"],
+            uriTemplate: "\(name)/seg{n}.ts")
     },
     publicBaseURL: "http://127.0.0.1:8080", horizonMilliseconds: 120_000)
 
 func recorded(_ event: ScheduleEvent, version: Int64, at time: Timestamp) -> RecordedScheduleEvent {
-    RecordedScheduleEvent(event: event, version: version, position: version, attribution: Attribution(at: time, actor: "bench", source: "bench"))
+    RecordedScheduleEvent(
+        event: event, version: version, position: version,
+        attribution: Attribution(at: time, actor: "bench", source: "bench"))
 }
 
 func placed(_ n: Int, start: Timestamp, seconds: Int64 = 30) -> ScheduleEvent {
-    .breakPlaced(BreakSpec(
-        id: BreakID("brk-\(n)")!, start: start, plannedDurationMilliseconds: seconds * 1000, asset: .uri("https://ads.example.com/pods/\(n)/master.m3u8"),
-        options: InterstitialOptions(restrict: [.skip, .jump], snap: [.out, .in], cue: [.once])))
+    .breakPlaced(
+        BreakSpec(
+            id: BreakID("brk-\(n)")!, start: start, plannedDurationMilliseconds: seconds * 1000,
+            asset: .uri("https://ads.example.com/pods/\(n)/master.m3u8"),
+            options: InterstitialOptions(restrict: [.skip, .jump], snap: [.out, .in], cue: [.once])))
 }
 
 /// A channel at `now` with `past` aired breaks (one every 2 minutes, each placed a minute ahead) and `future` ones
@@ -44,7 +50,10 @@ func channel(past: Int, future: Int, now: Timestamp, retention: ChannelState.Ret
     }
     for n in 0..<future {
         version += 1
-        state.apply(recorded(placed(past + n, start: now.adding(milliseconds: 3_600_000 + Int64(n) * 120_000)), version: version, at: now))
+        state.apply(
+            recorded(
+                placed(past + n, start: now.adding(milliseconds: 3_600_000 + Int64(n) * 120_000)), version: version,
+                at: now))
     }
     return state
 }
@@ -56,7 +65,9 @@ func nanos(_ body: () throws -> Void) rethrows -> UInt64 {
 }
 
 /// Median of 7 runs of `ticks` ticks, in microseconds per tick, and the bytes of the last media playlists.
-func tickCost(_ state: ChannelState, from now: Timestamp, ticks: Int = 2000) throws -> (microseconds: Double, bytes: Int) {
+func tickCost(_ state: ChannelState, from now: Timestamp, ticks: Int = 2000) throws -> (
+    microseconds: Double, bytes: Int
+) {
     var bytes = 0
     var runs: [Double] = []
     for _ in 0..<7 {
@@ -113,7 +124,9 @@ func memory(events: Int, retention: ChannelState.Retention) -> (bytes: Int, brea
 let now = epoch.adding(milliseconds: 400 * 86_400_000)
 func ratio(_ a: Double, _ b: Double) -> String { String(format: "%.3f", a / b) }
 
-print("load: \(String(decoding: try! Data(contentsOf: URL(fileURLWithPath: "/proc/loadavg")), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) (1, 5, 15 min), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+print(
+    "load: \(String(decoding: try! Data(contentsOf: URL(fileURLWithPath: "/proc/loadavg")), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) (1, 5, 15 min), \(ProcessInfo.processInfo.activeProcessorCount) cores"
+)
 print("| tick (3 renditions + multivariant) | µs/tick | ratio | media playlist bytes (3) | ratio | breaks held |")
 print("|---|---|---|---|---|---|")
 let empty = channel(past: 0, future: 0, now: now, retention: .window)
@@ -122,7 +135,9 @@ print("| empty channel (baseline) | \(String(format: "%.1f", base.microseconds))
 for retention in [ChannelState.Retention.window, .all] {
     let state = channel(past: 5000, future: 5000, now: now, retention: retention)
     let cost = try tickCost(state, from: now)
-    print("| 5,000 past + 5,000 future breaks, \(retention == .window ? "hot state (follower, replay)" : "full state (as-run)") | \(String(format: "%.1f", cost.microseconds)) | \(ratio(cost.microseconds, base.microseconds)) | \(cost.bytes) | \(ratio(Double(cost.bytes), Double(base.bytes))) | \(state.breaks.count) |")
+    print(
+        "| 5,000 past + 5,000 future breaks, \(retention == .window ? "hot state (follower, replay)" : "full state (as-run)") | \(String(format: "%.1f", cost.microseconds)) | \(ratio(cost.microseconds, base.microseconds)) | \(cost.bytes) | \(ratio(Double(cost.bytes), Double(base.bytes))) | \(state.breaks.count) |"
+    )
 }
 print()
 print("| folded state memory | heap bytes held | ratio | breaks held |")
@@ -133,5 +148,7 @@ for retention in [ChannelState.Retention.window, .all] {
     let large = memory(events: 100_000, retention: retention)
     let name = retention == .window ? "hot" : "full"
     print("| \(name), 100 events (baseline) | \(small.bytes) | 1.000 | \(small.breaks) |")
-    print("| \(name), 100,000 events | \(large.bytes) | \(ratio(Double(large.bytes), Double(small.bytes))) | \(large.breaks) |")
+    print(
+        "| \(name), 100,000 events | \(large.bytes) | \(ratio(Double(large.bytes), Double(small.bytes))) | \(large.breaks) |"
+    )
 }

@@ -18,7 +18,8 @@ import Synchronization
 final class LatenessCapture: MetricsFactory, @unchecked Sendable {
     let samples = Mutex<[Int64]>([])
 
-    final class Handler: TimerHandler, CounterHandler, RecorderHandler, FloatingPointCounterHandler, @unchecked Sendable {
+    final class Handler: TimerHandler, CounterHandler, RecorderHandler, FloatingPointCounterHandler, @unchecked Sendable
+    {
         let capture: LatenessCapture?
         init(_ capture: LatenessCapture?) { self.capture = capture }
         func recordNanoseconds(_ duration: Int64) { capture?.samples.withLock { $0.append(duration) } }
@@ -30,8 +31,12 @@ final class LatenessCapture: MetricsFactory, @unchecked Sendable {
     }
 
     func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler { Handler(nil) }
-    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler { Handler(nil) }
-    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler { Handler(nil) }
+    func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+        Handler(nil)
+    }
+    func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+        Handler(nil)
+    }
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
         Handler(label == "cueline_tick_lateness_seconds" ? self : nil)
     }
@@ -80,58 +85,79 @@ func run(channels count: Int, seconds: Int, phases: Int, capture: LatenessCaptur
         let id = ChannelID("ch\(index)")!
         let config = ChannelConfig(
             id: id, segmentDurationMilliseconds: segment, windowSegments: 10,
-            epoch: start.adding(milliseconds: phases > 0 ? Int64(index % phases) * segment / Int64(phases) : Int64(index) * segment / Int64(count)),
-            renditions: ["1080p", "720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "https://cdn.example/\(id)/\($0)/seg{n}.ts") },
+            epoch: start.adding(
+                milliseconds: phases > 0
+                    ? Int64(index % phases) * segment / Int64(phases) : Int64(index) * segment / Int64(count)),
+            renditions: ["1080p", "720p", "360p"].map {
+                RenditionConfig(
+                    name: $0, bandwidth: 1_000_000, uriTemplate: "https://cdn.example/\(id)/\($0)/seg{n}.ts")
+            },
             source: .clock, publicBaseURL: "https://cueline.example")
-        _ = try await handler.handle(.createChannel(config), channel: id, context: CommandContext(commandID: "c\(index)", actor: "bench", source: "bench"))
+        _ = try await handler.handle(
+            .createChannel(config), channel: id,
+            context: CommandContext(commandID: "c\(index)", actor: "bench", source: "bench"))
         // Every channel carries a break in its window, so each render has interstitial tags to write.
         _ = try await handler.handle(
-            .placeBreak(PlaceBreak(id: "brk", start: .inMilliseconds(20_000 + Int64(index % 30) * 1000), plannedDurationMilliseconds: 30_000, asset: .uri("https://ads.example/a.m3u8"))),
+            .placeBreak(
+                PlaceBreak(
+                    id: "brk", start: .inMilliseconds(20_000 + Int64(index % 30) * 1000),
+                    plannedDurationMilliseconds: 30_000, asset: .uri("https://ads.example/a.m3u8"))),
             channel: id, context: CommandContext(commandID: "b\(index)", actor: "bench", source: "bench"))
     }
     let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: wallClock)
     try await follower.catchUp()
     let ticker = Task { try await follower.tickAtSegmentBoundaries() }
     let polls = PollCount()
-    let pollers = phases == 0 ? nil : Task {
-        await withTaskGroup(of: Void.self) { group in
-            for client in 0..<200 {
-                group.addTask {
-                    var n = client
-                    while !Task.isCancelled {
-                        n = (n &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
-                        _ = try? follower.servedMedia(ChannelID("ch\(n % count)")!, rendition: "720p")
-                        polls.value.withLock { $0 += 1 }
-                        try? await Task.sleep(for: .milliseconds(10))
-                    }
-                }
-            }
-        }
-    }
-    // Probes: the first answer holding each new window, minus its boundary (ms), measured by a client.
-    let record = ProbeRecord()
-    let probes = phases == 0 ? nil : Task {
-        await withTaskGroup(of: Void.self) { group in
-            for index in 0..<min(20, count) {
-                group.addTask {
-                    let epoch = start.adding(milliseconds: Int64(index % phases) * segment / Int64(phases))
-                    while !Task.isCancelled {
-                        let now = wallClock()
-                        let boundary = epoch.adding(milliseconds: (now.milliseconds(since: epoch) / segment + 1) * segment)
-                        try? await Task.sleep(for: .milliseconds(max(0, boundary.milliseconds(since: now) - 3)))
+    let pollers =
+        phases == 0
+        ? nil
+        : Task {
+            await withTaskGroup(of: Void.self) { group in
+                for client in 0..<200 {
+                    group.addTask {
+                        var n = client
                         while !Task.isCancelled {
-                            if let served = try? follower.servedMedia(ChannelID("ch\(index)")!, rendition: "720p"), served.tick >= boundary {
-                                let seen = Date().timeIntervalSince1970 * 1000 - Double(boundary.milliseconds)
-                                if record.measuring.withLock({ $0 }) { record.samples.withLock { $0.append(max(0, seen)) } }
-                                break
-                            }
-                            try? await Task.sleep(for: .microseconds(500))
+                            n = (n &* 1_103_515_245 &+ 12345) & 0x7fff_ffff
+                            _ = try? follower.servedMedia(ChannelID("ch\(n % count)")!, rendition: "720p")
+                            polls.value.withLock { $0 += 1 }
+                            try? await Task.sleep(for: .milliseconds(10))
                         }
                     }
                 }
             }
         }
-    }
+    // Probes: the first answer holding each new window, minus its boundary (ms), measured by a client.
+    let record = ProbeRecord()
+    let probes =
+        phases == 0
+        ? nil
+        : Task {
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<min(20, count) {
+                    group.addTask {
+                        let epoch = start.adding(milliseconds: Int64(index % phases) * segment / Int64(phases))
+                        while !Task.isCancelled {
+                            let now = wallClock()
+                            let boundary = epoch.adding(
+                                milliseconds: (now.milliseconds(since: epoch) / segment + 1) * segment)
+                            try? await Task.sleep(for: .milliseconds(max(0, boundary.milliseconds(since: now) - 3)))
+                            while !Task.isCancelled {
+                                if let served = try? follower.servedMedia(ChannelID("ch\(index)")!, rendition: "720p"),
+                                    served.tick >= boundary
+                                {
+                                    let seen = Date().timeIntervalSince1970 * 1000 - Double(boundary.milliseconds)
+                                    if record.measuring.withLock({ $0 }) {
+                                        record.samples.withLock { $0.append(max(0, seen)) }
+                                    }
+                                    break
+                                }
+                                try? await Task.sleep(for: .microseconds(500))
+                            }
+                        }
+                    }
+                }
+            }
+        }
     try await Task.sleep(for: .seconds(7))  // one segment of warm-up: every channel rendered once
     record.measuring.withLock { $0 = true }
     capture.samples.withLock { $0.removeAll() }
@@ -144,8 +170,12 @@ func run(channels count: Int, seconds: Int, phases: Int, capture: LatenessCaptur
     _ = await pollers?.value
     probes?.cancel()
     _ = await probes?.value
-    if phases > 0 { print("  (\(count) channels: \(polls.value.withLock { $0 } / (seconds + 7)) polls/s by 200 clients)") }
-    func ms(_ p: Double) -> Double { samples.isEmpty ? 0 : Double(samples[min(samples.count - 1, Int(Double(samples.count) * p))]) / 1e6 }
+    if phases > 0 {
+        print("  (\(count) channels: \(polls.value.withLock { $0 } / (seconds + 7)) polls/s by 200 clients)")
+    }
+    func ms(_ p: Double) -> Double {
+        samples.isEmpty ? 0 : Double(samples[min(samples.count - 1, Int(Double(samples.count) * p))]) / 1e6
+    }
     return Result(
         channels: count, ticks: samples.count, p50: ms(0.5), p99: ms(0.99), worst: ms(1.0),
         late: samples.filter { $0 > 50_000_000 }.count, memory: memory, probes: record.samples.withLock { $0 }.sorted())
@@ -157,14 +187,23 @@ let seconds = arguments.dropFirst().first ?? 30
 let phases = arguments.dropFirst(2).first ?? 0
 let capture = LatenessCapture()
 MetricsSystem.bootstrap(capture)
-print("scale: \(ProcessInfo.processInfo.activeProcessorCount) cores, 6 s segments, 3 renditions, a break in every window, \(seconds) s measured after 7 s of warm-up, \(phases == 0 ? "epochs spread over the segment" : phases == 1 ? "all boundaries aligned, 200 clients polling" : "epochs on \(phases) phases, 200 clients polling")")
-print("| channels | ticks rendered | p50 lateness | p99 lateness | worst | ticks later than 50 ms | resident memory added | probes: windows seen | probes p50 | probes p99 | probes worst |")
+print(
+    "scale: \(ProcessInfo.processInfo.activeProcessorCount) cores, 6 s segments, 3 renditions, a break in every window, \(seconds) s measured after 7 s of warm-up, \(phases == 0 ? "epochs spread over the segment" : phases == 1 ? "all boundaries aligned, 200 clients polling" : "epochs on \(phases) phases, 200 clients polling")"
+)
+print(
+    "| channels | ticks rendered | p50 lateness | p99 lateness | worst | ticks later than 50 ms | resident memory added | probes: windows seen | probes p50 | probes p99 | probes worst |"
+)
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 for count in [100, channels] {
     let result = try await run(channels: count, seconds: seconds, phases: phases, capture: capture)
     let probes = result.probes
-    func probe(_ p: Double) -> String { probes.isEmpty ? "-" : String(format: "%.1f ms", probes[min(probes.count - 1, Int(Double(probes.count) * p))]) }
-    print(String(format: "| %d | %d | %.1f ms | %.1f ms | %.1f ms | %d (%.2f%%) | %.0f MiB ", result.channels, result.ticks, result.p50, result.p99, result.worst, result.late,
-        result.ticks == 0 ? 0 : Double(result.late) * 100 / Double(result.ticks), result.memory)
-        + "| \(probes.count) | \(probe(0.5)) | \(probe(0.99)) | \(probe(1.0)) |")
+    func probe(_ p: Double) -> String {
+        probes.isEmpty ? "-" : String(format: "%.1f ms", probes[min(probes.count - 1, Int(Double(probes.count) * p))])
+    }
+    print(
+        String(
+            format: "| %d | %d | %.1f ms | %.1f ms | %.1f ms | %d (%.2f%%) | %.0f MiB ", result.channels, result.ticks,
+            result.p50, result.p99, result.worst, result.late,
+            result.ticks == 0 ? 0 : Double(result.late) * 100 / Double(result.ticks), result.memory)
+            + "| \(probes.count) | \(probe(0.5)) | \(probe(0.99)) | \(probe(1.0)) |")
 }

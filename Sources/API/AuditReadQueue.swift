@@ -138,7 +138,8 @@ package struct AuditReadQueue: Sendable {
         }
         // The caller served least recently (never, for a newcomer), then its channel served least recently; the
         // earliest waiter on ties, because `min(by:)` keeps the first of equals.
-        let caller = waiters.min { callerTurns[$0.key.caller, default: 0] < callerTurns[$1.key.caller, default: 0] }!.key.caller
+        let caller = waiters.min { callerTurns[$0.key.caller, default: 0] < callerTurns[$1.key.caller, default: 0] }!
+            .key.caller
         let next = waiters.indices.filter { waiters[$0].key.caller == caller }
             .min { keyTurns[waiters[$0].key, default: 0] < keyTurns[waiters[$1].key, default: 0] }!
         let chosen = waiters.remove(at: next)
@@ -156,7 +157,9 @@ package struct AuditReadQueue: Sendable {
     /// Drops the turn records of a key, and of its caller, that have nothing running or waiting any more.
     private mutating func forgetIfIdle(_ key: Key) {
         if runningByKey[key] == nil && !waiters.contains(where: { $0.key == key }) { keyTurns[key] = nil }
-        if !runningByKey.keys.contains(where: { $0.caller == key.caller }) && !waiters.contains(where: { $0.key.caller == key.caller }) {
+        if !runningByKey.keys.contains(where: { $0.caller == key.caller })
+            && !waiters.contains(where: { $0.key.caller == key.caller })
+        {
             callerTurns[key.caller] = nil
         }
     }

@@ -49,7 +49,8 @@ public final class AuditReads: Sendable {
     ///   - waitingPerCaller: reads of one caller (token, else client address) waiting for a turn beyond those.
     ///   - waiting: reads waiting in all.
     public init(
-        running: Int = ProcessInfo.processInfo.activeProcessorCount <= 3 ? 1 : 2, waitingPerCaller: Int = 2, waiting: Int = 16
+        running: Int = ProcessInfo.processInfo.activeProcessorCount <= 3 ? 1 : 2, waitingPerCaller: Int = 2,
+        waiting: Int = 16
     ) {
         let limits = AuditReadQueue.Limits(running: running, waitingPerCaller: waitingPerCaller, waiting: waiting)
         self.running = limits.running
@@ -84,7 +85,8 @@ public final class AuditReads: Sendable {
     ///   - channel: what it reads.
     /// - Throws: 503 when the read is refused (its caller is over its share, the line is full, or a newcomer took its
     ///   place), without running `body`; what `body` throws.
-    func run(caller: String, channel: ChannelID, _ body: @Sendable () async throws -> Response) async throws -> Response {
+    func run(caller: String, channel: ChannelID, _ body: @Sendable () async throws -> Response) async throws -> Response
+    {
         let key = AuditReadQueue.Key(caller: caller, channel: channel.rawValue)
         switch await acquire(key) {
         case .granted:
@@ -105,11 +107,14 @@ public final class AuditReads: Sendable {
         let message: String
         switch refusal {
         case .callerFull(let caller, let waiting):
-            message = "\(caller) already has \(waiting) audit reads (replay, as-run, event, refusal and schedule pages) waiting on this instance, the most one caller may; wait for their answers, then retry"
+            message =
+                "\(caller) already has \(waiting) audit reads (replay, as-run, event, refusal and schedule pages) waiting on this instance, the most one caller may; wait for their answers, then retry"
         case .instanceFull(let running, let waiting):
-            message = "this instance is already running \(running) audit reads (replay, as-run, event, refusal and schedule pages) with \(waiting) waiting, its limit; retry after a few seconds"
+            message =
+                "this instance is already running \(running) audit reads (replay, as-run, event, refusal and schedule pages) with \(waiting) waiting, its limit; retry after a few seconds"
         case .displaced(let caller):
-            message = "this audit read of \(caller) gave its place in line to another caller's first read (\(caller) has the most waiting); retry after a few seconds"
+            message =
+                "this audit read of \(caller) gave its place in line to another caller's first read (\(caller) has the most waiting); retry after a few seconds"
         }
         return APIError(.unavailable, message).with(.retryAfter, "2")
     }

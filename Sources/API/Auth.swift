@@ -47,7 +47,8 @@ public final class TokenCache: Service, Sendable {
     private let state = Mutex(State())
 
     public init(
-        directory: any TokenDirectory, refreshInterval: Duration = .seconds(1), missReloadInterval: Duration = .seconds(1),
+        directory: any TokenDirectory, refreshInterval: Duration = .seconds(1),
+        missReloadInterval: Duration = .seconds(1),
         logger: Logger = Logger(label: "cueline.tokens")
     ) {
         self.directory = directory
@@ -73,7 +74,8 @@ public final class TokenCache: Service, Sendable {
                         _ = try await self.load()
                     } catch {
                         self.logger.warning(
-                            "the token table could not be reloaded; the last one read stays in force", metadata: ["error": "\(error)"])
+                            "the token table could not be reloaded; the last one read stays in force",
+                            metadata: ["error": "\(error)"])
                     }
                 }
             }
@@ -92,7 +94,9 @@ public final class TokenCache: Service, Sendable {
             let known = state.tokens?[digest] != nil
             let stale = state.loadedAt.map { now - $0 > refreshInterval * 2 } ?? true
             var reload = false
-            if !known || stale, state.waiters != nil || state.lastMissLoad.map({ now - $0 >= missReloadInterval }) ?? true {
+            if !known || stale,
+                state.waiters != nil || state.lastMissLoad.map({ now - $0 >= missReloadInterval }) ?? true
+            {
                 reload = true
                 if state.waiters == nil { state.lastMissLoad = now }
             }
@@ -221,7 +225,9 @@ struct TokenAuthenticator: RouterMiddleware {
     typealias Context = APIRequestContext
     let policy: AccessPolicy
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var context = context
         context.identity = try await caller(of: request)
         return try await next(request, context)
@@ -238,7 +244,9 @@ struct TokenAuthenticator: RouterMiddleware {
         let secret = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
         // Refused before it is hashed: a token is `cue_` and 64 lowercase hex digits.
         guard TokenSecret.isWellFormed(secret) else {
-            throw .unauthenticated("the token is malformed: a token is cue_ followed by 64 lowercase hex digits, as cueline token create prints it")
+            throw .unauthenticated(
+                "the token is malformed: a token is cue_ followed by 64 lowercase hex digits, as cueline token create prints it"
+            )
         }
         let token: APIToken?
         do {

@@ -69,7 +69,9 @@ enum Edge {
     /// - Throws: 422 naming it when it is not such an instant (or missing and `required`).
     static func instant(_ request: Request, _ name: String, required: Bool = false) throws(APIError) -> Timestamp? {
         guard let text = request.uri.queryParameters[Substring(name)] else {
-            if required { throw Refusal(field: name, reason: "is required: an ISO 8601 instant with a time zone").error }
+            if required {
+                throw Refusal(field: name, reason: "is required: an ISO 8601 instant with a time zone").error
+            }
             return nil
         }
         do {
@@ -86,7 +88,9 @@ enum Edge {
     ///
     /// - Throws: 422 naming `limit` and its range otherwise (0 or 1001 are refused, not read as 1 or 1000: a client
     ///   that asked for more than a page allows must learn it gets less).
-    static func limit(_ request: Request, default defaultValue: Int = pageLimits.default, maximum: Int = pageLimits.maximum) throws(APIError) -> Int {
+    static func limit(
+        _ request: Request, default defaultValue: Int = pageLimits.default, maximum: Int = pageLimits.maximum
+    ) throws(APIError) -> Int {
         let text = request.uri.queryParameters["limit"]?.trimmingCharacters(in: .whitespaces) ?? ""
         guard !text.isEmpty else { return defaultValue }  // `limit=` names none, as it always has
         guard let value = Int(text), (1...maximum).contains(value) else {
@@ -116,13 +120,19 @@ enum Edge {
     /// obey ESC), bounded lengths.
     ///
     /// - Throws: 422 naming the first that is not fine.
-    static func check(actor: String, reason: String?, commandID: String, commandIDField: String = "Idempotency-Key") throws(APIError) {
-        if let refusal = refusal(actor: actor, reason: reason, commandID: commandID, commandIDField: commandIDField) { throw refusal.error }
+    static func check(actor: String, reason: String?, commandID: String, commandIDField: String = "Idempotency-Key")
+        throws(APIError)
+    {
+        if let refusal = refusal(actor: actor, reason: reason, commandID: commandID, commandIDField: commandIDField) {
+            throw refusal.error
+        }
     }
 
     /// Who, why and the command id of a command, as ``check(actor:reason:commandID:commandIDField:)``; nil when all
     /// are fine.
-    static func refusal(actor: String, reason: String?, commandID: String, commandIDField: String = "Idempotency-Key") -> Refusal? {
+    static func refusal(actor: String, reason: String?, commandID: String, commandIDField: String = "Idempotency-Key")
+        -> Refusal?
+    {
         if let problem = PlainText.problem(in: commandID, maximumLength: Limits.labelBytes) {
             return Refusal(field: commandIDField, reason: problem)
         }

@@ -44,12 +44,19 @@ public final class EventStreams: Service, Sendable {
 
         /// 429 (per token) or 503 (in all), with `Retry-After`.
         var error: APIError {
-            let error = switch self {
-            case .perToken(let key, let limit):
-                APIError(.tooManyRequests, "\(key) already has \(limit) event streams open, the most one token may; close one or retry later")
-            case .total(let limit):
-                APIError(.unavailable, "this instance already serves \(limit) event streams, its limit; retry later or use another instance")
-            }
+            let error =
+                switch self {
+                case .perToken(let key, let limit):
+                    APIError(
+                        .tooManyRequests,
+                        "\(key) already has \(limit) event streams open, the most one token may; close one or retry later"
+                    )
+                case .total(let limit):
+                    APIError(
+                        .unavailable,
+                        "this instance already serves \(limit) event streams, its limit; retry later or use another instance"
+                    )
+                }
             return error.with(.retryAfter, "10")
         }
     }
@@ -66,7 +73,11 @@ public final class EventStreams: Service, Sendable {
         }
 
         func release() {
-            guard released.withLock({ done in defer { done = true }; return !done }) else { return }
+            guard
+                released.withLock({ done in
+                    defer { done = true }; return !done
+                })
+            else { return }
             streams.state.withLock { state in
                 state.total -= 1
                 state.perKey[key, default: 1] -= 1
@@ -199,13 +210,20 @@ public final class EventStreams: Service, Sendable {
         let head = follower.followedState(of: channel)?.version ?? 0
         if after > head {
             // No arithmetic on `after`: a client may send Int64.max.
-            try await writer.write(ByteBuffer(string: ": \(after) is past the channel's version \(head): the events after version \(after) will follow\n\n"))
+            try await writer.write(
+                ByteBuffer(
+                    string:
+                        ": \(after) is past the channel's version \(head): the events after version \(after) will follow\n\n"
+                ))
         }
-        while !Task.isCancelled && !Task.isShuttingDownGracefully && !isClosed && ContinuousClock.now - started < Self.lifetime {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully && !isClosed
+            && ContinuousClock.now - started < Self.lifetime
+        {
             if let stillAuthorized, ContinuousClock.now - lastCheck >= Self.authorizationCheck {
                 guard await stillAuthorized() else {
                     // EventSource reconnects, and its next request is refused (401 or 403), which ends it.
-                    try await writer.write(ByteBuffer(string: ": the token was revoked or no longer reaches this channel\n\n"))
+                    try await writer.write(
+                        ByteBuffer(string: ": the token was revoked or no longer reaches this channel\n\n"))
                     break
                 }
                 lastCheck = .now
@@ -219,7 +237,9 @@ public final class EventStreams: Service, Sendable {
                 lastWrite = .now
                 continue
             }
-            let wakeUp = stillAuthorized == nil ? lastWrite + Self.keepAlive : min(lastWrite + Self.keepAlive, lastCheck + Self.authorizationCheck)
+            let wakeUp =
+                stillAuthorized == nil
+                ? lastWrite + Self.keepAlive : min(lastWrite + Self.keepAlive, lastCheck + Self.authorizationCheck)
             let news = await wait(channel, after: sent, until: wakeUp)
             if !news && ContinuousClock.now - lastWrite >= Self.keepAlive {
                 try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
@@ -255,7 +275,8 @@ public final class EventStreams: Service, Sendable {
             await withCheckedContinuation { continuation in
                 let resumeNow = state.withLock { state -> Bool in
                     if state.closed || Task.isCancelled { return true }
-                    state.waiters[id] = Waiter(channel: channel, after: after, deadline: deadline, continuation: continuation)
+                    state.waiters[id] = Waiter(
+                        channel: channel, after: after, deadline: deadline, continuation: continuation)
                     return false
                 }
                 if resumeNow { continuation.resume(returning: false) }

@@ -73,7 +73,9 @@ public struct HookSet: Sendable {
 
     /// Reads a hooks file; every mistake names the hook, the rule and the field.
     public init(file: String, environment: [String: String]) throws {
-        guard let data = FileManager.default.contents(atPath: file) else { throw Invalid(description: "cannot read hooks file \(file)") }
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw Invalid(description: "cannot read hooks file \(file)")
+        }
         try self.init(json: data, environment: environment, origin: file)
     }
 
@@ -97,16 +99,24 @@ public struct HookSet: Sendable {
                 secret = direct
             } else if let variable = entry.secretEnv {
                 guard let value = environment[variable], !value.isEmpty else {
-                    throw Invalid(description: "\(origin): hook \(name): environment variable \(variable) (secret_env) is not set")
+                    throw Invalid(
+                        description: "\(origin): hook \(name): environment variable \(variable) (secret_env) is not set"
+                    )
                 }
                 secret = value
             } else {
                 throw Invalid(description: "\(origin): hook \(name): give secret_env (or secret)")
             }
-            guard secret.utf8.count >= 16 else { throw Invalid(description: "\(origin): hook \(name): the secret must be at least 16 bytes") }
+            guard secret.utf8.count >= 16 else {
+                throw Invalid(description: "\(origin): hook \(name): the secret must be at least 16 bytes")
+            }
             let tolerance = entry.toleranceSeconds ?? 300
-            guard (1...3600).contains(tolerance) else { throw Invalid(description: "\(origin): hook \(name): tolerance_seconds must be 1…3600") }
-            guard !entry.rules.isEmpty else { throw Invalid(description: "\(origin): hook \(name): rules must be a non-empty list") }
+            guard (1...3600).contains(tolerance) else {
+                throw Invalid(description: "\(origin): hook \(name): tolerance_seconds must be 1…3600")
+            }
+            guard !entry.rules.isEmpty else {
+                throw Invalid(description: "\(origin): hook \(name): rules must be a non-empty list")
+            }
             for (number, rule) in entry.rules.enumerated() {
                 let at = "\(origin): hook \(name) rule \(number + 1)"
                 guard !rule.when.isEmpty else { throw Invalid(description: "\(at): when must be a non-empty object") }
@@ -120,26 +130,32 @@ public struct HookSet: Sendable {
             var deliveryIDPath: String?
             if let path = entry.deliveryID {
                 guard path.hasPrefix("$."), path.count > 2 else {
-                    throw Invalid(description: "\(origin): hook \(name): delivery_id must be a payload path such as \"$.id\"")
+                    throw Invalid(
+                        description: "\(origin): hook \(name): delivery_id must be a payload path such as \"$.id\"")
                 }
                 deliveryIDPath = String(path.dropFirst(2))
             }
             guard hooks[name] == nil else { throw Invalid(description: "\(origin): hook \(name) is defined twice") }
             hooks[name] = Hook(
-                name: name, secret: Array(secret.utf8), toleranceSeconds: tolerance, rules: entry.rules, deliveryIDPath: deliveryIDPath)
+                name: name, secret: Array(secret.utf8), toleranceSeconds: tolerance, rules: entry.rules,
+                deliveryIDPath: deliveryIDPath)
         }
     }
 
     /// A decoding mistake, named by where it is in the file (`hooks[0].rules[1].channel is required`).
     private static func describe(_ error: DecodingError) -> String {
         let problem = DecodingProblem(error, snakeCase: false)
-        return problem.field == "body" ? problem.reason.replacingOccurrences(of: "is not valid JSON", with: "not JSON") : "\(problem.field) \(problem.reason)"
+        return problem.field == "body"
+            ? problem.reason.replacingOccurrences(of: "is not valid JSON", with: "not JSON")
+            : "\(problem.field) \(problem.reason)"
     }
 }
 
 extension HookSet.Hook {
     /// Why this delivery is not authentic or too old, with the header to look at, or nil when it is good.
-    func rejection(body: [UInt8], timestamp: String?, signature: String?, now: Timestamp) -> (field: String, reason: String)? {
+    func rejection(body: [UInt8], timestamp: String?, signature: String?, now: Timestamp) -> (
+        field: String, reason: String
+    )? {
         guard let signature, signature.hasPrefix("sha256=") else {
             return ("X-Cueline-Signature", "X-Cueline-Signature must be sha256=<hex HMAC-SHA256 of timestamp.body>")
         }
@@ -156,7 +172,10 @@ extension HookSet.Hook {
         // In whole seconds and checked: a signed timestamp of Int64.max must be refused, not multiplied into a trap.
         let (skew, overflow) = (now.milliseconds / 1000).subtractingReportingOverflow(seconds)
         guard !overflow, skew.magnitude <= UInt64(toleranceSeconds) else {
-            return ("X-Cueline-Timestamp", "the timestamp is \(overflow ? "far" : "\(skew) s") from the server clock; deliveries more than \(toleranceSeconds) s off are refused (replay protection)")
+            return (
+                "X-Cueline-Timestamp",
+                "the timestamp is \(overflow ? "far" : "\(skew) s") from the server clock; deliveries more than \(toleranceSeconds) s off are refused (replay protection)"
+            )
         }
         return nil
     }
@@ -173,7 +192,8 @@ extension HookSet.Hook {
         case .string(let text)? where !text.isEmpty: id = text
         case .integer(let number)?: id = String(number)
         case .number(let number)?: id = "\(number)"
-        default: throw CommandRequest.Invalid(field: "$." + path, reason: "is not in the payload (the hook's delivery_id)")
+        default:
+            throw CommandRequest.Invalid(field: "$." + path, reason: "is not in the payload (the hook's delivery_id)")
         }
         return "hook:\(name):id:\(sha256Hex(id))"
     }

@@ -15,7 +15,9 @@ struct MediaPathGuard<Context: RequestContext>: RouterMiddleware {
         root = Self.realPath(directory) ?? URL(fileURLWithPath: directory).standardizedFileURL.path
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let path = request.uri.path
         guard path == basePath || path.hasPrefix(basePath + "/") else { return try await next(request, context) }
         // Answered here, not thrown: a router-wide middleware sits outside the router's own error rendering.
@@ -34,10 +36,12 @@ struct MediaPathGuard<Context: RequestContext>: RouterMiddleware {
         guard let decoded = requestPath.removingPercentEncoding, decoded.hasPrefix(basePath + "/") else { return nil }
         let relative = decoded.dropFirst(basePath.count + 1)
         let segments = relative.split(separator: "/", omittingEmptySubsequences: false)
-        guard !segments.isEmpty, segments.allSatisfy({ segment in
-            !segment.isEmpty && segment != "." && segment != ".."
-                && !segment.contains(where: { $0 == "\0" || $0 == "\\" || $0.isNewline })
-        }) else { return nil }
+        guard !segments.isEmpty,
+            segments.allSatisfy({ segment in
+                !segment.isEmpty && segment != "." && segment != ".."
+                    && !segment.contains(where: { $0 == "\0" || $0 == "\\" || $0.isNewline })
+            })
+        else { return nil }
         guard let resolved = Self.realPath(root + "/" + relative), resolved.hasPrefix(root + "/") else { return nil }
         var status = stat()
         guard stat(resolved, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }

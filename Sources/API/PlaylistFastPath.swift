@@ -183,7 +183,9 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let registration { follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id) }
+        if let registration {
+            follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id)
+        }
         registration = nil
         if let tracker, counted {
             counted = false
@@ -207,7 +209,8 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         let origin = request.headerFields[.origin] != nil, head = request.method == .head
         let started = DispatchTime.now().uptimeNanoseconds
         switch Self.decide(follower: follower, path: path, origin: origin, head: head, started: started) {
-        case .answer(let served, let maxAge)?: return .answering(served, maxAge: maxAge, origin: origin, head: head, started: started)
+        case .answer(let served, let maxAge)?:
+            return .answering(served, maxAge: maxAge, origin: origin, head: head, started: started)
         case .hold(let held)?: return .holding(held)
         case nil: return nil
         }
@@ -222,15 +225,19 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// What to do with a `GET` or `HEAD` of `path` answered before the router, or nil to leave it to the router.
-    static func decide(follower: ChannelFollower, path: String, origin: Bool, head: Bool, started: UInt64) -> Decision? {
+    static func decide(follower: ChannelFollower, path: String, origin: Bool, head: Bool, started: UInt64) -> Decision?
+    {
         let (plain, query) = split(path)
         guard let (channel, rendition) = mediaPlaylistPath(plain) else { return nil }
-        return decide(follower: follower, channel: channel, rendition: rendition, query: query, origin: origin, head: head, started: started)
+        return decide(
+            follower: follower, channel: channel, rendition: rendition, query: query, origin: origin, head: head,
+            started: started)
     }
 
     /// The same for a path already split into its channel, rendition and query.
     static func decide(
-        follower: ChannelFollower, channel: ChannelID, rendition: Identifier, query: Substring?, origin: Bool, head: Bool, started: UInt64
+        follower: ChannelFollower, channel: ChannelID, rendition: Identifier, query: Substring?, origin: Bool,
+        head: Bool, started: UInt64
     ) -> Decision? {
         guard let query else {
             guard let served = try? follower.servedMedia(channel, rendition: rendition) else { return nil }
@@ -252,10 +259,13 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             // Only _HLS_skip, or the part is there already: at once.
             return .answer(served, maxAge: max(1, served.targetDuration / 2))
         }
-        return .hold(Held(
-            channel: channel, rendition: rendition, skip: directives.skip, msn: msn, part: directives.part, target: target,
-            timeoutMilliseconds: Int64(3 * served.targetDuration) * 1000, origin: origin, head: head, started: started,
-            waitOn: served.relayParts != nil ? rendition : nil))
+        return .hold(
+            Held(
+                channel: channel, rendition: rendition, skip: directives.skip, msn: msn, part: directives.part,
+                target: target,
+                timeoutMilliseconds: Int64(3 * served.targetDuration) * 1000, origin: origin, head: head,
+                started: started,
+                waitOn: served.relayParts != nil ? rendition : nil))
     }
 
     /// What a held request's wake-up from the follower comes to.
@@ -302,9 +312,13 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             if served.relayParts == nil || served.blockingPosition >= held.target { return .answer(served) }
             return held.millisecondsLeft > 0 ? .wait : .timedOut
         }
-        guard served.completedTicks >= held.target, let partMilliseconds = served.partMilliseconds else { return .timedOut }
-        let boundary = served.tickBoundary.adding(milliseconds: -(served.completedTicks - held.target) * partMilliseconds)
-        PlaylistController.blockedLateness.recordNanoseconds(max(0, follower.clock().milliseconds(since: boundary)) * 1_000_000)
+        guard served.completedTicks >= held.target, let partMilliseconds = served.partMilliseconds else {
+            return .timedOut
+        }
+        let boundary = served.tickBoundary.adding(
+            milliseconds: -(served.completedTicks - held.target) * partMilliseconds)
+        PlaylistController.blockedLateness.recordNanoseconds(
+            max(0, follower.clock().milliseconds(since: boundary)) * 1_000_000)
         return .answer(served)
     }
 
@@ -317,7 +331,8 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         let bound = NIOLoopBound((handler, context, release), eventLoop: context.eventLoop)
         let wakeups = wakeups ?? HeldWakeups.on(context.eventLoop)
         return follower.whenWindow(
-            held.channel, rendition: held.waitOn, completedTicks: held.target, timeoutMilliseconds: max(1, held.millisecondsLeft),
+            held.channel, rendition: held.waitOn, completedTicks: held.target,
+            timeoutMilliseconds: max(1, held.millisecondsLeft),
             batch: wakeups
         ) { ready in
             wakeups.add {
@@ -339,12 +354,17 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The 503 of a held request whose part did not come within 3 target durations.
     static func timedOut(_ held: Held) -> APIError {
-        APIError(.unavailable, "segment \(held.msn)\(held.part.map { " part \($0)" } ?? "") of channel \(held.channel) did not appear within 3 target durations")
+        APIError(
+            .unavailable,
+            "segment \(held.msn)\(held.part.map { " part \($0)" } ?? "") of channel \(held.channel) did not appear within 3 target durations"
+        )
     }
 
     /// An error answer to a held request: its status, headers (the router's JSON answer's, CORS for a request with an
     /// Origin, Date and Server) and body.
-    static func errorAnswer(_ error: APIError, origin: Bool, date: String) -> (HTTPResponse.Status, HTTPFields, ByteBuffer) {
+    static func errorAnswer(_ error: APIError, origin: Bool, date: String) -> (
+        HTTPResponse.Status, HTTPFields, ByteBuffer
+    ) {
         let body = ByteBuffer(bytes: encodeJSON(ErrorBody(error: error.message, field: error.field)))
         var fields = HTTPFields()
         fields[.contentType] = "application/json"
@@ -373,7 +393,9 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             }
             counted = true
         }
-        let id = Self.register(follower: follower, held, handler: self, context: context) { $0.release(context: $1, ready: $2) }
+        let id = Self.register(follower: follower, held, handler: self, context: context) {
+            $0.release(context: $1, ready: $2)
+        }
         guard let id else { return release(context: context, ready: false) }
         registration = (held.channel, held.waitOn, id)
     }
@@ -383,7 +405,9 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         guard holdingRequest, case .holding(let held) = state else { return }
         holdingRequest = false
         // Answered before its wake-up (shutting down): the follower forgets it, so no late wake-up answers a later one.
-        if let registration { follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id) }
+        if let registration {
+            follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id)
+        }
         registration = nil
         state = .idle
         guard context.channel.isActive else {
@@ -399,7 +423,9 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         }
         switch release {
         case .answer(let served):
-            respond(context: context, served: served, maxAge: 6 * served.targetDuration, origin: held.origin, head: held.head)
+            respond(
+                context: context, served: served, maxAge: 6 * served.targetDuration, origin: held.origin,
+                head: held.head)
             Self.served(head: held.head).record(since: held.started)
         case .wait:
             state = .holding(held)
@@ -433,14 +459,17 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         else { return nil }
         let channel = Substring(rest[rest.startIndex..<slash])
         let file = Substring(rest[rest.index(after: slash)...])
-        guard !channel.isEmpty, !file.utf8.contains(UInt8(ascii: "/")), !file.utf8.elementsEqual("master.m3u8".utf8) else { return nil }
+        guard !channel.isEmpty, !file.utf8.contains(UInt8(ascii: "/")), !file.utf8.elementsEqual("master.m3u8".utf8)
+        else { return nil }
         let rendition = file.dropLast(5)
         // A segment that is no id names no channel: the router answers it (404).
         guard let id = ChannelID(stored: channel), let name = Identifier(stored: rendition) else { return nil }
         return (id, name)
     }
 
-    private func respond(context: ChannelHandlerContext, served: ChannelFollower.ServedMedia, maxAge: Int, origin: Bool, head: Bool) {
+    private func respond(
+        context: ChannelHandlerContext, served: ChannelFollower.ServedMedia, maxAge: Int, origin: Bool, head: Bool
+    ) {
         Self.requests.increment()
         let fields = headers(for: served, maxAge: maxAge, origin: origin)
         context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: fields))), promise: nil)
@@ -453,7 +482,8 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     /// connection: the last answer's headers are kept and reused while the window and the second are the same.
     private func headers(for served: ChannelFollower.ServedMedia, maxAge: Int, origin: Bool) -> HTTPFields {
         let date = date.now()
-        let key = KeptHeaders.Key(tick: served.tickText, length: served.body.readableBytes, maxAge: maxAge, origin: origin)
+        let key = KeptHeaders.Key(
+            tick: served.tickText, length: served.body.readableBytes, maxAge: maxAge, origin: origin)
         if let kept, kept.key == key, kept.date == date { return kept.fields }
         var fields = HTTPFields()
         fields.reserveCapacity(7)
@@ -465,7 +495,8 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     /// The headers of a playlist answer, in order: the router's (`Responses.playlist`, CORS for a request with an
     /// Origin, and the Date and Server headers Hummingbird adds). Both paths before the router write these.
     static func playlistFields(
-        _ served: ChannelFollower.ServedMedia, maxAge: Int, origin: Bool, date: String, _ field: (HTTPField.Name, String) -> Void
+        _ served: ChannelFollower.ServedMedia, maxAge: Int, origin: Bool, date: String,
+        _ field: (HTTPField.Name, String) -> Void
     ) {
         field(.contentType, Responses.playlistContentType)
         field(.cacheControl, Responses.maxAge(maxAge))
@@ -505,7 +536,8 @@ struct HTTPDateText {
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        text = "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+        text =
+            "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
             + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
         return text
     }
@@ -644,7 +676,9 @@ final class LoopResponses: @unchecked Sendable {
     /// At most this many bytes of answers are kept (a loop busy with more windows than that starts again more often).
     static let limit = 8 << 20
 
-    func response(for body: ByteBuffer, maxAge: Int, origin: Bool, head: Bool, date: String, make: () -> ByteBuffer) -> ByteBuffer {
+    func response(for body: ByteBuffer, maxAge: Int, origin: Bool, head: Bool, date: String, make: () -> ByteBuffer)
+        -> ByteBuffer
+    {
         if date != self.date || bytes >= Self.limit {
             // A new second (the Date header), or many windows: start again.
             self.date = date

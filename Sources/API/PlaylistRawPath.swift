@@ -91,7 +91,9 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         context.fireChannelWritabilityChanged()
         // The client read what was waiting: take the requests it sent meanwhile.
-        if !passing, held == nil, context.channel.isWritable, pending != nil { process(context: context, inRead: false) }
+        if !passing, held == nil, context.channel.isWritable, pending != nil {
+            process(context: context, inRead: false)
+        }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -123,7 +125,9 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let registration { follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id) }
+        if let registration {
+            follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id)
+        }
         registration = nil
         if counted {
             counted = false
@@ -150,10 +154,13 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
             let started = DispatchTime.now().uptimeNanoseconds
             // A player asks for the same playlist on its connection: the path's channel and rendition are kept.
             let (plain, query) = PlaylistFastPath.split(request.target)
-            if lastPath?.plain != plain { lastPath = PlaylistFastPath.mediaPlaylistPath(plain).map { (plain, $0.channel, $0.rendition) } }
+            if lastPath?.plain != plain {
+                lastPath = PlaylistFastPath.mediaPlaylistPath(plain).map { (plain, $0.channel, $0.rendition) }
+            }
             guard let path = lastPath,
                 let decision = PlaylistFastPath.decide(
-                    follower: follower, channel: path.channel, rendition: path.rendition, query: query, origin: request.origin,
+                    follower: follower, channel: path.channel, rendition: path.rendition, query: query,
+                    origin: request.origin,
                     head: request.head, started: started)
             else { return passThrough(context: context, inRead: inRead) }
             buffer.moveReaderIndex(forwardBy: request.length)
@@ -203,7 +210,9 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
             }
             counted = true
         }
-        let id = PlaylistFastPath.register(follower: follower, toHold, handler: self, context: context, wakeups: loopState(context)) {
+        let id = PlaylistFastPath.register(
+            follower: follower, toHold, handler: self, context: context, wakeups: loopState(context)
+        ) {
             $0.release(context: $1, ready: $2)
         }
         if let id {
@@ -243,7 +252,9 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     private func answerHeld(context: ChannelHandlerContext, ready: Bool, instead: APIError? = nil) -> Bool {
         guard let toAnswer = held else { return true }
         held = nil
-        if let registration { follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id) }
+        if let registration {
+            follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id)
+        }
         registration = nil
         let release =
             instead.map { PlaylistFastPath.Release.failed($0) }
@@ -256,7 +267,9 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         }
         switch release {
         case .answer(let served):
-            respond(context: context, served: served, maxAge: 6 * served.targetDuration, origin: toAnswer.origin, head: toAnswer.head)
+            respond(
+                context: context, served: served, maxAge: 6 * served.targetDuration, origin: toAnswer.origin,
+                head: toAnswer.head)
             PlaylistFastPath.served(head: toAnswer.head).record(since: toAnswer.started)
         case .wait:
             if hold(context: context, toAnswer) { return false }
@@ -275,13 +288,17 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         return true
     }
 
-    private func respond(context: ChannelHandlerContext, served: ChannelFollower.ServedMedia, maxAge: Int, origin: Bool, head: Bool) {
+    private func respond(
+        context: ChannelHandlerContext, served: ChannelFollower.ServedMedia, maxAge: Int, origin: Bool, head: Bool
+    ) {
         PlaylistFastPath.requests.increment()
         Self.requests.increment()
         let date = loopState(context).responses.dateNow()
         // The whole answer, head and body, in one buffer made once per window, variant and second on this event loop:
         // the clients blocked on a channel's part, and players polling the same playlist, are answered with its bytes.
-        let response = loopState(context).responses.response(for: served.body, maxAge: maxAge, origin: origin, head: head, date: date) {
+        let response = loopState(context).responses.response(
+            for: served.body, maxAge: maxAge, origin: origin, head: head, date: date
+        ) {
             var out = context.channel.allocator.buffer(capacity: 320 + (head ? 0 : served.body.readableBytes))
             Self.writeHead("200 OK", into: &out) { write in
                 PlaylistFastPath.playlistFields(served, maxAge: maxAge, origin: origin, date: date, write)
@@ -299,7 +316,9 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// `HTTP/1.1 <status>`, the fields, and the blank line: what the HTTP/1.1 encoder writes for the same head.
-    static func writeHead(_ status: String, into out: inout ByteBuffer, _ fields: ((HTTPField.Name, String) -> Void) -> Void) {
+    static func writeHead(
+        _ status: String, into out: inout ByteBuffer, _ fields: ((HTTPField.Name, String) -> Void) -> Void
+    ) {
         out.writeStaticString("HTTP/1.1 ")
         out.writeString(status)
         out.writeStaticString("\r\n")
@@ -391,9 +410,11 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
                 origin = true
             } else if equalsLowercased(name, "connection") {
                 // `keep-alive` only: `close` and `upgrade` are the codec's to honour.
-                guard equalsLowercased(UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]), "keep-alive") else { return .other }
+                guard equalsLowercased(UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]), "keep-alive")
+                else { return .other }
             } else if equalsLowercased(name, "content-length") || equalsLowercased(name, "transfer-encoding")
-                || equalsLowercased(name, "expect") || equalsLowercased(name, "upgrade") || equalsLowercased(name, "proxy-connection")
+                || equalsLowercased(name, "expect") || equalsLowercased(name, "upgrade")
+                || equalsLowercased(name, "proxy-connection")
             {
                 // A body, or what llhttp reads as connection handling (it takes Proxy-Connection as Connection).
                 return .other
@@ -460,8 +481,10 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
     private static func isToken(_ byte: UInt8) -> Bool {
         switch byte {
         case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+            UInt8(ascii: "'"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"),
+            UInt8(ascii: "_"),
             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
             true
         default: false

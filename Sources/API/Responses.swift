@@ -52,17 +52,20 @@ enum Responses {
 func decodeBody<T: Decodable>(
     _ type: T.Type, _ request: Request, keys: StrictKeys.Shape? = nil, refusal: (any Error) -> APIError
 ) async throws -> T {
-    let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+    let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+        .lowercased()
     guard mediaType == "application/json" else {
         throw APIError(
-            .badRequest, "Content-Type must be application/json (it is \(mediaType.map { "'\($0)'" } ?? "missing")): the body is a JSON object",
+            .badRequest,
+            "Content-Type must be application/json (it is \(mediaType.map { "'\($0)'" } ?? "missing")): the body is a JSON object",
             field: "Content-Type")
     }
     let body = try await request.body.collect(upTo: 64 * 1024)
     // JSON on a network is UTF-8 (RFC 8259 §8.1). The decoder also reads UTF-16 and UTF-32 and skips a byte order
     // mark, which the key checks (``StrictKeys``) read as bytes: such a body is refused, not half-checked.
     let bytes = body.readableBytesView
-    guard !bytes.starts(with: [0xEF, 0xBB, 0xBF]), !bytes.contains(0), String(validating: bytes, as: UTF8.self) != nil else {
+    guard !bytes.starts(with: [0xEF, 0xBB, 0xBF]), !bytes.contains(0), String(validating: bytes, as: UTF8.self) != nil
+    else {
         throw APIError.invalid("body", "must be JSON in UTF-8, without a byte order mark")
     }
     switch decodeJSON(type, Data(buffer: body)) {
@@ -109,9 +112,11 @@ struct DecodingProblem: Sendable, Equatable {
             case is Double.Type, is Float.Type: "a number"
             case is Bool.Type: "true or false"
             default:
-                String(describing: type).hasPrefix("Array") ? "a list"
-                    : String(describing: type).hasPrefix("Dictionary") || String(describing: type).hasSuffix("Request") ? "an object"
-                    : "\(type)"
+                String(describing: type).hasPrefix("Array")
+                    ? "a list"
+                    : String(describing: type).hasPrefix("Dictionary") || String(describing: type).hasSuffix("Request")
+                        ? "an object"
+                        : "\(type)"
             }
         }
         guard let error = error as? DecodingError else {
@@ -122,14 +127,18 @@ struct DecodingProblem: Sendable, Equatable {
         case .keyNotFound(let key, let context):
             (field, reason) = (path(context.codingPath + [key]), "is required")
         case .typeMismatch(let type, let context):
-            (field, reason) = (path(context.codingPath), "must be \(context.codingPath.isEmpty ? "a JSON object" : kind(type))")
+            (field, reason) = (
+                path(context.codingPath), "must be \(context.codingPath.isEmpty ? "a JSON object" : kind(type))"
+            )
         case .valueNotFound(let type, let context):
             (field, reason) = (path(context.codingPath), "must be \(kind(type)), not null")
         case .dataCorrupted(let context):
             // The parser names no key, nor what it refused (a number out of range, `1e400`, reads as any other
             // malformed body): said as it is.
-            let words = context.underlyingError.map { "\(context.debugDescription) (\($0))" } ?? context.debugDescription
-            (field, reason) = context.codingPath.isEmpty
+            let words =
+                context.underlyingError.map { "\(context.debugDescription) (\($0))" } ?? context.debugDescription
+            (field, reason) =
+                context.codingPath.isEmpty
                 ? ("body", "is not valid JSON: \(words)")
                 : (path(context.codingPath), "is not valid: \(words)")
         @unknown default:

@@ -15,8 +15,10 @@ public enum Routes {
     ///   - eventStreams: the live event streams (`GET …/events` as Server-Sent Events), a service the caller runs.
     ///   - auditReads: how many replays, as-run reports, JSON event pages and refusal pages may run at once (see `AuditReads`).
     public static func router(
-        follower: ChannelFollower, handler: CommandHandler, mediaDirectory: String?, metrics: (@Sendable () -> String)? = nil,
-        hooks: HookSet = HookSet(), access: AccessPolicy, eventStreams: EventStreams, auditReads: AuditReads = AuditReads()
+        follower: ChannelFollower, handler: CommandHandler, mediaDirectory: String?,
+        metrics: (@Sendable () -> String)? = nil,
+        hooks: HookSet = HookSet(), access: AccessPolicy, eventStreams: EventStreams,
+        auditReads: AuditReads = AuditReads()
     ) -> Router<APIRequestContext> {
         // HEAD answers like GET without the body (CDNs and players probe with it).
         let router = Router(context: APIRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -44,7 +46,8 @@ public enum Routes {
         SCTE35Controller(executor: executor, follower: follower).addRoutes(to: authenticated)
         AuditController(follower: follower, store: handler.store, eventStreams: eventStreams, auditReads: auditReads)
             .addRoutes(to: authenticated)
-        RefusalController(follower: follower, refusals: handler.refusals, auditReads: auditReads).addRoutes(to: authenticated)  // issue 15
+        RefusalController(follower: follower, refusals: handler.refusals, auditReads: auditReads).addRoutes(
+            to: authenticated)  // issue 15
         ConsoleController(access: access).addRoutes(to: router)  // the operator console at /console (issue 15)
         unrouted.set(router.routes)
         return router

@@ -50,19 +50,22 @@ enum CueMapping: Equatable {
             var requested: Int64?
             if let seconds = request.duration {
                 do {
-                    requested = try Limits.milliseconds(seconds: seconds, field: "duration", maximum: Limits.maximumBreakMilliseconds)
+                    requested = try Limits.milliseconds(
+                        seconds: seconds, field: "duration", maximum: Limits.maximumBreakMilliseconds)
                 } catch {
                     throw CommandRequest.Invalid(refusal: error)
                 }
             }
             guard let duration = durationMilliseconds ?? requested else {
-                throw CommandRequest.Invalid(field: "duration", reason: "is required: the section gives no break duration")
+                throw CommandRequest.Invalid(
+                    field: "duration", reason: "is required: the section gives no break duration")
             }
             let asset: BreakAsset
             switch (request.assetUri, request.assetList) {
             case (let uri?, nil): asset = .uri(uri)
             case (nil, let list?): asset = .list(list)
-            default: throw CommandRequest.Invalid(field: "asset_uri", reason: "give exactly one of asset_uri or asset_list")
+            default:
+                throw CommandRequest.Invalid(field: "asset_uri", reason: "give exactly one of asset_uri or asset_list")
             }
             // The splice point is taken as the moment the cue arrives (plus the usual effect delay): channels here
             // are timed by the wall clock, not by the PTS of an upstream encoder. Like any placement it moves to the
@@ -70,9 +73,12 @@ enum CueMapping: Equatable {
             // `scte35-<digits>[-<digits>]`: always an id (checked all the same, so a mistake here is a refusal).
             let id: BreakID
             do { id = try BreakID(next, field: "id") } catch { throw CommandRequest.Invalid(refusal: error) }
-            return .command(.placeBreak(PlaceBreak(
-                id: id, start: .inMilliseconds(0), plannedDurationMilliseconds: duration, asset: asset,
-                options: InterstitialOptions(cue: InterstitialOptions.defaultCue, scte35Out: hex), alignment: try CommandRequest.alignment(request.align))))
+            return .command(
+                .placeBreak(
+                    PlaceBreak(
+                        id: id, start: .inMilliseconds(0), plannedDurationMilliseconds: duration, asset: asset,
+                        options: InterstitialOptions(cue: InterstitialOptions.defaultCue, scte35Out: hex),
+                        alignment: try CommandRequest.alignment(request.align))))
         case .in(let eventID), .cancel(let eventID):
             let isCancel = if case .cancel = cue { true } else { false }
             guard let latest = breakIDs(eventID, in: state).latest else {
@@ -92,7 +98,8 @@ extension Cue {
     var possibleCommands: [String] {
         switch self {
         case .out: [ScheduleCommand.Kind.placeBreak.rawValue]
-        case .in, .cancel: [ScheduleCommand.Kind.cancelCurrentEvent.rawValue, ScheduleCommand.Kind.cancelBreak.rawValue]
+        case .in, .cancel:
+            [ScheduleCommand.Kind.cancelCurrentEvent.rawValue, ScheduleCommand.Kind.cancelBreak.rawValue]
         }
     }
 }

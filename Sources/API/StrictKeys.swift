@@ -73,7 +73,8 @@ enum StrictKeys {
                 switch shape {
                 case .object(let fields):
                     guard let known = fields[key] else {
-                        return DecodingProblem(field: field, reason: "is not a field of this request (its fields are in /openapi.json)")
+                        return DecodingProblem(
+                            field: field, reason: "is not a field of this request (its fields are in /openapi.json)")
                     }
                     child = known
                 case .map(let values): child = values

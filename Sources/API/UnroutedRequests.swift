@@ -24,8 +24,12 @@ struct UnroutedRequests<Context: RequestContext>: RouterMiddleware {
             var candidates = routes.withLock { $0 }
             for (depth, component) in path.split(separator: "/", omittingEmptySubsequences: true).enumerated() {
                 let literal = candidates.filter { depth < $0.path.count && $0.path[depth] == component }
-                candidates = literal.isEmpty
-                    ? candidates.filter { depth < $0.path.count && Self.isCapture($0.path[depth]) || $0.path.prefix(depth + 1).contains("**") }
+                candidates =
+                    literal.isEmpty
+                    ? candidates.filter {
+                        depth < $0.path.count && Self.isCapture($0.path[depth])
+                            || $0.path.prefix(depth + 1).contains("**")
+                    }
                     : literal
             }
             let depth = path.split(separator: "/", omittingEmptySubsequences: true).count
@@ -43,17 +47,21 @@ struct UnroutedRequests<Context: RequestContext>: RouterMiddleware {
 
     let table: Table
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound && context.endpointPath == "NotFound" {
             let path = String(request.uri.path.prefix(256)).escapingControlCharacters
             let allowed = table.methods(for: request.uri.path).filter { $0 != request.method }
             guard !allowed.isEmpty else {
-                throw APIError(.notFound, "no route for \(request.method) \(path); the routes are listed at /openapi.json")
+                throw APIError(
+                    .notFound, "no route for \(request.method) \(path); the routes are listed at /openapi.json")
             }
             let names = allowed.map(\.rawValue).joined(separator: ", ")
-            throw APIError(.methodNotAllowed, "\(path) does not take \(request.method); it takes \(names)").with(.allow, names)
+            throw APIError(.methodNotAllowed, "\(path) does not take \(request.method); it takes \(names)").with(
+                .allow, names)
         }
     }
 }

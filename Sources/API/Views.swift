@@ -34,6 +34,7 @@ extension CommandResponse {
     }
 
     public init(channel: ChannelID, version: Int64, replayed: Bool, events: [RecordedEvent], note: String?) {
-        self.init(channel: channel, version: version, replayed: replayed, events: events.map(EventView.init), note: note)
+        self.init(
+            channel: channel, version: version, replayed: replayed, events: events.map(EventView.init), note: note)
     }
 }

@@ -270,4 +270,3 @@ public struct Watermark: Sendable, Hashable {
         self.knownUntil = knownUntil
     }
 }
-

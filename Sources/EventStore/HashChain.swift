@@ -18,14 +18,18 @@ public enum HashChain {
                 switch scalar {
                 case "\"": out += "\\\""
                 case "\\": out += "\\\\"
-                case _ where scalar.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+                case _ where scalar.value < 0x20:
+                    out +=
+                        "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                        + String(scalar.value, radix: 16)
                 default: out.unicodeScalars.append(scalar)
                 }
             }
             return out + "\""
         }
         let fields = [
-            quoted(event.channel.rawValue), String(event.version), quoted(event.type), String(event.schemaVersion), quoted(event.payload),
+            quoted(event.channel.rawValue), String(event.version), quoted(event.type), String(event.schemaVersion),
+            quoted(event.payload),
             quoted(event.decidedAt.iso8601), quoted(event.actor), quoted(event.source), quoted(event.commandID),
             event.reason.map(quoted) ?? "null",
         ]
@@ -56,14 +60,19 @@ public enum HashChain {
         for event in events {
             guard let stored = event.hash else {
                 if started {
-                    return (checked, unchained, Break(event: event, expected: hash(previous: previous, event: event), stored: nil))
+                    return (
+                        checked, unchained,
+                        Break(event: event, expected: hash(previous: previous, event: event), stored: nil)
+                    )
                 }
                 unchained += 1
                 continue
             }
             started = true
             let expected = hash(previous: previous, event: event)
-            guard expected == stored else { return (checked, unchained, Break(event: event, expected: expected, stored: stored)) }
+            guard expected == stored else {
+                return (checked, unchained, Break(event: event, expected: expected, stored: stored))
+            }
             previous = stored
             checked += 1
         }

@@ -41,7 +41,8 @@ public final class InMemoryEventStore: EventStore {
         }
         let current = state.versions[request.channel] ?? 0
         guard request.expectedVersion.admits(current) else {
-            throw StoreError.versionConflict(channel: request.channel, expected: request.expectedVersion, actual: current)
+            throw StoreError.versionConflict(
+                channel: request.channel, expected: request.expectedVersion, actual: current)
         }
         var recorded: [RecordedEvent] = []
         var version = current

@@ -37,18 +37,23 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .directoryUnreadable(let path, let reason):
-            return "cannot read the migrations directory \(path): \(reason); pass --migrations <dir> or set CUELINE_MIGRATIONS"
+            return
+                "cannot read the migrations directory \(path): \(reason); pass --migrations <dir> or set CUELINE_MIGRATIONS"
         case .badFileName(let name):
-            return "migration file \(name) is not named NNNN_description.sql (four digits, underscore, lower-case words)"
+            return
+                "migration file \(name) is not named NNNN_description.sql (four digits, underscore, lower-case words)"
         case .duplicateVersion(let version, let names):
-            return "migration number \(migrationNumber(version)) is used by several files: \(names.joined(separator: ", "))"
+            return
+                "migration number \(migrationNumber(version)) is used by several files: \(names.joined(separator: ", "))"
         case .noMigrations(let path):
             return "no migration files (NNNN_name.sql) in \(path)"
         case .changedAfterApplied(let name, let recorded, let now):
-            return "\(name) was changed after it was applied (recorded checksum \(recorded.prefix(12)), file now \(now.prefix(12))); "
+            return
+                "\(name) was changed after it was applied (recorded checksum \(recorded.prefix(12)), file now \(now.prefix(12))); "
                 + "restore the original and put the change in a new migration"
         case .missingFile(let version, let name, let directory):
-            return "migration \(migrationNumber(version)) (\(name)) is applied in the database but missing from \(directory); "
+            return
+                "migration \(migrationNumber(version)) (\(name)) is applied in the database but missing from \(directory); "
                 + "this build is older than the database or the directory is incomplete"
         case .failed(let name, let reason):
             return "migration \(name) failed and was rolled back: \(reason)"
@@ -66,7 +71,9 @@ public struct Migrator: Sendable {
     public var directory: String
     let logger: Logger
 
-    public init(migrations: [Migration], directory: String = "(built in)", logger: Logger = Logger(label: "cueline.migrate")) {
+    public init(
+        migrations: [Migration], directory: String = "(built in)", logger: Logger = Logger(label: "cueline.migrate")
+    ) {
         self.migrations = migrations.sorted { $0.version < $1.version }
         self.directory = directory
         self.logger = logger

@@ -111,7 +111,8 @@ public struct PostgresEventStore: EventStore {
     /// follows a committed append on the same connection, unawaited; inside a caller's transaction none is sent (the
     /// caller sends it after its commit, or leaves it to the listeners' polls).
     /// `package` so tests can run it as another role or roll it back.
-    package static func append(_ request: AppendRequest, on connection: PostgresConnection, hinting: Bool = false) async throws
+    package static func append(_ request: AppendRequest, on connection: PostgresConnection, hinting: Bool = false)
+        async throws
         -> AppendResult
     {
         let command = request.command
@@ -123,7 +124,8 @@ public struct PostgresEventStore: EventStore {
         }
         // The payloads travel inside a JSON array: check them here so the refusal names the NUL, as for values.
         if request.events.contains(where: { $0.payload.utf8.contains(0) }) {
-            throw StoreError.invalidValue("an event payload holds a NUL character (U+0000), which PostgreSQL text cannot store")
+            throw StoreError.invalidValue(
+                "an event payload holds a NUL character (U+0000), which PostgreSQL text cannot store")
         }
         let rows: PostgresRows
         do {
@@ -134,11 +136,14 @@ public struct PostgresEventStore: EventStore {
                 """
             if hinting {
                 let channel = request.channel
-                rows = try await connection.query(call, preparedAs: "cueline_append", thenSend: { rows in
-                    // The last position of an applied command (a retry's events were hinted when first appended).
-                    guard let row = rows.rows.first, row.optionalString(1) == "f", let last = row.optionalInt64(3) else { return nil }
-                    return Self.hint(channel: channel, position: last)
-                })
+                rows = try await connection.query(
+                    call, preparedAs: "cueline_append",
+                    thenSend: { rows in
+                        // The last position of an applied command (a retry's events were hinted when first appended).
+                        guard let row = rows.rows.first, row.optionalString(1) == "f", let last = row.optionalInt64(3)
+                        else { return nil }
+                        return Self.hint(channel: channel, position: last)
+                    })
             } else {
                 rows = try await connection.query(call, preparedAs: "cueline_append")
             }
@@ -146,12 +151,14 @@ public struct PostgresEventStore: EventStore {
             switch error.sqlState {
             case "CL001":
                 let actual = error.detail.flatMap { Int64($0) } ?? -1
-                throw StoreError.versionConflict(channel: request.channel, expected: request.expectedVersion, actual: actual)
+                throw StoreError.versionConflict(
+                    channel: request.channel, expected: request.expectedVersion, actual: actual)
             case "CL002":
                 throw StoreError.commandIDReused(commandID: command.commandID)
             case "CL003":
                 throw StoreError.lateDecision(
-                    decidedAt: command.decidedAt, databaseClock: Timestamp(milliseconds: error.detail.flatMap { Int64($0) } ?? 0))
+                    decidedAt: command.decidedAt,
+                    databaseClock: Timestamp(milliseconds: error.detail.flatMap { Int64($0) } ?? 0))
             case "22023", "22P02", "22P05", "22021", "54000", "22007", "22008", "22003":
                 throw StoreError.invalidValue(error.message)
             case "55P03":
@@ -182,12 +189,16 @@ public struct PostgresEventStore: EventStore {
         guard hashes.count == request.events.count, positions.count == request.events.count else {
             throw PostgresError(
                 kind: .statementFailed,
-                message: "cueline_append returned \(hashes.count) hashes and \(positions.count) positions for \(request.events.count) events")
+                message:
+                    "cueline_append returned \(hashes.count) hashes and \(positions.count) positions for \(request.events.count) events"
+            )
         }
         let recorded = request.events.enumerated().map { offset, event in
             RecordedEvent(
-                position: positions[offset], channel: request.channel, version: version - Int64(request.events.count) + Int64(offset) + 1,
-                type: event.type, schemaVersion: event.schemaVersion, payload: event.payload, decidedAt: command.decidedAt,
+                position: positions[offset], channel: request.channel,
+                version: version - Int64(request.events.count) + Int64(offset) + 1,
+                type: event.type, schemaVersion: event.schemaVersion, payload: event.payload,
+                decidedAt: command.decidedAt,
                 actor: command.actor, source: command.source, commandID: command.commandID, reason: command.reason,
                 hash: hashes[offset])
         }
@@ -201,7 +212,8 @@ public struct PostgresEventStore: EventStore {
             var schema_version: Int
             var payload: String
         }
-        return EventStoreJSON.encode(events.map { Wire(type: $0.type, schema_version: $0.schemaVersion, payload: $0.payload) })
+        return EventStoreJSON.encode(
+            events.map { Wire(type: $0.type, schema_version: $0.schemaVersion, payload: $0.payload) })
     }
 
     /// A one-dimensional `text[]` of unquoted tokens (hex digests): `{a,b}`.
@@ -232,7 +244,8 @@ public struct PostgresEventStore: EventStore {
         if let first = row.optionalInt64(2), let last = row.optionalInt64(3) {
             events = try await commandEvents(request.channel, first: first, last: last, on: connection)
         }
-        return AppendResult(channel: request.channel, events: events, version: try row.int64(1, "result_version"), replayed: true)
+        return AppendResult(
+            channel: request.channel, events: events, version: try row.int64(1, "result_version"), replayed: true)
     }
 
     /// The events a command appended, from its idempotency record's first and last position: the channel's events
@@ -250,7 +263,9 @@ public struct PostgresEventStore: EventStore {
             do {
                 return try await pool.withConnection { connection in
                     let row = try await connection.query("SELECT head, known_until_ms FROM cueline_watermark()").rows[0]
-                    return Watermark(head: try row.int64(0, "head"), knownUntil: Timestamp(milliseconds: try row.int64(1, "known_until_ms")))
+                    return Watermark(
+                        head: try row.int64(0, "head"),
+                        knownUntil: Timestamp(milliseconds: try row.int64(1, "known_until_ms")))
                 }
             } catch let error as PostgresError where error.sqlState == "55P03" {
                 // The function waited its 5 s lock_timeout (Migrations/0005) for a transaction holding the log head.
@@ -309,7 +324,9 @@ public struct PostgresEventStore: EventStore {
     public func headPosition() async throws -> Int64 {
         try await mapErrors {
             try await pool.withConnection { connection in
-                try await connection.query("SELECT coalesce(max(position), 0) FROM cueline_events").scalar().flatMap { Int64($0) } ?? 0
+                try await connection.query("SELECT coalesce(max(position), 0) FROM cueline_events").scalar().flatMap {
+                    Int64($0)
+                } ?? 0
             }
         }
     }
@@ -348,7 +365,9 @@ extension Array where Element == String? {
     func identifier(_ index: Int, _ name: String) throws -> Identifier {
         let text = try string(index, name)
         guard let id = Identifier(stored: text) else {
-            throw PostgresError(kind: .statementFailed, message: "column \(name) is not an id: \(text.debugDescription.escapingControlCharacters)")
+            throw PostgresError(
+                kind: .statementFailed,
+                message: "column \(name) is not an id: \(text.debugDescription.escapingControlCharacters)")
         }
         return id
     }

@@ -4,9 +4,9 @@ import NIOPosix
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One libpq connection, with the thread its calls run on.
@@ -71,8 +71,12 @@ public final class PostgresConnection: Sendable {
         "tcp_user_timeout": "6000",
     ]
 
-    private static func connectBlocking(url: String, applicationName: String, thread: NIOThreadPool) throws -> PostgresConnection {
-        if let scheme = url.firstRange(of: "://").map({ url[..<$0.lowerBound] }), scheme != "postgresql", scheme != "postgres" {
+    private static func connectBlocking(url: String, applicationName: String, thread: NIOThreadPool) throws
+        -> PostgresConnection
+    {
+        if let scheme = url.firstRange(of: "://").map({ url[..<$0.lowerBound] }), scheme != "postgresql",
+            scheme != "postgres"
+        {
             throw PostgresError(
                 kind: .connectionFailed,
                 message: "the database URL must start with postgresql:// (it starts with \(scheme)://)")
@@ -106,11 +110,17 @@ public final class PostgresConnection: Sendable {
     /// server sends between statements (the error of a server process that ends, a warning) goes to the log, one
     /// record a message, instead of libpq's own lines on standard error.
     private static func setUpSession(_ handle: OpaquePointer) {
-        PQsetNoticeProcessor(handle, { _, message in
-            guard let message else { return }
-            noticeLogger.warning("message from PostgreSQL", metadata: ["message": "\(lastLine(String(cString: message)))"])
-        }, nil)
-        let setup = PQexec(handle, "SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'; SET client_encoding = 'UTF8'; SET client_min_messages = 'warning'")
+        PQsetNoticeProcessor(
+            handle,
+            { _, message in
+                guard let message else { return }
+                noticeLogger.warning(
+                    "message from PostgreSQL", metadata: ["message": "\(lastLine(String(cString: message)))"])
+            }, nil)
+        let setup = PQexec(
+            handle,
+            "SET TIME ZONE 'UTC'; SET DateStyle = 'ISO'; SET client_encoding = 'UTF8'; SET client_min_messages = 'warning'"
+        )
         PQclear(setup)
     }
 
@@ -186,13 +196,14 @@ public final class PostgresConnection: Sendable {
     /// `SET`, no `COPY`): the NOTIFY hint after an append.
     @discardableResult
     package func query(
-        _ query: PostgresQuery, preparedAs name: String, thenSend follow: @escaping @Sendable (PostgresRows) -> PostgresQuery?
+        _ query: PostgresQuery, preparedAs name: String,
+        thenSend follow: @escaping @Sendable (PostgresRows) -> PostgresQuery?
     ) async throws -> PostgresRows {
         try await onThread { handle in
             try self.prepare(query, as: name, on: handle)
             let rows = try self.queryBlocking(query, preparedAs: name, on: handle)
             guard let next = follow(rows), PQtransactionStatus(handle) == PQTRANS_IDLE,
-                  !next.binds.contains(where: { $0?.utf8.contains(0) == true })
+                !next.binds.contains(where: { $0?.utf8.contains(0) == true })
             else { return rows }
             // Parsed, bound and run in one flight (no prepare: that would be a round trip to wait for).
             let sent = withCStringArray(next.binds) { values in
@@ -270,13 +281,15 @@ public final class PostgresConnection: Sendable {
     ///
     /// - Throws: `connectionLost` when the connection broke.
     func notifications(waitingUpTo timeout: Duration) async throws -> [(channel: String, payload: String)] {
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(
+            clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         return try await onThread { handle in
             var pfd = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
             _ = poll(&pfd, 1, milliseconds)
             guard PQconsumeInput(handle) == 1 else {
                 throw PostgresError(
-                    kind: .connectionLost, message: lastLine(String(cString: PQerrorMessage(handle))), target: self.target)
+                    kind: .connectionLost, message: lastLine(String(cString: PQerrorMessage(handle))),
+                    target: self.target)
             }
             var received: [(String, String)] = []
             while let notify = PQnotifies(handle) {

@@ -242,7 +242,8 @@ public final class PostgresPool: Service, Sendable {
 
     private func timeoutMessage() -> String {
         let (open, _, _) = counts
-        return "no database connection became free within \(checkoutTimeout) (\(open) of \(maximumConnections) open, all in use)"
+        return
+            "no database connection became free within \(checkoutTimeout) (\(open) of \(maximumConnections) open, all in use)"
     }
 
     private static func closedError() -> PostgresError {
@@ -330,7 +331,9 @@ extension PostgresPool {
         }
 
         /// Queues a waiter, unless it was cancelled already, the pool closed, or what it waits for is free now.
-        mutating func enqueue(_ id: Int, _ continuation: CheckedContinuation<Lease, any Error>, maximum: Int) -> Enqueued {
+        mutating func enqueue(_ id: Int, _ continuation: CheckedContinuation<Lease, any Error>, maximum: Int)
+            -> Enqueued
+        {
             notYetQueued.remove(id)
             if cancelledEarly.remove(id) != nil || closed { return .refused }
             if let entry = idle.popLast() { return .lease(.connection(entry.connection)) }

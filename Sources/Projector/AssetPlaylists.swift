@@ -3,7 +3,6 @@ import HLS
 import Schedule
 import Synchronization
 
-
 /// Reads interstitial assets' playlists over HTTP: to measure a break's media when it is placed, and to serve a
 /// measured asset as chunks. Asset playlists are VOD, so what was read is kept (a bounded number of them, for a
 /// bounded time) and concurrent requests for one URL share one fetch.
@@ -91,7 +90,9 @@ public actor AssetPlaylists {
     }
 
     /// The media playlist of an asset: itself, or its first variant's.
-    public func media(_ url: String, fresh: Bool = false) async throws(Failure) -> (url: String, media: VODPlaylist.Media, multivariant: VODPlaylist.Multivariant?) {
+    public func media(_ url: String, fresh: Bool = false) async throws(Failure) -> (
+        url: String, media: VODPlaylist.Media, multivariant: VODPlaylist.Multivariant?
+    ) {
         switch try await playlist(url, fresh: fresh) {
         case .media(let media): return (url, media, nil)
         case .multivariant(let multivariant):
@@ -108,7 +109,9 @@ public actor AssetPlaylists {
     public func measure(_ url: String) async throws(Failure) -> MeasuredAsset {
         let (_, media, multivariant) = try await media(url, fresh: true)
         let chunkable = media.unchunkable == nil && multivariant?.unchunkable == nil && media.segments.count > 1
-        return MeasuredAsset(durationMilliseconds: media.durationMilliseconds, chunkMilliseconds: chunkable ? media.chunkMilliseconds() : nil)
+        return MeasuredAsset(
+            durationMilliseconds: media.durationMilliseconds,
+            chunkMilliseconds: chunkable ? media.chunkMilliseconds() : nil)
     }
 
     /// The length of an external asset list (the HLS Interstitials `X-ASSET-LIST` JSON, `{"ASSETS": [{"URI": …,
@@ -127,12 +130,15 @@ public actor AssetPlaylists {
             }
             var total: Int64 = 0
             for asset in list.ASSETS {
-                guard let seconds = asset.DURATION, seconds.isFinite, seconds >= 0, seconds < 86_400 else { return .success(nil) }
+                guard let seconds = asset.DURATION, seconds.isFinite, seconds >= 0, seconds < 86_400 else {
+                    return .success(nil)
+                }
                 total += Int64((seconds * 1000).rounded())
             }
             return .success(total)
         } catch {
-            return .failure(error as? Failure ?? Failure(description: "\(url) could not be read: \(Self.reason(error))"))
+            return .failure(
+                error as? Failure ?? Failure(description: "\(url) could not be read: \(Self.reason(error))"))
         }
     }
 

@@ -234,7 +234,8 @@ public final class ChannelFollower: Service, Sendable {
         self.wakeups = wakeups
         self.clock = clock
         self.pollInterval = pollInterval
-        self.silenceLimit = silenceLimit.components.seconds * 1000 + silenceLimit.components.attoseconds / 1_000_000_000_000_000
+        self.silenceLimit =
+            silenceLimit.components.seconds * 1000 + silenceLimit.components.attoseconds / 1_000_000_000_000_000
         self.logger = logger
         (appliedPositions, changes) = AsyncStream<Int64>.makeStream(bufferingPolicy: .bufferingNewest(1))
         // Registered up front so that dashboards see a zero, not a missing series.
@@ -298,7 +299,10 @@ public final class ChannelFollower: Service, Sendable {
                 return shared.lastError == nil
             }
             Counter(label: "cueline_database_errors_total").increment()
-            if first { logger.error("cannot read the event log; serving the last known schedule", metadata: ["error": "\(error)"]) }
+            if first {
+                logger.error(
+                    "cannot read the event log; serving the last known schedule", metadata: ["error": "\(error)"])
+            }
         }
     }
 
@@ -316,7 +320,11 @@ public final class ChannelFollower: Service, Sendable {
                 return !shared.logHeadBusy
             }
             Counter(label: "cueline_log_head_busy_total").increment()
-            if first { logger.warning("the log head is held by a transaction that does not commit; serving by the wall clock", metadata: ["error": "\(message)"]) }
+            if first {
+                logger.warning(
+                    "the log head is held by a transaction that does not commit; serving by the wall clock",
+                    metadata: ["error": "\(message)"])
+            }
             return
         }
         var position = shared.withLock { shared in
@@ -361,7 +369,7 @@ public final class ChannelFollower: Service, Sendable {
     /// a catch-up, as before; `cueline_hints_skipped_total` counts the others.
     public func hasFolded(hint payload: String) -> Bool {
         guard let space = payload.firstIndex(of: " "), let position = Int64(payload[payload.index(after: space)...]),
-              position > 0
+            position > 0
         else { return false }
         guard let channel = ChannelID(stored: payload[..<space]) else { return false }
         guard shared.withLock({ ($0.channels[channel]?.state.position ?? 0) >= position }) else { return false }
@@ -396,8 +404,11 @@ public final class ChannelFollower: Service, Sendable {
     public func ingest(_ outcome: CommandOutcome) -> Bool {
         let events = outcome.result.events
         guard !events.isEmpty else { return true }
-        let asEncoded = !outcome.result.replayed && outcome.encoded.count == events.count && outcome.events.count == events.count
-            && zip(outcome.encoded, events).allSatisfy { $0.type == $1.type && $0.schemaVersion == $1.schemaVersion && $0.payload == $1.payload }
+        let asEncoded =
+            !outcome.result.replayed && outcome.encoded.count == events.count && outcome.events.count == events.count
+            && zip(outcome.encoded, events).allSatisfy {
+                $0.type == $1.type && $0.schemaVersion == $1.schemaVersion && $0.payload == $1.payload
+            }
         return fold(events, appended: true, decided: asEncoded ? outcome.events : nil)
     }
 
@@ -417,9 +428,13 @@ public final class ChannelFollower: Service, Sendable {
         let folded = shared.withLock { shared in batch.map { shared.channels[$0.channel]?.state.version ?? 0 } }
         for (index, event) in batch.enumerated() where event.version > folded[index] {
             if let decided {
-                decoded.append((event.channel, RecordedScheduleEvent(
-                    event: decided[index], version: event.version, position: event.position,
-                    attribution: Attribution(at: event.decidedAt, actor: event.actor, source: event.source))))
+                decoded.append(
+                    (
+                        event.channel,
+                        RecordedScheduleEvent(
+                            event: decided[index], version: event.version, position: event.position,
+                            attribution: Attribution(at: event.decidedAt, actor: event.actor, source: event.source))
+                    ))
                 continue
             }
             do {
@@ -429,15 +444,20 @@ public final class ChannelFollower: Service, Sendable {
                 // channel (replay skips it too); it is logged, counted, and reported by `cueline verify`.
                 unreadable.append(event)
                 Counter(label: "cueline_unreadable_events_total").increment()
-                logger.error("cannot decode event; skipped", metadata: ["position": "\(event.position)", "channel": "\(event.channel)", "error": "\(error)"])
+                logger.error(
+                    "cannot decode event; skipped",
+                    metadata: ["position": "\(event.position)", "channel": "\(event.channel)", "error": "\(error)"])
             }
         }
-        let outcome = shared.withLock { shared -> (applied: Bool, diverged: [(ChannelID, RecordedScheduleEvent, Timestamp)])? in
+        let outcome = shared.withLock {
+            shared -> (applied: Bool, diverged: [(ChannelID, RecordedScheduleEvent, Timestamp)])? in
             func folded(_ channel: ChannelID) -> Int64 { shared.channels[channel]?.state.version ?? 0 }
             func entry(_ channel: ChannelID) {
                 guard shared.channels[channel] == nil else { return }
                 // The hot form: aired and cancelled breaks leave once no window can hold them (as-run reads the log).
-                shared.channels[channel] = Entry(state: ChannelState(channel: channel, retention: .window), settled: ChannelState(channel: channel, retention: .window))
+                shared.channels[channel] = Entry(
+                    state: ChannelState(channel: channel, retention: .window),
+                    settled: ChannelState(channel: channel, retention: .window))
             }
             func skip(_ event: RecordedEvent) {
                 guard event.version == folded(event.channel) + 1 else { return }
@@ -458,9 +478,12 @@ public final class ChannelFollower: Service, Sendable {
                 guard recorded.version == folded(channel) + 1 else {
                     if recorded.version > folded(channel) + 1 {
                         // Not reachable by a read up to a watermark (a channel's positions grow with its versions).
-                        logger.error("event skipped: its channel's earlier versions were not read", metadata: [
-                            "channel": "\(channel)", "position": "\(recorded.position)", "version": "\(recorded.version)", "folded": "\(folded(channel))",
-                        ])
+                        logger.error(
+                            "event skipped: its channel's earlier versions were not read",
+                            metadata: [
+                                "channel": "\(channel)", "position": "\(recorded.position)",
+                                "version": "\(recorded.version)", "folded": "\(folded(channel))",
+                            ])
                     }
                     continue
                 }
@@ -484,9 +507,12 @@ public final class ChannelFollower: Service, Sendable {
         changes.yield(last)
         for (channel, recorded, served) in outcome.diverged {
             Counter(label: "cueline_late_events_total").increment()
-            logger.warning("event reached this instance after it had served its effect instant (the log was unreachable); replay differs from what was served meanwhile", metadata: [
-                "channel": "\(channel)", "position": "\(recorded.position)", "decided_at": "\(recorded.attribution.at)", "served_tick": "\(served)",
-            ])
+            logger.warning(
+                "event reached this instance after it had served its effect instant (the log was unreachable); replay differs from what was served meanwhile",
+                metadata: [
+                    "channel": "\(channel)", "position": "\(recorded.position)",
+                    "decided_at": "\(recorded.attribution.at)", "served_tick": "\(served)",
+                ])
         }
         logger.debug("applied events", metadata: ["position": "\(last)", "count": "\(batch.count)"])
         return true
@@ -504,16 +530,19 @@ public final class ChannelFollower: Service, Sendable {
         let now = clock()
         let (time, newSilence) = shared.withLock { shared -> (Timestamp, Bool) in
             let time = Self.servingTime(now: now, shared, silenceLimit: silenceLimit)
-            guard Self.isSilent(now: now, shared, silenceLimit: silenceLimit), shared.lastError == nil, !shared.silenceReported
+            guard Self.isSilent(now: now, shared, silenceLimit: silenceLimit), shared.lastError == nil,
+                !shared.silenceReported
             else { return (time, false) }
             shared.silenceReported = true
             return (time, true)
         }
         if newSilence {
             Counter(label: "cueline_log_silences_total").increment()
-            logger.error("the event log has not answered for \(silenceLimit / 1000) s; serving by the wall clock (the database accepts the connection and does not answer)", metadata: [
-                "known_until": "\(shared.withLock { $0.knownUntil })",
-            ])
+            logger.error(
+                "the event log has not answered for \(silenceLimit / 1000) s; serving by the wall clock (the database accepts the connection and does not answer)",
+                metadata: [
+                    "known_until": "\(shared.withLock { $0.knownUntil })"
+                ])
         }
         return time
     }
@@ -521,7 +550,8 @@ public final class ChannelFollower: Service, Sendable {
     /// Whether playlists follow the wall clock rather than the known log: before the log was first read, while it
     /// is unreachable, while its head is held, or while it has been silent for `silenceLimit`.
     private static func byWallClock(now: Timestamp, _ shared: Shared, silenceLimit: Int64) -> Bool {
-        !shared.caughtUpOnce || shared.lastError != nil || shared.logHeadBusy || isSilent(now: now, shared, silenceLimit: silenceLimit)
+        !shared.caughtUpOnce || shared.lastError != nil || shared.logHeadBusy
+            || isSilent(now: now, shared, silenceLimit: silenceLimit)
     }
 
     private static func isSilent(now: Timestamp, _ shared: Shared, silenceLimit: Int64) -> Bool {
@@ -630,7 +660,9 @@ public final class ChannelFollower: Service, Sendable {
                 knownChannels = count
                 lastScan = now
                 let clockChannels = shared.withLock { shared in
-                    shared.channels.compactMap { id, entry in entry.state.config?.source == .clock && !queued.contains(id) ? id : nil }
+                    shared.channels.compactMap { id, entry in
+                        entry.state.config?.source == .clock && !queued.contains(id) ? id : nil
+                    }
                 }
                 for id in clockChannels.sorted() {
                     queued.insert(id)
@@ -650,7 +682,11 @@ public final class ChannelFollower: Service, Sendable {
             while let (at, id) = queue.first, at <= now {
                 queue.pop()
                 var replaced: Rendered?
-                guard let (config, ready) = shared.withLock({ $0.channels[id]?.publish(servingTime: now, retired: &replaced) }) else {
+                guard
+                    let (config, ready) = shared.withLock({
+                        $0.channels[id]?.publish(servingTime: now, retired: &replaced)
+                    })
+                else {
                     queued.remove(id)
                     continue
                 }
@@ -695,16 +731,22 @@ public final class ChannelFollower: Service, Sendable {
                 if (completed + Self.sampleOffset(id)) % 30 == 0 || lastSampledVersion[id] != window.version {
                     lastSampledVersion[id] = window.version
                     for (rendition, body) in window.bodies.sorted(by: { $0.key < $1.key }) {
-                        samples.append(RenderSample(
-                            channel: id, tick: window.tick, rendition: rendition,
-                            rendererVersion: PlaylistBuilder.rendererVersion, sha256: sha256Hex(String(buffer: body))))
+                        samples.append(
+                            RenderSample(
+                                channel: id, tick: window.tick, rendition: rendition,
+                                rendererVersion: PlaylistBuilder.rendererVersion,
+                                sha256: sha256Hex(String(buffer: body))))
                     }
                 }
                 if lastRendered[id] != nil {
                     // When the window became servable, not when this loop reached the channel: once its bytes
                     // existed (rendered ahead, or by whichever request or tick rendered it) and the serving time had
                     // reached its boundary (the watermark). Any request from then on is answered with it.
-                    lateness.recordNanoseconds(max(0, servableInstant(readyAt: window.readyAt, boundary: boundary).milliseconds(since: boundary)) * 1_000_000)
+                    lateness.recordNanoseconds(
+                        max(
+                            0,
+                            servableInstant(readyAt: window.readyAt, boundary: boundary).milliseconds(since: boundary))
+                            * 1_000_000)
                     rendered.increment()
                 }
                 lastRendered[id] = completed
@@ -741,7 +783,9 @@ public final class ChannelFollower: Service, Sendable {
                 try await Task.sleep(for: quick ? .microseconds(500) : .milliseconds(2), tolerance: .zero)
                 continue
             }
-            var next = min(queue.first?.0 ?? now.adding(milliseconds: 1000), aheadQueue.first?.0 ?? now.adding(milliseconds: 1000), now.adding(milliseconds: 1000))
+            var next = min(
+                queue.first?.0 ?? now.adding(milliseconds: 1000), aheadQueue.first?.0 ?? now.adding(milliseconds: 1000),
+                now.adding(milliseconds: 1000))
             if let (due, _) = queue.first, shared.withLock({ $0.knownUntil }) < due {
                 // The watermark reports the database clock plus the decision margin (Migrations/0012): read shortly before
                 // the boundary, it already covers it, so the boundary does not wait for a round trip after it. A store
@@ -761,7 +805,8 @@ public final class ChannelFollower: Service, Sendable {
             // fifth of a millisecond, so a boundary is passed by at most that much (held players wait for it).
             // Past already (the serving time behind the clock, a watermark that lags): a millisecond, as before.
             let wait = next.milliseconds(since: clock())
-            let step: Duration = wait >= 2 ? .milliseconds(min(1000, wait - 1)) : wait >= 0 ? .microseconds(200) : .milliseconds(1)
+            let step: Duration =
+                wait >= 2 ? .milliseconds(min(1000, wait - 1)) : wait >= 0 ? .microseconds(200) : .milliseconds(1)
             try await Task.sleep(for: step, tolerance: .zero)
         }
     }
@@ -784,7 +829,9 @@ public final class ChannelFollower: Service, Sendable {
             guard let config = inEffect.config, config.source == .clock else { return nil }
             let completed = Timeline(config).completedTicks(at: boundary)
             if let ahead = entry.ahead, ahead.completedTicks == completed, ahead.effect == effect { return nil }
-            if let current = entry.rendered, current.completedTicks == completed, current.effect == effect { return nil }
+            if let current = entry.rendered, current.completedTicks == completed, current.effect == effect {
+                return nil
+            }
             return (config, inEffect, completed, effect)
         }
         guard let (config, inEffect, completed, effect) = snapshot else { return false }
@@ -818,7 +865,9 @@ public final class ChannelFollower: Service, Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
                 // Cancelled already (the client went away before this ran): not registered.
                 guard !Task.isCancelled else { return continuation.resume(returning: false) }
-                register(key, id: id, target: target, deadline: deadline, batch: nil) { continuation.resume(returning: $0) }
+                register(key, id: id, target: target, deadline: deadline, batch: nil) {
+                    continuation.resume(returning: $0)
+                }
             }
         } onCancel: {
             // A client that went away: its slot is freed now (if it was registered yet; else at its deadline).
@@ -846,11 +895,17 @@ public final class ChannelFollower: Service, Sendable {
         let key = Blocked.Key(channel: channel, rendition: rendition)
         let deadline = clock().adding(milliseconds: timeoutMilliseconds)
         // One take of the lock for the id and the registration (a thousand players re-register after every part).
-        let (id, ready) = blocked.withLock { blocked -> (UInt64, Bool?)? in
-            guard !blocked.closed else { return nil }
-            blocked.nextID &+= 1
-            return (blocked.nextID, Self.register(&blocked, key, id: blocked.nextID, target: target, deadline: deadline, batch: batch, resume: resume))
-        } ?? (0, nil)
+        let (id, ready) =
+            blocked.withLock { blocked -> (UInt64, Bool?)? in
+                guard !blocked.closed else { return nil }
+                blocked.nextID &+= 1
+                return (
+                    blocked.nextID,
+                    Self.register(
+                        &blocked, key, id: blocked.nextID, target: target, deadline: deadline, batch: batch,
+                        resume: resume)
+                )
+            } ?? (0, nil)
         guard id != 0 else { return nil }
         if let ready {
             resume(ready)
@@ -871,9 +926,12 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     private func register(
-        _ key: Blocked.Key, id: UInt64, target: Int64, deadline: Timestamp, batch: (any WakeupBatch)?, resume: @escaping @Sendable (Bool) -> Void
+        _ key: Blocked.Key, id: UInt64, target: Int64, deadline: Timestamp, batch: (any WakeupBatch)?,
+        resume: @escaping @Sendable (Bool) -> Void
     ) {
-        let ready = blocked.withLock { Self.register(&$0, key, id: id, target: target, deadline: deadline, batch: batch, resume: resume) }
+        let ready = blocked.withLock {
+            Self.register(&$0, key, id: id, target: target, deadline: deadline, batch: batch, resume: resume)
+        }
         if let ready {
             resume(ready)
             batch?.wake()
@@ -882,12 +940,14 @@ public final class ChannelFollower: Service, Sendable {
 
     /// Adds a waiter under the lock, or says how to resume it at once (true: its window is there; false: closed).
     private static func register(
-        _ blocked: inout Blocked, _ key: Blocked.Key, id: UInt64, target: Int64, deadline: Timestamp, batch: (any WakeupBatch)?,
+        _ blocked: inout Blocked, _ key: Blocked.Key, id: UInt64, target: Int64, deadline: Timestamp,
+        batch: (any WakeupBatch)?,
         resume: @escaping @Sendable (Bool) -> Void
     ) -> Bool? {
         if blocked.closed { return false }
         if let published = blocked.published[key], published >= target { return true }
-        blocked.waiters[key, default: []].append(.init(id: id, target: target, deadline: deadline, resume: resume, batch: batch))
+        blocked.waiters[key, default: []].append(
+            .init(id: id, target: target, deadline: deadline, resume: resume, batch: batch))
         blocked.earliestDeadline = min(blocked.earliestDeadline, deadline)
         blocked.count += 1
         return nil
@@ -946,13 +1006,16 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     /// Records the window published and takes the requests waiting for it or an earlier one, for the caller to resume.
-    private func releasable(_ channel: ChannelID, rendition: Identifier? = nil, completedTicks: Int64) -> [Blocked.Waiter] {
+    private func releasable(_ channel: ChannelID, rendition: Identifier? = nil, completedTicks: Int64) -> [Blocked
+        .Waiter]
+    {
         let key = Blocked.Key(channel: channel, rendition: rendition)
         return blocked.withLock { blocked -> [Blocked.Waiter] in
             // A clock channel's windows only move forward. A relay rendition's upstream can go back (a restarted or
             // failed-over packager): what is published is where it is now, so a request for a part it has not reached
             // again is held, not woken at once into a loop.
-            blocked.published[key] = rendition != nil ? completedTicks : max(blocked.published[key] ?? .min, completedTicks)
+            blocked.published[key] =
+                rendition != nil ? completedTicks : max(blocked.published[key] ?? .min, completedTicks)
             guard let waiting = blocked.waiters[key] else { return [] }
             var ready: [Blocked.Waiter] = []
             var still: [Blocked.Waiter] = []
@@ -982,7 +1045,8 @@ public final class ChannelFollower: Service, Sendable {
         let expired = blocked.withLock { blocked -> [Blocked.Waiter] in
             // Walked only once the earliest deadline may have passed (at most every 100 ms): not at every wake of the
             // ticker with thousands held.
-            guard blocked.count > 0, blocked.earliestDeadline <= now, now.milliseconds(since: blocked.lastExpiry) >= 100 else { return [] }
+            guard blocked.count > 0, blocked.earliestDeadline <= now, now.milliseconds(since: blocked.lastExpiry) >= 100
+            else { return [] }
             blocked.lastExpiry = now
             var expired: [Blocked.Waiter] = []
             var earliest = Timestamp(milliseconds: .max)
@@ -1013,7 +1077,9 @@ public final class ChannelFollower: Service, Sendable {
 
     /// The channels known, sorted by id.
     public func channels() -> [ChannelState] {
-        shared.withLock { $0.channels.values.map(\.state).filter { $0.config != nil }.sorted { $0.channel < $1.channel } }
+        shared.withLock {
+            $0.channels.values.map(\.state).filter { $0.config != nil }.sorted { $0.channel < $1.channel }
+        }
     }
 
     public func state(of channel: ChannelID) -> ChannelState? {
@@ -1036,7 +1102,9 @@ public final class ChannelFollower: Service, Sendable {
     /// Runs `body` on the channel's window at the current tick: under the lock, in place, when it is rendered already
     /// (a request then copies only what it takes from it, not the window), else on the window rendered now (outside the
     /// lock: one channel's render never holds up another channel's requests).
-    private func withWindow<T: Sendable>(_ channel: ChannelID, _ body: (borrowing Rendered) -> T) throws(LookupError) -> T {
+    private func withWindow<T: Sendable>(_ channel: ChannelID, _ body: (borrowing Rendered) -> T) throws(LookupError)
+        -> T
+    {
         let now = clock()
         var retired: Rendered?
         let step: Result<T, Entry.Step>? = shared.withLock { shared in
@@ -1076,14 +1144,22 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     /// One rendition's media playlist now.
-    public func mediaPlaylist(_ channel: ChannelID, rendition: Identifier) throws(LookupError) -> (text: String, targetDuration: Int, tick: Timestamp) {
+    public func mediaPlaylist(_ channel: ChannelID, rendition: Identifier) throws(LookupError) -> (
+        text: String, targetDuration: Int, tick: Timestamp
+    ) {
         let rendered = try rendered(channel)
-        guard let config = state(of: channel)?.config, config.renditions.contains(where: { $0.name == rendition }) else {
+        guard let config = state(of: channel)?.config, config.renditions.contains(where: { $0.name == rendition })
+        else {
             throw .unknownRendition(channel: channel, rendition: rendition)
         }
         guard let text = rendered.bodies[rendition].map({ String(buffer: $0) }) else {
             if case .relay = config.source { throw .upstreamMissing(channel: channel, rendition: rendition) }
-            throw .notStarted(channel: channel, firstSegmentEnds: Timeline(config).segmentStart(Int64((3 * config.targetDuration * 1000 + Int(config.segmentDurationMilliseconds) - 1) / Int(config.segmentDurationMilliseconds))))
+            throw .notStarted(
+                channel: channel,
+                firstSegmentEnds: Timeline(config).segmentStart(
+                    Int64(
+                        (3 * config.targetDuration * 1000 + Int(config.segmentDurationMilliseconds) - 1)
+                            / Int(config.segmentDurationMilliseconds))))
         }
         return (text, rendered.targetDuration, rendered.tick)
     }
@@ -1092,20 +1168,27 @@ public final class ChannelFollower: Service, Sendable {
     /// this is one lock take and no copy of the bytes (the channel's state is looked at only to explain a miss).
     ///
     /// - Parameter skip: a delta update asked for (`_HLS_skip`); the full playlist for a channel without parts.
-    public func servedMedia(_ channel: ChannelID, rendition: Identifier, skip: PlaylistBuilder.DeltaUpdate? = nil) throws(LookupError) -> ServedMedia {
+    public func servedMedia(_ channel: ChannelID, rendition: Identifier, skip: PlaylistBuilder.DeltaUpdate? = nil)
+        throws(LookupError) -> ServedMedia
+    {
         let served = try withWindow(channel) { rendered -> ServedMedia? in
-            guard let body = skip.flatMap({ rendered.deltaBodies[rendition]?[$0] }) ?? rendered.bodies[rendition] else { return nil }
+            guard let body = skip.flatMap({ rendered.deltaBodies[rendition]?[$0] }) ?? rendered.bodies[rendition] else {
+                return nil
+            }
             return ServedMedia(
-                body: body, targetDuration: rendered.relayTargetDurations[rendition] ?? rendered.targetDuration, tick: rendered.tick,
+                body: body, targetDuration: rendered.relayTargetDurations[rendition] ?? rendered.targetDuration,
+                tick: rendered.tick,
                 tickText: rendered.tickText,
-                completedTicks: rendered.completedTicks, partsPerSegment: rendered.partsPerSegment, partMilliseconds: rendered.partMilliseconds,
+                completedTicks: rendered.completedTicks, partsPerSegment: rendered.partsPerSegment,
+                partMilliseconds: rendered.partMilliseconds,
                 tickBoundary: rendered.tickBoundary, relayParts: rendered.relayParts[rendition])
         }
         if let served { return served }
         // A miss: unknown rendition, not started, or a relay's upstream not read yet (the same answers as `mediaPlaylist`).
         // If a request rendered the rendition meanwhile, that window is served.
         let (text, targetDuration, tick) = try mediaPlaylist(channel, rendition: rendition)
-        return ServedMedia(body: ByteBuffer(string: text), targetDuration: targetDuration, tick: tick, tickText: tick.iso8601)
+        return ServedMedia(
+            body: ByteBuffer(string: text), targetDuration: targetDuration, tick: tick, tickText: tick.iso8601)
     }
 
     /// Relay channels: the upstream playlist of one rendition changed. For an upstream with parts the window is
@@ -1114,7 +1197,9 @@ public final class ChannelFollower: Service, Sendable {
     ///
     /// - Parameter url: the upstream URL it was read from: dropped unless the channel's source still gives that URL for
     ///   that rendition (a read that began before the source or the renditions changed is not kept).
-    public func updateUpstream(_ channel: ChannelID, rendition: Identifier, playlist: MediaPlaylist, from url: String? = nil) {
+    public func updateUpstream(
+        _ channel: ChannelID, rendition: Identifier, playlist: MediaPlaylist, from url: String? = nil
+    ) {
         let changed = shared.withLock { shared -> Bool in
             guard var entry = shared.channels[channel], entry.upstreams[rendition] != playlist,
                 let config = entry.state.config, case .relay(let template) = config.source,
@@ -1132,7 +1217,8 @@ public final class ChannelFollower: Service, Sendable {
         guard changed else { return }
         _ = try? rendered(channel)
         // Upstream without parts now: nothing to wait for (the held requests are answered with what there is).
-        releaseBlocked(channel, rendition: rendition, completedTicks: RelayDecorator.partsPosition(playlist)?.ordinal ?? .max)
+        releaseBlocked(
+            channel, rendition: rendition, completedTicks: RelayDecorator.partsPosition(playlist)?.ordinal ?? .max)
     }
 
     /// Renders every rendition of a channel from one snapshot. Pure; also used by replay.
@@ -1146,10 +1232,14 @@ public final class ChannelFollower: Service, Sendable {
         for rendition in config.renditions {
             switch config.source {
             case .clock:
-                if let playlist = PlaylistBuilder.mediaPlaylist(config: config, state: state, rendition: rendition, at: tick) {
+                if let playlist = PlaylistBuilder.mediaPlaylist(
+                    config: config, state: state, rendition: rendition, at: tick)
+                {
                     playlists[rendition.name] = try PlaylistRenderer.render(playlist)
-                    if let yes = PlaylistBuilder.deltaPlaylist(playlist, config: config, state: state, at: tick, update: .segments),
-                        let v2 = PlaylistBuilder.deltaPlaylist(playlist, config: config, state: state, at: tick, update: .segmentsAndDateRanges)
+                    if let yes = PlaylistBuilder.deltaPlaylist(
+                        playlist, config: config, state: state, at: tick, update: .segments),
+                        let v2 = PlaylistBuilder.deltaPlaylist(
+                            playlist, config: config, state: state, at: tick, update: .segmentsAndDateRanges)
                     {
                         deltas[rendition.name] = DeltaBodies(
                             segments: ByteBuffer(string: try PlaylistRenderer.render(yes)),
@@ -1164,7 +1254,8 @@ public final class ChannelFollower: Service, Sendable {
                     }
                     let url = RelayDecorator.upstreamURL(template: template, rendition: rendition.name)
                     playlists[rendition.name] = try PlaylistRenderer.render(
-                        try RelayDecorator.decorate(upstream, upstreamURL: url, config: config, state: state, positions: relayParts))
+                        try RelayDecorator.decorate(
+                            upstream, upstreamURL: url, config: config, state: state, positions: relayParts))
                     relayTargetDurations[rendition.name] = upstream.targetDuration
                 }
             }
@@ -1188,7 +1279,8 @@ extension ChannelFollower.Entry {
     /// A window to render (`prepare` answers from the kept one in place otherwise).
     enum Step: Error {
         case render(
-            config: ChannelConfig, state: ChannelState, tick: Timestamp, completed: Int64, effect: ChannelFollower.Rendered.Effect,
+            config: ChannelConfig, state: ChannelState, tick: Timestamp, completed: Int64,
+            effect: ChannelFollower.Rendered.Effect,
             upstreams: [Identifier: MediaPlaylist])
     }
 
@@ -1209,7 +1301,8 @@ extension ChannelFollower.Entry {
     ///
     /// - Parameter retired: the window the swap replaced, if any, for the caller to let go of outside the lock.
     mutating func prepare<T>(
-        servingTime: Timestamp, retired: inout ChannelFollower.Rendered?, _ body: (borrowing ChannelFollower.Rendered) -> T
+        servingTime: Timestamp, retired: inout ChannelFollower.Rendered?,
+        _ body: (borrowing ChannelFollower.Rendered) -> T
     ) -> Result<T, Step>? {
         let tick = max(servingTime, lastTick)
         lastTick = tick
@@ -1236,13 +1329,18 @@ extension ChannelFollower.Entry {
         }
         let inEffect = inEffect(at: tick)
         guard let config = inEffect.config else { return nil }
-        return .failure(.render(config: config, state: inEffect, tick: tick, completed: completed, effect: effect, upstreams: upstreams))
+        return .failure(
+            .render(
+                config: config, state: inEffect, tick: tick, completed: completed, effect: effect, upstreams: upstreams)
+        )
     }
 
     /// The ticker at a clock channel's boundary: moves the channel's tick to `servingTime` (as any request would) and
     /// publishes the window of that tick if it is at hand (kept, or rendered ahead: the swap), in place. Nil for a relay
     /// or a channel without configuration; `ready` false when the window is still to be rendered.
-    mutating func publish(servingTime: Timestamp, retired: inout ChannelFollower.Rendered?) -> (config: ChannelConfig, ready: Bool)? {
+    mutating func publish(servingTime: Timestamp, retired: inout ChannelFollower.Rendered?) -> (
+        config: ChannelConfig, ready: Bool
+    )? {
         guard let config = state.config, config.source == .clock else { return nil }
         switch prepare(servingTime: servingTime, retired: &retired, { _ in () }) {
         case .success?: return (config, true)

@@ -120,7 +120,9 @@ public struct CommandHandler: Sendable {
                 if !warnings.contains(where: { $0.hasPrefix(error.description) }) {
                     warnings.append("\(error.description); its duration was not checked and it is served whole")
                 }
-                logger.warning("could not read an asset", metadata: ["channel": "\(channel)", "asset": "\(uri)", "error": "\(error)"])
+                logger.warning(
+                    "could not read an asset",
+                    metadata: ["channel": "\(channel)", "asset": "\(uri)", "error": "\(error)"])
             case nil:
                 measured.append(nil)
             }
@@ -148,12 +150,15 @@ public struct CommandHandler: Sendable {
             let (listed, breakLength) = (Self.seconds(total), Self.seconds(planned))
             return [
                 "the asset list \(url) holds \(listed) s of assets for a \(breakLength) s break: viewers "
-                    + (total < planned ? "return to the live stream after \(listed) s" : "see its assets cut at \(breakLength) s")
+                    + (total < planned
+                        ? "return to the live stream after \(listed) s" : "see its assets cut at \(breakLength) s")
             ]
         case .success(.some):
             return []
         case .success(nil):
-            return ["the asset list \(url) gives no DURATION for every asset; its length was not checked against the break's"]
+            return [
+                "the asset list \(url) gives no DURATION for every asset; its length was not checked against the break's"
+            ]
         case .failure(let failure):
             return ["\(failure.description); the asset list's length was not checked against the break's"]
         }
@@ -166,12 +171,17 @@ public struct CommandHandler: Sendable {
         let request = EventCodec.canonicalRequest(command)
         let (command, warnings) = await measuring(command, channel: channel)
         guard await turns.take(channel, within: .seconds(10)) else {
-            logger.warning("the channel's previous command has been writing for 10 s; not decided", metadata: ["channel": "\(channel)", "command": "\(command.name)"])
-            Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", "error")]).increment()
+            logger.warning(
+                "the channel's previous command has been writing for 10 s; not decided",
+                metadata: ["channel": "\(channel)", "command": "\(command.name)"])
+            Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", "error")])
+                .increment()
             throw .store(.unavailable("channel \(channel)'s previous command has been writing to the log for 10 s"))
         }
         defer { turns.pass(channel) }
-        let outcome = try await deciding(command, request: request, warnings: warnings, channel: channel, context: context, expectedVersion: expectedVersion)
+        let outcome = try await deciding(
+            command, request: request, warnings: warnings, channel: channel, context: context,
+            expectedVersion: expectedVersion)
         await applied(outcome)
         return outcome
     }
@@ -192,11 +202,18 @@ public struct CommandHandler: Sendable {
                 // its original answer, not "already placed" or a version conflict.
                 let probe = AppendRequest(
                     channel: channel, expectedVersion: .any, events: [],
-                    command: CommandMetadata(commandID: context.commandID, request: request, actor: context.actor, source: context.source, decidedAt: Timestamp(milliseconds: 0)))
+                    command: CommandMetadata(
+                        commandID: context.commandID, request: request, actor: context.actor, source: context.source,
+                        decidedAt: Timestamp(milliseconds: 0)))
                 func replayed() async throws -> CommandOutcome? {
                     guard let previous = try await store.previousResult(of: probe) else { return nil }
-                    Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", "replayed")]).increment()
-                    let events = try previous.events.map { try EventCodec.decode(type: $0.type, schemaVersion: $0.schemaVersion, payload: $0.payload) }
+                    Counter(
+                        label: "cueline_commands_total",
+                        dimensions: [("command", command.name), ("outcome", "replayed")]
+                    ).increment()
+                    let events = try previous.events.map {
+                        try EventCodec.decode(type: $0.type, schemaVersion: $0.schemaVersion, payload: $0.payload)
+                    }
                     return CommandOutcome(result: previous, events: events)
                 }
                 // The first try decides on this instance's state without reading the stream (the append's version
@@ -213,7 +230,8 @@ public struct CommandHandler: Sendable {
                 if unverified != nil, let expectedVersion, expectedVersion != state.version { continue }
                 if let expectedVersion, expectedVersion != state.version {
                     if let outcome = try await replayed() { return outcome }
-                    throw StoreError.versionConflict(channel: channel, expected: .exactly(expectedVersion), actual: state.version)
+                    throw StoreError.versionConflict(
+                        channel: channel, expected: .exactly(expectedVersion), actual: state.version)
                 }
                 let now = max(clock(), notBefore).adding(milliseconds: effectDelay)
                 let events: [ScheduleEvent]
@@ -222,51 +240,71 @@ public struct CommandHandler: Sendable {
                 } catch {
                     if unverified != nil { continue }
                     if let outcome = try await replayed() { return outcome }
-                    logger.info("command refused", metadata: ["channel": "\(channel)", "command": "\(command.name)", "reason": "\(error)"])
+                    logger.info(
+                        "command refused",
+                        metadata: ["channel": "\(channel)", "command": "\(command.name)", "reason": "\(error)"])
                     // The audit trail keeps who tried what and why it was refused; failing to record it must not
                     // change the answer to the operator.
                     do {
                         try await refusals?.recordRefusal(
                             Refusal(
                                 channel: channel, commandID: context.commandID, command: command.name, request: request,
-                                actor: context.actor, source: context.source, reason: error.description, decidedAt: now))
+                                actor: context.actor, source: context.source, reason: error.description, decidedAt: now)
+                        )
                     } catch {
-                        logger.warning("could not record a refused command", metadata: ["channel": "\(channel)", "error": "\(error)"])
+                        logger.warning(
+                            "could not record a refused command",
+                            metadata: ["channel": "\(channel)", "error": "\(error)"])
                     }
-                    Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", "refused")]).increment()
+                    Counter(
+                        label: "cueline_commands_total",
+                        dimensions: [("command", command.name), ("outcome", "refused")]
+                    ).increment()
                     throw CommandError.refused(error)
                 }
                 let append = AppendRequest(
                     channel: channel, expectedVersion: state.version == 0 ? .noStream : .exactly(state.version),
                     events: events.map { event in
                         let encoded = EventCodec.encode(event)
-                        return NewEvent(type: encoded.type, schemaVersion: encoded.schemaVersion, payload: encoded.payload)
+                        return NewEvent(
+                            type: encoded.type, schemaVersion: encoded.schemaVersion, payload: encoded.payload)
                     },
                     command: CommandMetadata(
                         commandID: context.commandID, request: request, actor: context.actor, source: context.source,
                         reason: context.reason, decidedAt: now))
                 let result = try await store.append(append)
-                Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", result.replayed ? "replayed" : "applied")]).increment()
-                logger.info("command applied", metadata: ["channel": "\(channel)", "command": "\(command.name)", "version": "\(result.version)"])
+                Counter(
+                    label: "cueline_commands_total",
+                    dimensions: [("command", command.name), ("outcome", result.replayed ? "replayed" : "applied")]
+                ).increment()
+                logger.info(
+                    "command applied",
+                    metadata: ["channel": "\(channel)", "command": "\(command.name)", "version": "\(result.version)"])
                 if result.replayed {
                     // A retry: the log's events are the first attempt's decision, not this one's (a relative start or
                     // a playout limit decided now would differ).
-                    let original = try result.events.map { try EventCodec.decode(type: $0.type, schemaVersion: $0.schemaVersion, payload: $0.payload) }
+                    let original = try result.events.map {
+                        try EventCodec.decode(type: $0.type, schemaVersion: $0.schemaVersion, payload: $0.payload)
+                    }
                     return CommandOutcome(result: result, events: original, warnings: warnings)
                 }
                 return CommandOutcome(result: result, events: events, warnings: warnings, encoded: append.events)
             } catch let error as CommandError {
                 throw error
             } catch let StoreError.versionConflict(c, e, a) where expectedVersion == nil && attempts < 20 {
-                logger.debug("lost a race, deciding again", metadata: ["channel": "\(c)", "expected": "\(e)", "actual": "\(a)"])
+                logger.debug(
+                    "lost a race, deciding again", metadata: ["channel": "\(c)", "expected": "\(e)", "actual": "\(a)"])
                 continue
             } catch let StoreError.lateDecision(decidedAt, databaseClock) where attempts < 8 {
                 // The commit would have come after the instant the events take effect, so a follower could already
                 // have served that instant without them. Nothing was written: decide again, later, with more room.
                 Counter(label: "cueline_late_decisions_total").increment()
-                logger.notice("decision time passed before the append; deciding again", metadata: [
-                    "channel": "\(channel)", "decided_at": "\(decidedAt)", "database_clock": "\(databaseClock)", "attempt": "\(attempts)",
-                ])
+                logger.notice(
+                    "decision time passed before the append; deciding again",
+                    metadata: [
+                        "channel": "\(channel)", "decided_at": "\(decidedAt)", "database_clock": "\(databaseClock)",
+                        "attempt": "\(attempts)",
+                    ])
                 notBefore = databaseClock
                 effectDelay = min(effectDelay * 2, 5_000)
                 continue
@@ -275,11 +313,13 @@ public struct CommandHandler: Sendable {
                 switch error {
                 case .versionConflict, .commandIDReused: outcome = "conflict"
                 case .invalidValue: outcome = "invalid"
-                case .unavailable, .database, .schemaOutdated, .lateDecision, .unknownOutcome, .logHeadBusy, .streamLocked:
+                case .unavailable, .database, .schemaOutdated, .lateDecision, .unknownOutcome, .logHeadBusy,
+                    .streamLocked:
                     outcome = "error"
                     Counter(label: "cueline_database_errors_total").increment()
                 }
-                Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", outcome)]).increment()
+                Counter(label: "cueline_commands_total", dimensions: [("command", command.name), ("outcome", outcome)])
+                    .increment()
                 throw .store(error)
             } catch {
                 throw .store(.database("\(error)"))
@@ -294,7 +334,8 @@ public enum ChannelLoader {
     ///   - known: a state of this channel to continue from; only later events are read.
     ///   - retention: which breaks the state keeps (`.window`: what the follower serves from; `.all`: audit folds).
     public static func load(
-        _ channel: ChannelID, from store: any EventStore, startingFrom known: ChannelState? = nil, retention: ChannelState.Retention = .all
+        _ channel: ChannelID, from store: any EventStore, startingFrom known: ChannelState? = nil,
+        retention: ChannelState.Retention = .all
     ) async throws -> ChannelState {
         var state = known ?? ChannelState(channel: channel, retention: retention)
         while true {
@@ -317,7 +358,9 @@ public enum ChannelLoader {
     }
 
     /// The events of a batch this build can read, in order, and those it cannot with the reason.
-    public static func decodeReadable(_ events: [RecordedEvent]) -> (readable: [RecordedScheduleEvent], unreadable: [(RecordedEvent, String)]) {
+    public static func decodeReadable(_ events: [RecordedEvent]) -> (
+        readable: [RecordedScheduleEvent], unreadable: [(RecordedEvent, String)]
+    ) {
         var readable: [RecordedScheduleEvent] = []
         var unreadable: [(RecordedEvent, String)] = []
         for event in events {

@@ -17,7 +17,10 @@ public final class RelayPoller: Service, Sendable {
     /// The upstreams a task follows now.
     private let running = Mutex<Set<Upstream>>([])
 
-    public init(follower: ChannelFollower, interval: Duration = .milliseconds(500), logger: Logger = Logger(label: "cueline.relay")) {
+    public init(
+        follower: ChannelFollower, interval: Duration = .milliseconds(500),
+        logger: Logger = Logger(label: "cueline.relay")
+    ) {
         self.follower = follower
         self.interval = interval
         self.logger = logger
@@ -36,7 +39,10 @@ public final class RelayPoller: Service, Sendable {
         for state in follower.channels() {
             guard let config = state.config, case .relay(let template) = config.source else { continue }
             for rendition in config.renditions {
-                all.insert(Upstream(channel: config.id, rendition: rendition.name, url: RelayDecorator.upstreamURL(template: template, rendition: rendition.name)))
+                all.insert(
+                    Upstream(
+                        channel: config.id, rendition: rendition.name,
+                        url: RelayDecorator.upstreamURL(template: template, rendition: rendition.name)))
             }
         }
         return all
@@ -67,7 +73,9 @@ public final class RelayPoller: Service, Sendable {
 
     /// Reads one upstream until its channel no longer names it (a rendition removed, the source changed) or shutdown.
     func follow(_ upstream: Upstream) async {
-        let metadata: Logger.Metadata = ["channel": "\(upstream.channel)", "rendition": "\(upstream.rendition)", "upstream": "\(upstream.url)"]
+        let metadata: Logger.Metadata = [
+            "channel": "\(upstream.channel)", "rendition": "\(upstream.rendition)", "upstream": "\(upstream.url)",
+        ]
         var failing = false
         var next: (msn: Int64, part: Int64)?
         var timeoutSeconds = 5.0
@@ -78,7 +86,8 @@ public final class RelayPoller: Service, Sendable {
             let asking = ContinuousClock.now
             do {
                 let playlist = try Self.upstreamPlaylist(try await Self.fetch(url, timeoutSeconds: timeoutSeconds))
-                follower.updateUpstream(upstream.channel, rendition: upstream.rendition, playlist: playlist, from: upstream.url)
+                follower.updateUpstream(
+                    upstream.channel, rendition: upstream.rendition, playlist: playlist, from: upstream.url)
                 if failing {
                     failing = false
                     logger.notice("upstream playlist is back", metadata: metadata)
@@ -89,13 +98,16 @@ public final class RelayPoller: Service, Sendable {
                 timeoutSeconds = Double(3 * playlist.targetDuration + 2)
                 if let asked, let next, (next.msn, next.part) <= (asked.msn, asked.part) {
                     // Answered before the part asked for (an upstream that does not hold): wait half a part, then ask again.
-                    try? await Task.sleep(for: min(interval, .milliseconds(max(50, position!.partTargetMilliseconds / 2))))
+                    try? await Task.sleep(
+                        for: min(interval, .milliseconds(max(50, position!.partTargetMilliseconds / 2))))
                 } else if position == nil {
                     try? await Task.sleep(for: interval)
                 } else {
                     // Never more often than a quarter part (at least 20 ms): an upstream that answers every request at
                     // once with a new position cannot drive a tight loop.
-                    let gap = Duration.milliseconds(max(20, position!.partTargetMilliseconds / 4)) - (ContinuousClock.now - asking)
+                    let gap =
+                        Duration.milliseconds(max(20, position!.partTargetMilliseconds / 4))
+                        - (ContinuousClock.now - asking)
                     if gap > .zero { try? await Task.sleep(for: gap) }
                 }
             } catch {
@@ -117,7 +129,8 @@ public final class RelayPoller: Service, Sendable {
     /// (`RelayDecorator.check`). Else the last good one stays served.
     static func upstreamPlaylist(_ text: String) throws -> MediaPlaylist {
         if let finding = Lint.controlCharacters(text).first {
-            throw FetchError(description: "line \(finding.line.map(String.init) ?? "?"): \(finding.message); not relayed")
+            throw FetchError(
+                description: "line \(finding.line.map(String.init) ?? "?"): \(finding.message); not relayed")
         }
         let playlist = try PlaylistParser.parseMedia(text).playlist
         try RelayDecorator.check(playlist)
@@ -140,7 +153,8 @@ public final class RelayPoller: Service, Sendable {
         if source.hasPrefix("http://") || source.hasPrefix("https://") {
             let answer: UpstreamGet.Answer
             do {
-                answer = try await UpstreamGet.relays.get(source, limit: 16 << 20, deadline: .milliseconds(Int64(timeoutSeconds * 1000) + 1000))
+                answer = try await UpstreamGet.relays.get(
+                    source, limit: 16 << 20, deadline: .milliseconds(Int64(timeoutSeconds * 1000) + 1000))
             } catch UpstreamGet.Failure.tooLarge {
                 throw FetchError(description: "GET \(source) answered over 16 MiB")
             } catch UpstreamGet.Failure.deadline {

@@ -15,10 +15,13 @@ public enum Replay {
             switch self {
             case .channelDidNotExist(let channel, let at): return "channel \(channel) did not exist at \(at)"
             case .relayNotReplayable(let channel):
-                return "channel \(channel) relays an upstream encoder; its upstream playlists are not recorded, so it cannot be replayed"
+                return
+                    "channel \(channel) relays an upstream encoder; its upstream playlists are not recorded, so it cannot be replayed"
             case .unknownRendition(let channel, let rendition, let at, let known):
-                return "channel \(channel) had no rendition \(rendition) at \(at); it had \(known.map(\.rawValue).joined(separator: ", "))"
-            case .windowNotFull(let channel, let at): return "channel \(channel) served no playlist at \(at): its window was not full yet"
+                return
+                    "channel \(channel) had no rendition \(rendition) at \(at); it had \(known.map(\.rawValue).joined(separator: ", "))"
+            case .windowNotFull(let channel, let at):
+                return "channel \(channel) served no playlist at \(at): its window was not full yet"
             }
         }
     }
@@ -27,10 +30,13 @@ public enum Replay {
     ///   - rendition: nil for the first rendition.
     ///   - skip: the delta update served at `tick` to a request with `_HLS_skip` (channels with parts), instead of the full playlist.
     public static func playlist(
-        _ channel: ChannelID, _ events: [RecordedScheduleEvent], at tick: Timestamp, rendition: Identifier?, multivariant: Bool,
+        _ channel: ChannelID, _ events: [RecordedScheduleEvent], at tick: Timestamp, rendition: Identifier?,
+        multivariant: Bool,
         skip: PlaylistBuilder.DeltaUpdate? = nil
     ) throws -> String {
-        try playlist(channel, state: fold(channel, events, asOf: tick, retention: .window), at: tick, rendition: rendition, multivariant: multivariant, skip: skip)
+        try playlist(
+            channel, state: fold(channel, events, asOf: tick, retention: .window), at: tick, rendition: rendition,
+            multivariant: multivariant, skip: skip)
     }
 
     /// The same, read from the store: only the events the instant needs when the store keeps checkpoints (from the
@@ -39,7 +45,9 @@ public enum Replay {
         _ channel: ChannelID, store: any EventStore, at tick: Timestamp, rendition: Identifier?, multivariant: Bool,
         skip: PlaylistBuilder.DeltaUpdate? = nil
     ) async throws -> String {
-        try playlist(channel, state: try await state(channel, store: store, asOf: tick), at: tick, rendition: rendition, multivariant: multivariant, skip: skip)
+        try playlist(
+            channel, state: try await state(channel, store: store, asOf: tick), at: tick, rendition: rendition,
+            multivariant: multivariant, skip: skip)
     }
 
     /// The playlist rendered from `state`, the fold (`.window` retention) of the events in effect at `tick`.
@@ -53,7 +61,8 @@ public enum Replay {
         if multivariant { return rendered.multivariant }
         let name = rendition ?? config.renditions[0].name
         guard config.renditions.contains(where: { $0.name == name }) else {
-            throw Failure.unknownRendition(channel: channel, rendition: name, at: tick, known: config.renditions.map(\.name))
+            throw Failure.unknownRendition(
+                channel: channel, rendition: name, at: tick, known: config.renditions.map(\.name))
         }
         guard let body = rendered.bodies[name] else { throw Failure.windowNotFull(channel: channel, at: tick) }
         if let skip {
@@ -66,7 +75,9 @@ public enum Replay {
     /// The fold (`.window` retention) of the events of `channel` in effect at `tick`: `fold(_:_:asOf:retention:)` of
     /// the whole log, computed from the latest checkpoint usable at `tick` when the store keeps them (a checkpoint
     /// that does not match the log is not used) and the events after it decided by `tick`.
-    public static func state(_ channel: ChannelID, store: any EventStore, asOf tick: Timestamp) async throws -> ChannelState {
+    public static func state(_ channel: ChannelID, store: any EventStore, asOf tick: Timestamp) async throws
+        -> ChannelState
+    {
         guard let postgres = store as? PostgresEventStore else {
             return fold(channel, try await events(channel, from: store), asOf: tick, retention: .window)
         }
@@ -78,7 +89,8 @@ public enum Replay {
             version = snapshot.version
         }
         while true {
-            let batch = try await postgres.readStream(channel, after: version, decidedAtOrBefore: tick, limit: batchSize)
+            let batch = try await postgres.readStream(
+                channel, after: version, decidedAtOrBefore: tick, limit: batchSize)
             for event in ChannelLoader.decodeReadable(batch).readable { state.apply(event) }
             version = batch.last?.version ?? version
             if batch.count < batchSize { return state }
@@ -91,7 +103,9 @@ public enum Replay {
     /// returns how many it wrote. Called by `cueline replay` before it replays: the first replay of a long log reads
     /// it once, later replays read only what follows the last checkpoint.
     @discardableResult
-    public static func checkpoint(_ channel: ChannelID, store: PostgresEventStore, every interval: Int64 = 1000) async throws -> Int {
+    public static func checkpoint(_ channel: ChannelID, store: PostgresEventStore, every interval: Int64 = 1000)
+        async throws -> Int
+    {
         precondition(interval > 0)
         var state = ChannelState(channel: channel, retention: .window)
         var version: Int64 = 0
@@ -109,7 +123,8 @@ public enum Replay {
                 guard event.version >= next else { continue }
                 while next <= event.version { next += interval }
                 // Events written before the hash chain cannot be checked against: no checkpoint there.
-                guard let hash = hashes[event.version] ?? nil, let snapshot = ChannelSnapshot(state, chainHash: hash) else { continue }
+                guard let hash = hashes[event.version] ?? nil, let snapshot = ChannelSnapshot(state, chainHash: hash)
+                else { continue }
                 try await store.saveSnapshot(snapshot)
                 written += 1
             }
@@ -120,7 +135,8 @@ public enum Replay {
 
     /// Every event of a channel, decoded, in version order.
     /// Events this build cannot read are left out, as the follower leaves them out of what it serves.
-    public static func events(_ channel: ChannelID, from store: any EventStore) async throws -> [RecordedScheduleEvent] {
+    public static func events(_ channel: ChannelID, from store: any EventStore) async throws -> [RecordedScheduleEvent]
+    {
         var events: [RecordedScheduleEvent] = []
         var version: Int64 = 0
         while true {

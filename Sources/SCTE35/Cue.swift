@@ -17,7 +17,9 @@ extension SpliceInfoSection {
         case .insert(let insert):
             if insert.cancel { return [.cancel(eventID: insert.eventID)] }
             if insert.outOfNetwork {
-                return [.out(eventID: insert.eventID, durationMilliseconds: insert.breakDuration.map(ticksToMilliseconds))]
+                return [
+                    .out(eventID: insert.eventID, durationMilliseconds: insert.breakDuration.map(ticksToMilliseconds))
+                ]
             }
             return [.in(eventID: insert.eventID)]
         case .timeSignal:
@@ -25,9 +27,13 @@ extension SpliceInfoSection {
                 guard case .segmentation(let segmentation) = descriptor else { return nil }
                 if segmentation.cancel { return .cancel(eventID: segmentation.eventID) }
                 if SegmentationType.breakStarts.contains(segmentation.typeID) {
-                    return .out(eventID: segmentation.eventID, durationMilliseconds: segmentation.duration.map(ticksToMilliseconds))
+                    return .out(
+                        eventID: segmentation.eventID,
+                        durationMilliseconds: segmentation.duration.map(ticksToMilliseconds))
                 }
-                if SegmentationType.breakEnds.contains(segmentation.typeID) { return .in(eventID: segmentation.eventID) }
+                if SegmentationType.breakEnds.contains(segmentation.typeID) {
+                    return .in(eventID: segmentation.eventID)
+                }
                 return nil
             }
         case .null, .bandwidthReservation, .privateCommand:

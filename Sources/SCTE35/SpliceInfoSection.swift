@@ -47,7 +47,9 @@ public struct SpliceInfoSection: Hashable, Sendable {
         let commandType = UInt8(try reader.bits(8, "splice_command_type"))
         let commandStart = reader.byteOffset
         let commandEnd = commandLength == 0xFFF ? nil : commandStart + commandLength
-        guard (commandEnd ?? 0) <= input.count - 4 else { throw .truncated(field: "splice_command_length", offset: commandStart - 2) }
+        guard (commandEnd ?? 0) <= input.count - 4 else {
+            throw .truncated(field: "splice_command_length", offset: commandStart - 2)
+        }
         command = try SpliceCommand.parse(type: commandType, &reader, commandEnd: commandEnd)
         // 0xFFF is the legacy "unknown length"; otherwise the command must be exactly as long as stated.
         if commandLength != 0xFFF && reader.byteOffset - commandStart != commandLength {
@@ -57,7 +59,9 @@ public struct SpliceInfoSection: Hashable, Sendable {
         }
         let loopLength = Int(try reader.bits(16, "descriptor_loop_length"))
         let loopEnd = reader.byteOffset + loopLength
-        guard loopEnd <= input.count - 4 else { throw .truncated(field: "descriptor_loop_length", offset: reader.byteOffset - 2) }
+        guard loopEnd <= input.count - 4 else {
+            throw .truncated(field: "descriptor_loop_length", offset: reader.byteOffset - 2)
+        }
         var descriptors: [SpliceDescriptor] = []
         while reader.byteOffset < loopEnd {
             descriptors.append(try SpliceDescriptor.parse(&reader, limit: loopEnd))
@@ -191,7 +195,9 @@ public enum SpliceDescriptor: Hashable, Sendable {
         let end = reader.byteOffset + length
         guard end <= limit else { throw .truncated(field: "descriptor_length", offset: start + 1) }
         guard length >= 4 else {
-            throw .invalid(field: "descriptor_length", offset: start + 1, reason: "is \(length); a descriptor holds at least its identifier")
+            throw .invalid(
+                field: "descriptor_length", offset: start + 1,
+                reason: "is \(length); a descriptor holds at least its identifier")
         }
         let identifier = UInt32(try reader.bits(32, "identifier"))
         defer { reader.seek(byte: end) }
@@ -264,7 +270,8 @@ public enum SCTE35Error: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .badEncoding(let reason): return "the section \(reason)"
-        case .notSpliceInfo(let tableID): return "table_id is 0x\(hex(tableID)), not 0xFC: this is not a splice_info_section"
+        case .notSpliceInfo(let tableID):
+            return "table_id is 0x\(hex(tableID)), not 0xFC: this is not a splice_info_section"
         case .truncated(let field, let offset): return "the section ends inside \(field) at byte \(offset)"
         case .invalid(let field, let offset, let reason): return "\(field) at byte \(offset) \(reason)"
         case .crcMismatch(let stated, let computed):

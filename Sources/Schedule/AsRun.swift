@@ -32,8 +32,10 @@ public struct AsRunEntry: Hashable, Sendable, Codable {
     /// `breakId`, so that the wire's `break_id` (snake_case of either spelling) reads back into `breakID`.
     enum CodingKeys: String, CodingKey {
         case breakID = "breakId"
-        case status, plannedStart, plannedDuration, actualStart, actualEnd, airedDuration, asset, placedBy, placedVia, placedAt
-        case endedEarlyBy, endedEarlyVia, endedEarlyAt, endedEarlyHow, cancelledBy, cancelledVia, cancelledAt, cancelledHow
+        case status, plannedStart, plannedDuration, actualStart, actualEnd, airedDuration, asset, placedBy, placedVia,
+            placedAt
+        case endedEarlyBy, endedEarlyVia, endedEarlyAt, endedEarlyHow, cancelledBy, cancelledVia, cancelledAt,
+            cancelledHow
     }
 }
 
@@ -71,8 +73,10 @@ public enum AsRun {
                 airedDuration: DecimalNumber(milliseconds: aired), asset: asset,
                 placedBy: item.placed.actor, placedVia: item.placed.source, placedAt: item.placed.at,
                 endedEarlyBy: item.limited?.actor, endedEarlyVia: item.limited?.source, endedEarlyAt: item.limited?.at,
-                endedEarlyHow: item.limitKind?.rawValue, cancelledBy: item.cancelled?.actor, cancelledVia: item.cancelled?.source,
-                cancelledAt: item.cancelled?.at, cancelledHow: item.cancelled == nil ? nil : (item.cancelKind ?? .cancelBreak).asRunDescription)
+                endedEarlyHow: item.limitKind?.rawValue, cancelledBy: item.cancelled?.actor,
+                cancelledVia: item.cancelled?.source,
+                cancelledAt: item.cancelled?.at,
+                cancelledHow: item.cancelled == nil ? nil : (item.cancelKind ?? .cancelBreak).asRunDescription)
         }
     }
 
@@ -82,13 +86,18 @@ public enum AsRun {
             breaksAired: entries.filter { $0.actualStart != nil }.count,
             breaksEndedEarly: entries.filter { $0.status == BreakState.Phase.endedEarly.rawValue }.count,
             breaksCancelled: entries.filter { $0.status == BreakState.Phase.cancelled.rawValue }.count,
-            secondsPlanned: DecimalNumber(milliseconds: entries.filter { $0.cancelledAt == nil }.reduce(0) { $0 + $1.plannedDuration.milliseconds }),
+            secondsPlanned: DecimalNumber(
+                milliseconds: entries.filter { $0.cancelledAt == nil }.reduce(0) {
+                    $0 + $1.plannedDuration.milliseconds
+                }),
             secondsAired: DecimalNumber(milliseconds: entries.reduce(0) { $0 + $1.airedDuration.milliseconds }))
     }
 
     static let columns = [
-        "break_id", "status", "planned_start", "planned_duration", "actual_start", "actual_end", "aired_duration", "asset",
-        "placed_by", "placed_via", "placed_at", "ended_early_by", "ended_early_via", "ended_early_at", "ended_early_how",
+        "break_id", "status", "planned_start", "planned_duration", "actual_start", "actual_end", "aired_duration",
+        "asset",
+        "placed_by", "placed_via", "placed_at", "ended_early_by", "ended_early_via", "ended_early_at",
+        "ended_early_how",
         "cancelled_by", "cancelled_via", "cancelled_at", "cancelled_how",
     ]
 
@@ -99,14 +108,18 @@ public enum AsRun {
         func field(_ text: String?) -> String {
             guard let raw = text else { return "" }
             let text = escapingControlCharacters ? raw.escapingControlCharacters : raw
-            return text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+            return text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline })
+                ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
         }
         var out = columns.joined(separator: ",") + "\r\n"
         for e in entries {
             let row: [String?] = [
-                e.breakID.rawValue, e.status, e.plannedStart.iso8601, e.plannedDuration.description, e.actualStart?.iso8601, e.actualEnd?.iso8601,
-                e.airedDuration.description, e.asset, e.placedBy, e.placedVia, e.placedAt.iso8601, e.endedEarlyBy, e.endedEarlyVia,
-                e.endedEarlyAt?.iso8601, e.endedEarlyHow, e.cancelledBy, e.cancelledVia, e.cancelledAt?.iso8601, e.cancelledHow,
+                e.breakID.rawValue, e.status, e.plannedStart.iso8601, e.plannedDuration.description,
+                e.actualStart?.iso8601, e.actualEnd?.iso8601,
+                e.airedDuration.description, e.asset, e.placedBy, e.placedVia, e.placedAt.iso8601, e.endedEarlyBy,
+                e.endedEarlyVia,
+                e.endedEarlyAt?.iso8601, e.endedEarlyHow, e.cancelledBy, e.cancelledVia, e.cancelledAt?.iso8601,
+                e.cancelledHow,
             ]
             out += row.map(field).joined(separator: ",") + "\r\n"
         }

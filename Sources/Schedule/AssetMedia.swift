@@ -47,12 +47,16 @@ extension BreakMedia {
         plannedDurationMilliseconds planned: Int64, asset: BreakAsset, measured: [MeasuredAsset?]?, chunked: Bool
     ) throws(ScheduleError) -> (planned: Int64, asset: BreakAsset, media: BreakMedia?) {
         guard var measured, measured.contains(where: { $0 != nil }) else { return (planned, asset, nil) }
-        if !chunked { measured = measured.map { $0.map { MeasuredAsset(durationMilliseconds: $0.durationMilliseconds) } } }
+        if !chunked {
+            measured = measured.map { $0.map { MeasuredAsset(durationMilliseconds: $0.durationMilliseconds) } }
+        }
         func differs(_ a: Int64, _ b: Int64) -> Bool { abs(a - b) > toleranceMilliseconds }
         let total = measured.reduce(0) { $0 + ($1?.durationMilliseconds ?? 0) }
         guard total <= Limits.maximumBreakMilliseconds else {
             throw .invalidField(
-                "duration", "the media is \(DecimalNumber(milliseconds: total)) s long: a break lasts at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) s")
+                "duration",
+                "the media is \(DecimalNumber(milliseconds: total)) s long: a break lasts at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) s"
+            )
         }
         switch asset {
         case .uri(let uri):
@@ -60,11 +64,14 @@ extension BreakMedia {
             if differs(media.durationMilliseconds, planned) {
                 throw .invalidField(
                     "duration",
-                    "the asset \(uri) is \(DecimalNumber(milliseconds: media.durationMilliseconds)) s long, but the break is planned at \(DecimalNumber(milliseconds: planned)) s: plan it at \(DecimalNumber(milliseconds: media.durationMilliseconds)) s, or use an asset that fills the break")
+                    "the asset \(uri) is \(DecimalNumber(milliseconds: media.durationMilliseconds)) s long, but the break is planned at \(DecimalNumber(milliseconds: planned)) s: plan it at \(DecimalNumber(milliseconds: media.durationMilliseconds)) s, or use an asset that fills the break"
+                )
             }
             return (
                 media.durationMilliseconds, asset,
-                BreakMedia(assets: measured, requestedDurationMilliseconds: media.durationMilliseconds == planned ? nil : planned)
+                BreakMedia(
+                    assets: measured,
+                    requestedDurationMilliseconds: media.durationMilliseconds == planned ? nil : planned)
             )
         case .pod(var pod):
             guard measured.count == pod.count else { return (planned, asset, nil) }
@@ -73,7 +80,8 @@ extension BreakMedia {
                 if differs(media.durationMilliseconds, pod[index].durationMilliseconds) {
                     throw .invalidField(
                         "pod",
-                        "asset \(index + 1) (\(pod[index].uri)) is \(DecimalNumber(milliseconds: media.durationMilliseconds)) s long, not \(DecimalNumber(milliseconds: pod[index].durationMilliseconds)) s: give its real length")
+                        "asset \(index + 1) (\(pod[index].uri)) is \(DecimalNumber(milliseconds: media.durationMilliseconds)) s long, not \(DecimalNumber(milliseconds: pod[index].durationMilliseconds)) s: give its real length"
+                    )
                 }
                 pod[index].durationMilliseconds = media.durationMilliseconds
             }
@@ -83,11 +91,15 @@ extension BreakMedia {
                 if differs(total, planned) {
                     throw .invalidField(
                         "duration",
-                        "the pod's media adds up to \(DecimalNumber(milliseconds: total)) s, but the break is planned at \(DecimalNumber(milliseconds: planned)) s: plan it at \(DecimalNumber(milliseconds: total)) s, or use assets that fill the break")
+                        "the pod's media adds up to \(DecimalNumber(milliseconds: total)) s, but the break is planned at \(DecimalNumber(milliseconds: planned)) s: plan it at \(DecimalNumber(milliseconds: total)) s, or use assets that fill the break"
+                    )
                 }
                 corrected = total
             }
-            return (corrected, .pod(pod), BreakMedia(assets: measured, requestedDurationMilliseconds: corrected == planned ? nil : planned))
+            return (
+                corrected, .pod(pod),
+                BreakMedia(assets: measured, requestedDurationMilliseconds: corrected == planned ? nil : planned)
+            )
         case .list:
             return (planned, asset, nil)
         }

@@ -55,7 +55,8 @@ public struct BreakSpec: Hashable, Sendable, Codable {
     public var media: BreakMedia?
 
     public init(
-        id: BreakID, start: Timestamp, plannedDurationMilliseconds: Int64, asset: BreakAsset, options: InterstitialOptions = InterstitialOptions(),
+        id: BreakID, start: Timestamp, plannedDurationMilliseconds: Int64, asset: BreakAsset,
+        options: InterstitialOptions = InterstitialOptions(),
         media: BreakMedia? = nil
     ) {
         self.id = id

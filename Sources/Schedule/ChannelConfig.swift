@@ -46,7 +46,8 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, segmentDurationMilliseconds, windowSegments, epoch, renditions, source, loopSegments, horizonMilliseconds, publicBaseURL, partDurationMilliseconds
+        case id, segmentDurationMilliseconds, windowSegments, epoch, renditions, source, loopSegments,
+            horizonMilliseconds, publicBaseURL, partDurationMilliseconds
     }
 
     /// As the synthesized decoding, but the id as stored (today's rule or the earlier one).
@@ -54,7 +55,8 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let text = try container.decode(String.self, forKey: .id)
         guard let id = ChannelID(stored: text) else {
-            throw DecodingError.dataCorruptedError(forKey: .id, in: container, debugDescription: "must be \(Identifier.rule)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .id, in: container, debugDescription: "must be \(Identifier.rule)")
         }
         self.id = id
         segmentDurationMilliseconds = try container.decode(Int64.self, forKey: .segmentDurationMilliseconds)
@@ -88,15 +90,24 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
 
     /// Checks every field; the first problem names the field and the reason.
     public func validate() throws(ScheduleError) {
-        _ = try Identifier(id.rawValue, field: "channel")  // today's rule, also for an id read back under the earlier one
+        // Today's rule, also for an id read back under the earlier one.
+        _ = try Identifier(id.rawValue, field: "channel")
         guard (100...60_000).contains(segmentDurationMilliseconds) else {
-            throw .invalidField("segment-duration", "must be between 0.1 and 60 seconds (got \(DecimalNumber(milliseconds: segmentDurationMilliseconds)) s)")
+            throw .invalidField(
+                "segment-duration",
+                "must be between 0.1 and 60 seconds (got \(DecimalNumber(milliseconds: segmentDurationMilliseconds)) s)"
+            )
         }
         // Bounded before any arithmetic on it.
-        guard (1...10_000).contains(windowSegments) else { throw .invalidField("window", "must be 1 to 10000 segments") }
+        guard (1...10_000).contains(windowSegments) else {
+            throw .invalidField("window", "must be 1 to 10000 segments")
+        }
         let windowMilliseconds = Int64(windowSegments) * segmentDurationMilliseconds
         guard windowMilliseconds >= Int64(3 * targetDuration) * 1000 else {
-            throw .invalidField("window", "\(windowSegments) segments last \(DecimalNumber(milliseconds: windowMilliseconds)) s, under 3 target durations (\(3 * targetDuration) s)")
+            throw .invalidField(
+                "window",
+                "\(windowSegments) segments last \(DecimalNumber(milliseconds: windowMilliseconds)) s, under 3 target durations (\(3 * targetDuration) s)"
+            )
         }
         try Limits.check(instant: epoch, field: "epoch")
         guard !renditions.isEmpty else { throw .invalidField("rendition", "a channel needs at least one rendition") }
@@ -114,26 +125,36 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         }
         if let part = partDurationMilliseconds {
             guard case .clock = source else {
-                throw .invalidField("part-duration", "is for clock channels: a relay channel serves the parts of its upstream LL-HLS playlist (EXT-X-PART-INF), as they come")
+                throw .invalidField(
+                    "part-duration",
+                    "is for clock channels: a relay channel serves the parts of its upstream LL-HLS playlist (EXT-X-PART-INF), as they come"
+                )
             }
             guard (100...segmentDurationMilliseconds).contains(part), segmentDurationMilliseconds % part == 0 else {
                 throw .invalidField(
                     "part-duration",
-                    "must be between 0.1 s and the segment duration and divide it into whole parts (got \(DecimalNumber(milliseconds: part)) s for \(DecimalNumber(milliseconds: segmentDurationMilliseconds)) s segments)")
+                    "must be between 0.1 s and the segment duration and divide it into whole parts (got \(DecimalNumber(milliseconds: part)) s for \(DecimalNumber(milliseconds: segmentDurationMilliseconds)) s segments)"
+                )
             }
             guard segmentDurationMilliseconds / part <= 100 else {
-                throw .invalidField("part-duration", "a segment has at most 100 parts (got \(segmentDurationMilliseconds / part))")
+                throw .invalidField(
+                    "part-duration", "a segment has at most 100 parts (got \(segmentDurationMilliseconds / part))")
             }
             for rendition in renditions where rendition.partURITemplate == nil {
-                throw .invalidField("rendition", "\(rendition.name): a channel with parts needs a part URI template with {n} and {p} for every rendition")
+                throw .invalidField(
+                    "rendition",
+                    "\(rendition.name): a channel with parts needs a part URI template with {n} and {p} for every rendition"
+                )
             }
         } else if let rendition = renditions.first(where: { $0.partURITemplate != nil }) {
-            throw .invalidField("rendition", "\(rendition.name): a part URI template needs --part-duration on the channel")
+            throw .invalidField(
+                "rendition", "\(rendition.name): a part URI template needs --part-duration on the channel")
         }
         _ = try AbsoluteURI(publicBaseURL, field: "public-url")
         if case .relay(let upstream) = source {
             guard !upstream.isEmpty, upstream.utf8.count <= Limits.uriBytes, !upstream.containsControlCharacter else {
-                throw .invalidField("relay", "a relay channel needs an upstream playlist URL or path, without control characters")
+                throw .invalidField(
+                    "relay", "a relay channel needs an upstream playlist URL or path, without control characters")
             }
             guard renditions.count == 1 || upstream.contains("{rendition}") else {
                 throw .invalidField("relay", "with several renditions the upstream must contain {rendition}")
@@ -161,7 +182,8 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
     public var independentPartInterval: Int?
 
     public init(
-        name: Identifier, bandwidth: Int, codecs: [String] = [], resolution: String? = nil, frameRate: DecimalNumber? = nil,
+        name: Identifier, bandwidth: Int, codecs: [String] = [], resolution: String? = nil,
+        frameRate: DecimalNumber? = nil,
         uriTemplate: String, mapURI: String? = nil, partURITemplate: String? = nil, independentPartInterval: Int? = nil
     ) {
         self.name = name
@@ -187,7 +209,8 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
             throw .invalidField("rendition", "name \(name.rawValue.debugDescription) must be \(Identifier.rule)")
         }
         guard (1...1_000_000_000_000).contains(bandwidth) else {
-            throw .invalidField("rendition", "\(name): bandwidth must be a positive number of bits per second (at most 10^12)")
+            throw .invalidField(
+                "rendition", "\(name): bandwidth must be a positive number of bits per second (at most 10^12)")
         }
         // Every `{n…}` must be a token `segmentURI` replaces: `{n%0}` or `{n%-1}` would otherwise be served as
         // written, the same URI for every segment.
@@ -200,7 +223,8 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
             } else {
                 throw .invalidField(
                     "rendition",
-                    "\(name): {\(token.prefix(32).escapingControlCharacters)} in the URI template is not {n} or {n%K} with K a whole number from 1 to 9223372036854775807")
+                    "\(name): {\(token.prefix(32).escapingControlCharacters)} in the URI template is not {n} or {n%K} with K a whole number from 1 to 9223372036854775807"
+                )
             }
         }
         guard !needsTemplate || numbered else {
@@ -209,15 +233,20 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
         if needsTemplate || !uriTemplate.isEmpty, let problem = AbsoluteURI.referenceProblem(in: uriTemplate) {
             throw .invalidField("rendition", "\(name): URI template \(problem)")
         }
-        if let resolution, resolution.containsControlCharacter || Resolution(resolution) == nil || resolution.utf8.count > 16 {
-            throw .invalidField("rendition", "\(name): resolution \(resolution.debugDescription.escapingControlCharacters) is not WIDTHxHEIGHT")
+        if let resolution,
+            resolution.containsControlCharacter || Resolution(resolution) == nil || resolution.utf8.count > 16
+        {
+            throw .invalidField(
+                "rendition",
+                "\(name): resolution \(resolution.debugDescription.escapingControlCharacters) is not WIDTHxHEIGHT")
         }
         // A codec is an RFC 6381 token: printable ASCII, no space, comma or quote (it sits in a quoted CODECS list).
         for codec in codecs
         where codec.isEmpty || codec.utf8.count > 64
             || codec.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value >= 0x7F || $0 == "," || $0 == "\"" })
         {
-            throw .invalidField("rendition", "\(name): codec \(codec.debugDescription.escapingControlCharacters) is not valid")
+            throw .invalidField(
+                "rendition", "\(name): codec \(codec.debugDescription.escapingControlCharacters) is not valid")
         }
         if let mapURI, let problem = AbsoluteURI.referenceProblem(in: mapURI) {
             throw .invalidField("rendition", "\(name): map URI \(problem)")
@@ -230,7 +259,10 @@ public struct RenditionConfig: Hashable, Sendable, Codable {
                 } else if token == "n" || (token.hasPrefix("n%") && (Int64(token.dropFirst(2)) ?? 0) > 0) {
                     numbered = true
                 } else if token.hasPrefix("n") {
-                    throw .invalidField("rendition", "\(name): {\(token.prefix(32).escapingControlCharacters)} in the part URI template is not {n}, {n%K} or {p}")
+                    throw .invalidField(
+                        "rendition",
+                        "\(name): {\(token.prefix(32).escapingControlCharacters)} in the part URI template is not {n}, {n%K} or {p}"
+                    )
                 }
             }
             guard numbered, indexed else {

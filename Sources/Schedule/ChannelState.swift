@@ -53,7 +53,8 @@ public struct ChannelState: Hashable, Sendable {
     }
 
     public static func == (lhs: ChannelState, rhs: ChannelState) -> Bool {
-        lhs.channel == rhs.channel && lhs.config == rhs.config && lhs.version == rhs.version && lhs.position == rhs.position
+        lhs.channel == rhs.channel && lhs.config == rhs.config && lhs.version == rhs.version
+            && lhs.position == rhs.position
             && lhs.breaks == rhs.breaks
     }
 

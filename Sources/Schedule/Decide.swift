@@ -10,7 +10,9 @@ import HLS
 ///
 /// - Parameters:
 ///   - now: when the command arrived; break starts given relative to it and the live edge come from it.
-public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timestamp) throws(ScheduleError) -> [ScheduleEvent] {
+public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timestamp) throws(ScheduleError)
+    -> [ScheduleEvent]
+{
     if case .createChannel(let config) = command {
         guard state.config == nil else { throw .channelExists(state.channel) }
         guard config.id == state.channel else {
@@ -37,14 +39,20 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         let id: BreakID
         if let requested = request.id {
             // Only today's rule places a break (an id of the earlier rule is read back from the log, never placed).
-            guard requested.isCurrent else { throw .invalidField("id", "\(requested.rawValue.debugDescription.escapingControlCharacters) must be \(Identifier.rule)") }
+            guard requested.isCurrent else {
+                throw .invalidField(
+                    "id", "\(requested.rawValue.debugDescription.escapingControlCharacters) must be \(Identifier.rule)")
+            }
             id = requested
         } else {
             id = try generatedBreakID(state, now: now)
         }
         guard state.liveBreak(id, now: now) == nil else { throw .breakIDReused(id) }
         guard (1...Limits.maximumBreakMilliseconds).contains(request.plannedDurationMilliseconds) else {
-            throw .invalidField("duration", "must be more than 0 and at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) seconds")
+            throw .invalidField(
+                "duration",
+                "must be more than 0 and at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) seconds"
+            )
         }
         let requested: Timestamp
         switch request.start {
@@ -52,31 +60,42 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
             requested = try Limits.check(instant: time, field: "start")
         case .inMilliseconds(let delay):
             guard (0...Limits.maximumDelayMilliseconds).contains(delay) else {
-                throw .invalidField("in", "must be between 0 and \(DecimalNumber(milliseconds: Limits.maximumDelayMilliseconds)) seconds")
+                throw .invalidField(
+                    "in",
+                    "must be between 0 and \(DecimalNumber(milliseconds: Limits.maximumDelayMilliseconds)) seconds")
             }
             requested = now.adding(milliseconds: delay)
         }
         // On a segment boundary hls.js plays a break the same way every time (see `PlaceBreak.StartAlignment`). Relay
         // segments come from upstream, with boundaries this clock does not know: their breaks keep the exact start.
-        let start = config.source == .clock && request.alignment == .segment ? timeline.boundary(atOrAfter: requested) : requested
+        let start =
+            config.source == .clock && request.alignment == .segment
+            ? timeline.boundary(atOrAfter: requested) : requested
         if case .at = request.start {
             let horizon = now.adding(milliseconds: Limits.breakStartHorizonMilliseconds)
             guard start <= horizon else {
                 let snapped = start == requested ? "" : " (\(requested) moved to the next segment boundary)"
-                throw .invalidField("start", "\(start)\(snapped) is more than 7 days ahead (latest \(horizon)); place it closer to air")
+                throw .invalidField(
+                    "start", "\(start)\(snapped) is more than 7 days ahead (latest \(horizon)); place it closer to air")
             }
         }
-        guard start >= liveEdge, start >= config.epoch else { throw .startBehindLiveEdge(start: start, liveEdge: liveEdge) }
+        guard start >= liveEdge, start >= config.epoch else {
+            throw .startBehindLiveEdge(start: start, liveEdge: liveEdge)
+        }
         guard state.countsFewerFutureBreaks(than: Limits.maximumFutureBreaks, liveEdge: liveEdge, now: now) else {
             throw .tooManyFutureBreaks(channel: state.channel, limit: Limits.maximumFutureBreaks)
         }
         try validateAsset(request.asset)
         // Durations as the media has them (within a tolerance; refused beyond it), where the assets could be read.
         let (planned, asset, media) = try BreakMedia.reconcile(
-            plannedDurationMilliseconds: request.plannedDurationMilliseconds, asset: request.asset, measured: request.measured,
+            plannedDurationMilliseconds: request.plannedDurationMilliseconds, asset: request.asset,
+            measured: request.measured,
             chunked: !request.wholeAssets)
         guard planned <= Limits.maximumBreakMilliseconds else {
-            throw .invalidField("duration", "the media is \(DecimalNumber(milliseconds: planned)) s long: a break lasts at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) s")
+            throw .invalidField(
+                "duration",
+                "the media is \(DecimalNumber(milliseconds: planned)) s long: a break lasts at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) s"
+            )
         }
         let end = start.adding(milliseconds: planned)
         var index = state.firstIndex(coveringOrAfter: start)
@@ -90,14 +109,17 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         try validateOptions(request.options)
         return [
             .breakPlaced(
-                BreakSpec(id: id, start: start, plannedDurationMilliseconds: planned, asset: asset, options: request.options, media: media))
+                BreakSpec(
+                    id: id, start: start, plannedDurationMilliseconds: planned, asset: asset, options: request.options,
+                    media: media))
         ]
 
     case .setPlayoutLimit(let id, let limit):
         let current = try breakToEnd(id, state: state, liveEdge: liveEdge, now: now, timeline: timeline)
         let played = liveEdge.milliseconds(since: current.start)
         guard limit >= played else {
-            throw .limitBelowPlayed(id: id, limit: DecimalNumber(milliseconds: limit), played: DecimalNumber(milliseconds: played))
+            throw .limitBelowPlayed(
+                id: id, limit: DecimalNumber(milliseconds: limit), played: DecimalNumber(milliseconds: played))
         }
         guard limit < current.spec.plannedDurationMilliseconds else {
             throw .limitNotBelowPlanned(
@@ -110,18 +132,24 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         // The break on air is the one whose effective end (its limit, if any) is still ahead of the live edge: an
         // earlier break ended early may still cover the live edge with its planned span.
         // Only breaks starting within the longest break before the live edge can cover it (breaks are sorted by start).
-        let covering = state.breaks[state.firstIndex(coveringOrAfter: liveEdge)..<state.firstIndex(startingAtOrAfter: liveEdge)]
+        let covering = state.breaks[
+            state.firstIndex(coveringOrAfter: liveEdge)..<state.firstIndex(startingAtOrAfter: liveEdge)]
         let onAir = covering.first { $0.phase(liveEdge: liveEdge) == .onAir && !state.isRetired($0, now: now) }
         // A break that started on the clock while the live edge is still at or before its start: no published segment
         // holds it, so ending it now is removing it (a limit of 0 s would publish a range that ends where it starts).
-        if onAir == nil, let pending = state.breaks[state.firstIndex(startingAtOrAfter: liveEdge)...].prefix(while: { $0.start <= now })
-            .first(where: { $0.hasStartedUnserved(now: now, liveEdge: liveEdge) && !state.isRetired($0, now: now) }) {
+        if onAir == nil,
+            let pending = state.breaks[state.firstIndex(startingAtOrAfter: liveEdge)...].prefix(while: {
+                $0.start <= now
+            })
+            .first(where: { $0.hasStartedUnserved(now: now, liveEdge: liveEdge) && !state.isRetired($0, now: now) })
+        {
             return [.breakCancelled(id: pending.id, kind: .cancelCurrent)]
         }
         // Nothing on air, but a break whose planned span covers the live edge was ended early (another operator
         // just ended it at this live edge): that is "already limited", not "nothing on air".
         let endedEarly = covering.last {
-            !$0.isCancelled && !state.isRetired($0, now: now) && $0.playoutLimitMilliseconds != nil && $0.start < liveEdge && liveEdge < $0.spec.plannedEnd
+            !$0.isCancelled && !state.isRetired($0, now: now) && $0.playoutLimitMilliseconds != nil
+                && $0.start < liveEdge && liveEdge < $0.spec.plannedEnd
         }
         guard let current = onAir ?? endedEarly else {
             throw .nothingOnAir(channel: state.channel, liveEdge: liveEdge)
@@ -131,11 +159,18 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         }
         // Return at the live edge: viewers play about three target durations behind it, so the limit reaches
         // them before their playhead does.
-        return [.playoutLimitSet(id: current.id, limitMilliseconds: liveEdge.milliseconds(since: current.start), kind: .cancelCurrent)]
+        return [
+            .playoutLimitSet(
+                id: current.id, limitMilliseconds: liveEdge.milliseconds(since: current.start), kind: .cancelCurrent)
+        ]
 
     case .returnFromBreak(let id, let scte35In):
         let current = try breakToEnd(id, state: state, liveEdge: liveEdge, now: now, timeline: timeline)
-        return [.playoutLimitSet(id: id, limitMilliseconds: liveEdge.milliseconds(since: current.start), kind: .scte35Return, scte35In: scte35In)]
+        return [
+            .playoutLimitSet(
+                id: id, limitMilliseconds: liveEdge.milliseconds(since: current.start), kind: .scte35Return,
+                scte35In: scte35In)
+        ]
 
     case .cancelBreak(let id):
         guard let current = state.liveBreak(id, now: now) else { throw unknownBreak(id, state: state) }
@@ -149,7 +184,9 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
 }
 
 /// The break `id`, if it can still be ended early: on air at the live edge, not cancelled, not limited already.
-private func breakToEnd(_ id: BreakID, state: ChannelState, liveEdge: Timestamp, now: Timestamp, timeline: Timeline) throws(ScheduleError) -> BreakState {
+private func breakToEnd(_ id: BreakID, state: ChannelState, liveEdge: Timestamp, now: Timestamp, timeline: Timeline)
+    throws(ScheduleError) -> BreakState
+{
     guard let current = state.liveBreak(id, now: now) else { throw unknownBreak(id, state: state) }
     guard !current.isCancelled else { throw .alreadyCancelled(id: id) }
     guard current.playoutLimitMilliseconds == nil else {
@@ -157,7 +194,9 @@ private func breakToEnd(_ id: BreakID, state: ChannelState, liveEdge: Timestamp,
     }
     guard liveEdge > current.start else {
         if current.start <= now {
-            throw .notServedYet(id: id, start: current.start, liveEdge: liveEdge, servedFrom: timeline.boundary(atOrAfter: current.start))
+            throw .notServedYet(
+                id: id, start: current.start, liveEdge: liveEdge,
+                servedFrom: timeline.boundary(atOrAfter: current.start))
         }
         throw .notOnAir(id: id, start: current.start, liveEdge: liveEdge)
     }
@@ -189,7 +228,9 @@ extension BreakState {
 /// No break has this id: "unknown" when it could be one, else why it cannot (so a hostile id is never echoed as a
 /// lookup that merely failed).
 private func unknownBreak(_ id: BreakID, state: ChannelState) -> ScheduleError {
-    id.isCurrent ? .unknownBreak(channel: state.channel, id: id) : .invalidField("id", "\(id.rawValue.debugDescription.escapingControlCharacters) must be \(Identifier.rule)")
+    id.isCurrent
+        ? .unknownBreak(channel: state.channel, id: id)
+        : .invalidField("id", "\(id.rawValue.debugDescription.escapingControlCharacters) must be \(Identifier.rule)")
 }
 
 /// `brk-<next version>`, which no earlier generated id can equal; skips ids callers chose themselves.
@@ -215,7 +256,10 @@ private func validateAsset(_ asset: BreakAsset) throws(ScheduleError) {
         for asset in assets {
             try validateURI(asset.uri, field: "pod")
             guard (1...Limits.maximumBreakMilliseconds).contains(asset.durationMilliseconds) else {
-                throw .invalidField("pod", "asset durations must be positive and at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) seconds")
+                throw .invalidField(
+                    "pod",
+                    "asset durations must be positive and at most \(DecimalNumber(milliseconds: Limits.maximumBreakMilliseconds)) seconds"
+                )
             }
         }
     }
@@ -235,19 +279,29 @@ private func validateOptions(_ request: InterstitialOptions) throws(ScheduleErro
         let name = attribute.name
         guard name.hasPrefix("X-"), name.count > 2, name.utf8.count <= 64,
             name.utf8.allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D })
-        else { throw .invalidField("attr", "\(name.debugDescription.escapingControlCharacters) must be X- followed by at most 62 of A-Z, 0-9 or '-'") }
+        else {
+            throw .invalidField(
+                "attr",
+                "\(name.debugDescription.escapingControlCharacters) must be X- followed by at most 62 of A-Z, 0-9 or '-'"
+            )
+        }
         guard !reservedClientAttributes.contains(name) else {
             throw .invalidField("attr", "\(name) is set by Cueline itself; use the dedicated option")
         }
         guard names.insert(name).inserted else { throw .invalidField("attr", "\(name) is given twice") }
         if case .string(let value) = attribute.value {
-            if let problem = PlainText.problem(in: value) { throw .invalidField("attr", "\(name): the value \(problem)") }
-            guard !value.contains("\"") else { throw .invalidField("attr", "\(name): a value cannot hold a double quote") }
+            if let problem = PlainText.problem(in: value) {
+                throw .invalidField("attr", "\(name): the value \(problem)")
+            }
+            guard !value.contains("\"") else {
+                throw .invalidField("attr", "\(name): a value cannot hold a double quote")
+            }
         }
     }
 }
 
 let reservedClientAttributes: Set<String> = [
     "X-ASSET-URI", "X-ASSET-LIST", "X-RESUME-OFFSET", "X-PLAYOUT-LIMIT", "X-SNAP", "X-RESTRICT", "X-CONTENT-MAY-VARY",
-    "X-TIMELINE-OCCUPIES", "X-TIMELINE-STYLE", "X-SKIP-CONTROL-OFFSET", "X-SKIP-CONTROL-DURATION", "X-SKIP-CONTROL-LABEL-ID",
+    "X-TIMELINE-OCCUPIES", "X-TIMELINE-STYLE", "X-SKIP-CONTROL-OFFSET", "X-SKIP-CONTROL-DURATION",
+    "X-SKIP-CONTROL-LABEL-ID",
 ]

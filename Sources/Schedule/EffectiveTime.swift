@@ -20,7 +20,10 @@ public enum EffectiveTime {
 /// Folds the events in effect at `tick`: those decided at or before it. Events must be in version order.
 ///
 /// - Parameter retention: `.window` for rendering (replay): the same playlists from less state; `.all` for reports.
-public func fold(_ channel: ChannelID, _ events: [RecordedScheduleEvent], asOf tick: Timestamp, retention: ChannelState.Retention = .all) -> ChannelState {
+public func fold(
+    _ channel: ChannelID, _ events: [RecordedScheduleEvent], asOf tick: Timestamp,
+    retention: ChannelState.Retention = .all
+) -> ChannelState {
     var state = ChannelState(channel: channel, retention: retention)
     for event in events where event.attribution.at <= tick {
         state.apply(event)

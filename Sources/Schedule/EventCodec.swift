@@ -18,7 +18,8 @@ public enum EventCodec {
         public var description: String {
             switch self {
             case .unknownType(let type): return "unknown event type \(type)"
-            case .unsupportedSchema(let type, let version): return "\(type) schema version \(version) is newer than this build"
+            case .unsupportedSchema(let type, let version):
+                return "\(type) schema version \(version) is newer than this build"
             case .malformed(let type, let reason): return "\(type) payload is malformed: \(reason)"
             }
         }
@@ -45,24 +46,30 @@ public enum EventCodec {
         case .breakPlaced(let spec): payload = json(spec)
         case .playoutLimitSet(let id, let limit, let kind, let scte35In):
             payload = json(Limit(id: id, limitMilliseconds: limit, kind: kind, scte35In: scte35In))
-        case .breakCancelled(let id, let kind): payload = json(Cancelled(id: id, kind: kind == .cancelBreak ? nil : kind))
+        case .breakCancelled(let id, let kind):
+            payload = json(Cancelled(id: id, kind: kind == .cancelBreak ? nil : kind))
         }
         return Encoded(type: event.typeName, schemaVersion: ScheduleEvent.schemaVersion, payload: payload)
     }
 
     public static func decode(type: String, schemaVersion: Int, payload: String) throws -> ScheduleEvent {
-        guard schemaVersion <= ScheduleEvent.schemaVersion else { throw DecodingFailure.unsupportedSchema(type: type, version: schemaVersion) }
+        guard schemaVersion <= ScheduleEvent.schemaVersion else {
+            throw DecodingFailure.unsupportedSchema(type: type, version: schemaVersion)
+        }
         let data = Data(payload.utf8)
         let decoder = JSONDecoder()
         decoder.userInfo[Identifier.storedRuleKey] = true
         do {
             switch type {
             case "ChannelCreated": return .channelCreated(try decoder.decode(ChannelConfig.self, from: data))
-            case "RenditionsUpdated": return .renditionsUpdated(try decoder.decode(Renditions.self, from: data).renditions)
+            case "RenditionsUpdated":
+                return .renditionsUpdated(try decoder.decode(Renditions.self, from: data).renditions)
             case "BreakPlaced": return .breakPlaced(try decoder.decode(BreakSpec.self, from: data))
             case "PlayoutLimitSet":
                 let limit = try decoder.decode(Limit.self, from: data)
-                return .playoutLimitSet(id: limit.id, limitMilliseconds: limit.limitMilliseconds, kind: limit.kind, scte35In: limit.scte35In)
+                return .playoutLimitSet(
+                    id: limit.id, limitMilliseconds: limit.limitMilliseconds, kind: limit.kind, scte35In: limit.scte35In
+                )
             case "BreakCancelled":
                 let cancelled = try decoder.decode(Cancelled.self, from: data)
                 return .breakCancelled(id: cancelled.id, kind: cancelled.kind ?? .cancelBreak)

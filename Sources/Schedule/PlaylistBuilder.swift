@@ -17,7 +17,9 @@ public enum PlaylistBuilder {
         let timeline = Timeline(config)
         let window = timeline.window(at: tick)
         // A live playlist must hold three target durations: publish nothing until it can.
-        guard Int64(window.count) * config.segmentDurationMilliseconds >= Int64(3 * config.targetDuration) * 1000 else { return nil }
+        guard Int64(window.count) * config.segmentDurationMilliseconds >= Int64(3 * config.targetDuration) * 1000 else {
+            return nil
+        }
         var starts = window.map { timeline.segmentStart($0) }
         // Low latency: the playlist ends with the last part that has ended, in the segment in progress (`partial`
         // parts of it, none right on a segment boundary); the parts of the segments within 3 target durations of
@@ -31,12 +33,17 @@ public enum PlaylistBuilder {
         // Parsed once for the window, not once per segment.
         let template = URITemplate(rendition.uriTemplate, substitutions: ["rendition": rendition.name.rawValue])
         let partTemplate = ll.flatMap { _ in
-            rendition.partURITemplate.map { URITemplate($0, substitutions: ["rendition": rendition.name.rawValue], partIndex: true) }
+            rendition.partURITemplate.map {
+                URITemplate($0, substitutions: ["rendition": rendition.name.rawValue], partIndex: true)
+            }
         }
         func parts(of n: Int64, count: Int64) -> [SegmentTag] {
             guard let ll, let partTemplate else { return [] }
             return (0..<Int(count)).map { p in
-                .part(Part(duration: ll.partDuration, uri: partTemplate.expand(n, part: p), independent: rendition.isIndependent(part: p)))
+                .part(
+                    Part(
+                        duration: ll.partDuration, uri: partTemplate.expand(n, part: p),
+                        independent: rendition.isIndependent(part: p)))
             }
         }
         func leadingTags(of n: Int64) -> [SegmentTag] {
@@ -51,7 +58,9 @@ public enum PlaylistBuilder {
             var tags = leadingTags(of: n)
             if let ll, timeline.segmentStart(n) >= ll.partsFrom { tags += parts(of: n, count: ll.partsPerSegment) }
             segments.append(
-                Segment(duration: DecimalNumber(milliseconds: config.segmentDurationMilliseconds), uri: template.expand(n), tags: tags))
+                Segment(
+                    duration: DecimalNumber(milliseconds: config.segmentDurationMilliseconds), uri: template.expand(n),
+                    tags: tags))
         }
         var discontinuitySequence: Int64 = 0
         if let loop = config.loopSegments, window.lowerBound > 0 {
@@ -68,12 +77,17 @@ public enum PlaylistBuilder {
         trailing += placed.trailing.map { .dateRange($0) }
         var serverControl: ServerControl?
         if let ll, let partTemplate {
-            trailing.append(.preloadHint(PreloadHint(type: .part, uri: partTemplate.expand(ll.segment, part: Int(ll.partial)))))
+            trailing.append(
+                .preloadHint(PreloadHint(type: .part, uri: partTemplate.expand(ll.segment, part: Int(ll.partial)))))
             for other in config.renditions where other.name != rendition.name {
-                trailing.append(.renditionReport(RenditionReport(uri: "\(other.name).m3u8", lastMediaSequence: ll.lastSegment, lastPart: ll.lastPart)))
+                trailing.append(
+                    .renditionReport(
+                        RenditionReport(
+                            uri: "\(other.name).m3u8", lastMediaSequence: ll.lastSegment, lastPart: ll.lastPart)))
             }
             serverControl = ServerControl(
-                canBlockReload: true, canSkipUntil: DecimalNumber(milliseconds: ll.skipBoundaryMilliseconds), canSkipDateRanges: true,
+                canBlockReload: true, canSkipUntil: DecimalNumber(milliseconds: ll.skipBoundaryMilliseconds),
+                canSkipDateRanges: true,
                 partHoldBack: DecimalNumber(milliseconds: 3 * ll.partMilliseconds))
         }
         return MediaPlaylist(
@@ -135,16 +149,20 @@ public enum PlaylistBuilder {
         _ full: MediaPlaylist, config: ChannelConfig, state: ChannelState, at tick: Timestamp, update: DeltaUpdate
     ) -> MediaPlaylist? {
         let timeline = Timeline(config)
-        guard full.serverControl?.canSkipUntil != nil, let ll = LowLatencyWindow(timeline: timeline, config: config, at: tick) else { return nil }
+        guard full.serverControl?.canSkipUntil != nil,
+            let ll = LowLatencyWindow(timeline: timeline, config: config, at: tick)
+        else { return nil }
         let boundary = ll.end.adding(milliseconds: -ll.skipBoundaryMilliseconds)
         var skipped = 0
-        while skipped < full.segments.count, timeline.segmentStart(full.mediaSequence + Int64(skipped) + 1) <= boundary { skipped += 1 }
+        while skipped < full.segments.count, timeline.segmentStart(full.mediaSequence + Int64(skipped) + 1) <= boundary
+        { skipped += 1 }
         var delta = full
         delta.version = update == .segments ? 9 : 10
         delta.segments = Array(full.segments[skipped...])
         var removed: [String]?
         if update == .segmentsAndDateRanges {
-            removed = recentlyRemovedDateRanges(config: config, state: state, at: tick, listed: Set(full.dateRanges.map(\.id)))
+            removed = recentlyRemovedDateRanges(
+                config: config, state: state, at: tick, listed: Set(full.dateRanges.map(\.id)))
         }
         delta.skip = Skip(skippedSegments: skipped, recentlyRemovedDateRanges: removed)
         guard skipped > 0, !delta.segments.isEmpty else { return delta }
@@ -158,7 +176,9 @@ public enum PlaylistBuilder {
                 switch tag {
                 case .map: map = tag
                 case .dateRange(let range):
-                    if update == .segmentsAndDateRanges, let id = BreakID(stored: range.id), let item = state.breakState(id), item.end <= firstKept {
+                    if update == .segmentsAndDateRanges, let id = BreakID(stored: range.id),
+                        let item = state.breakState(id), item.end <= firstKept
+                    {
                         continue
                     }
                     carried.append(tag)
@@ -182,7 +202,9 @@ public enum PlaylistBuilder {
     /// The ids of date ranges that left the playlist within the last CAN-SKIP-UNTIL before `tick` (`RECENTLY-REMOVED-DATERANGES`):
     /// breaks garbage-collected (ended before the window's start) and breaks cancelled, whose tags a player holding an
     /// earlier playlist still has. An id listed again in the playlist (`listed`) is left out. In the schedule's order.
-    static func recentlyRemovedDateRanges(config: ChannelConfig, state: ChannelState, at tick: Timestamp, listed: Set<String>) -> [String] {
+    static func recentlyRemovedDateRanges(
+        config: ChannelConfig, state: ChannelState, at tick: Timestamp, listed: Set<String>
+    ) -> [String] {
         let timeline = Timeline(config)
         let skipUntil = Int64(6 * config.targetDuration) * 1000
         let since = tick.adding(milliseconds: -skipUntil)
@@ -190,7 +212,9 @@ public enum PlaylistBuilder {
         let windowStartNow = timeline.segmentStart(timeline.window(at: tick).lowerBound)
         var ids: [String] = []
         for item in state.breaks[state.firstIndex(coveringOrAfter: windowStartThen)...] {
-            if let horizon = config.horizonMilliseconds, item.start >= timeline.segmentStart(timeline.window(at: tick).upperBound).adding(milliseconds: horizon) {
+            if let horizon = config.horizonMilliseconds,
+                item.start >= timeline.segmentStart(timeline.window(at: tick).upperBound).adding(milliseconds: horizon)
+            {
                 break
             }
             let gone: Bool
@@ -199,7 +223,9 @@ public enum PlaylistBuilder {
             } else {
                 gone = item.end > windowStartThen && item.end <= windowStartNow
             }
-            if gone, !listed.contains(item.id.rawValue), !ids.contains(item.id.rawValue) { ids.append(item.id.rawValue) }
+            if gone, !listed.contains(item.id.rawValue), !ids.contains(item.id.rawValue) {
+                ids.append(item.id.rawValue)
+            }
         }
         return ids
     }
@@ -210,7 +236,8 @@ public enum PlaylistBuilder {
             version: 3, independentSegments: config.renditions.contains { $0.mapURI != nil },
             variants: config.renditions.map { rendition in
                 Variant(
-                    bandwidth: rendition.bandwidth, codecs: rendition.codecs, resolution: rendition.resolution.flatMap { Resolution($0) },
+                    bandwidth: rendition.bandwidth, codecs: rendition.codecs,
+                    resolution: rendition.resolution.flatMap { Resolution($0) },
                     frameRate: rendition.frameRate, uri: "\(rendition.name).m3u8")
             })
     }
@@ -236,9 +263,14 @@ public enum PlaylistBuilder {
             guard item.end > windowStart else { continue }
             var tags = [keptPlacingTag(item.spec, config: config)]
             if let limit = item.playoutLimitMilliseconds {
-                tags.append(keptClosingTag(item.spec, config: config, duration: limit, playoutLimit: true, scte35In: item.scte35In))
+                tags.append(
+                    keptClosingTag(
+                        item.spec, config: config, duration: limit, playoutLimit: true, scte35In: item.scte35In))
             } else if liveEdge >= item.spec.plannedEnd {
-                tags.append(keptClosingTag(item.spec, config: config, duration: item.spec.plannedDurationMilliseconds, playoutLimit: false, scte35In: nil))
+                tags.append(
+                    keptClosingTag(
+                        item.spec, config: config, duration: item.spec.plannedDurationMilliseconds, playoutLimit: false,
+                        scte35In: nil))
             }
             if item.start >= liveEdge {
                 placed.trailing += tags
@@ -284,7 +316,8 @@ public enum PlaylistBuilder {
     static func keptPlacingTag(_ spec: BreakSpec, config: ChannelConfig) -> DateRange {
         let key = KeptTagsKey(channel: config.id, breakID: spec.id)
         let shard = keptTagsShards[Int(UInt(bitPattern: key.hashValue) % 16)]
-        if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec, kept.publicBaseURL == config.publicBaseURL {
+        if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec, kept.publicBaseURL == config.publicBaseURL
+        {
             return kept.placing
         }
         let tag = placingTag(spec, config: config)
@@ -331,15 +364,19 @@ public enum PlaylistBuilder {
         case .pod: assetList = assetListURI(config: config, breakID: spec.id)
         }
         return DateRange(
-            id: spec.id.rawValue, classAttribute: DateRange.interstitialClass, startDate: spec.start, cue: spec.options.cue,
-            plannedDuration: DecimalNumber(milliseconds: spec.plannedDurationMilliseconds), assetURI: assetURI, assetList: assetList,
+            id: spec.id.rawValue, classAttribute: DateRange.interstitialClass, startDate: spec.start,
+            cue: spec.options.cue,
+            plannedDuration: DecimalNumber(milliseconds: spec.plannedDurationMilliseconds), assetURI: assetURI,
+            assetList: assetList,
             snap: spec.options.snap, restrict: spec.options.restrict, contentMayVary: spec.options.contentMayVary,
             timelineOccupies: spec.options.timelineOccupies, timelineStyle: spec.options.timelineStyle,
-            clientAttributes: spec.options.clientAttributes, scte35Out: spec.options.scte35Out.flatMap { HexBytes(hex: $0) })
+            clientAttributes: spec.options.clientAttributes,
+            scte35Out: spec.options.scte35Out.flatMap { HexBytes(hex: $0) })
     }
 
     /// The augmenting tag: same ID, CLASS, START-DATE, plus DURATION (and X-PLAYOUT-LIMIT on an early return).
-    static func closingTag(_ spec: BreakSpec, duration: Int64, playoutLimit: Bool, scte35In: String? = nil) -> DateRange {
+    static func closingTag(_ spec: BreakSpec, duration: Int64, playoutLimit: Bool, scte35In: String? = nil) -> DateRange
+    {
         DateRange(
             id: spec.id.rawValue, classAttribute: DateRange.interstitialClass, startDate: spec.start,
             duration: DecimalNumber(milliseconds: duration),
@@ -371,7 +408,8 @@ public enum PlaylistBuilder {
             let assets: [PodAsset]
             switch item.spec.asset {
             case .pod(let pod): assets = pod
-            case .uri(let uri): assets = [PodAsset(uri: uri, durationMilliseconds: item.spec.plannedDurationMilliseconds)]
+            case .uri(let uri):
+                assets = [PodAsset(uri: uri, durationMilliseconds: item.spec.plannedDurationMilliseconds)]
             case .list: assets = []
             }
             for (index, asset) in assets.enumerated() {
@@ -381,7 +419,10 @@ public enum PlaylistBuilder {
                     continue
                 }
                 for (chunk, length) in chunks.enumerated() {
-                    items.append(assetItem(uri: chunkURI(config: config, breakID: breakID, asset: index, chunk: chunk), durationMilliseconds: length))
+                    items.append(
+                        assetItem(
+                            uri: chunkURI(config: config, breakID: breakID, asset: index, chunk: chunk),
+                            durationMilliseconds: length))
                 }
             }
         }
@@ -399,8 +440,11 @@ public enum PlaylistBuilder {
     }
 
     /// The span of a chunk in milliseconds from the asset's start, or nil when the break has no such chunk.
-    public static func chunkSpan(state: ChannelState, breakID: BreakID, asset: Int, chunk: Int) -> (uri: String, from: Int64, to: Int64)? {
-        guard let item = state.breakState(breakID), !item.isCancelled, let media = item.spec.media, asset >= 0, asset < media.assets.count,
+    public static func chunkSpan(state: ChannelState, breakID: BreakID, asset: Int, chunk: Int) -> (
+        uri: String, from: Int64, to: Int64
+    )? {
+        guard let item = state.breakState(breakID), !item.isCancelled, let media = item.spec.media, asset >= 0,
+            asset < media.assets.count,
             let chunks = media.assets[asset]?.chunkMilliseconds, chunk >= 0, chunk < chunks.count
         else { return nil }
         let uri: String

@@ -47,7 +47,8 @@ public enum RelayDecorator {
 
         public var description: String {
             switch self {
-            case .noProgramDateTime: return "the upstream playlist has no EXT-X-PROGRAM-DATE-TIME: date ranges cannot be placed"
+            case .noProgramDateTime:
+                return "the upstream playlist has no EXT-X-PROGRAM-DATE-TIME: date ranges cannot be placed"
             case .empty: return "the upstream playlist has no segments"
             case .outOfRange(let what): return "the upstream playlist is not relayed: \(what)"
             }
@@ -62,7 +63,8 @@ public enum RelayDecorator {
             throw .outOfRange("EXT-X-TARGETDURATION \(upstream.targetDuration) is not between 1 and 3600 s")
         }
         guard upstream.mediaSequence >= 0, upstream.mediaSequence <= 1 << 40, upstream.segments.count <= 100_000 else {
-            throw .outOfRange("EXT-X-MEDIA-SEQUENCE \(upstream.mediaSequence) is beyond 2^40 (or over 100,000 segments)")
+            throw .outOfRange(
+                "EXT-X-MEDIA-SEQUENCE \(upstream.mediaSequence) is beyond 2^40 (or over 100,000 segments)")
         }
         let limit = Int64(upstream.targetDuration) * 1000 + 1000
         if let target = upstream.partTarget, !(1...limit).contains(target.milliseconds) {
@@ -75,12 +77,16 @@ public enum RelayDecorator {
             }
             for case .part(let part) in segment.tags {
                 parts += 1
-                guard (0...limit).contains(part.duration.milliseconds) else { throw .outOfRange("a part lasts \(part.duration) s") }
+                guard (0...limit).contains(part.duration.milliseconds) else {
+                    throw .outOfRange("a part lasts \(part.duration) s")
+                }
             }
         }
         for case .part(let part) in upstream.trailingTags {
             parts += 1
-            guard (0...limit).contains(part.duration.milliseconds) else { throw .outOfRange("a part lasts \(part.duration) s") }
+            guard (0...limit).contains(part.duration.milliseconds) else {
+                throw .outOfRange("a part lasts \(part.duration) s")
+            }
         }
         guard parts <= 10_000 else { throw .outOfRange("\(parts) parts listed (at most 10,000)") }
     }
@@ -99,14 +105,17 @@ public enum RelayDecorator {
         try check(upstream)
         // Program date-times: upstream's where given, carried forward (and back, for segments before the first
         // dated one) by the segment durations.
-        guard let firstDated = upstream.segments.firstIndex(where: { $0.programDateTime != nil }) else { throw .noProgramDateTime }
+        guard let firstDated = upstream.segments.firstIndex(where: { $0.programDateTime != nil }) else {
+            throw .noProgramDateTime
+        }
         var starts = [Timestamp](repeating: Timestamp(milliseconds: 0), count: upstream.segments.count)
         starts[firstDated] = upstream.segments[firstDated].programDateTime!
         for index in stride(from: firstDated - 1, through: 0, by: -1) {
             starts[index] = starts[index + 1].adding(milliseconds: -upstream.segments[index].duration.milliseconds)
         }
         for index in (firstDated + 1)..<max(firstDated + 1, upstream.segments.count) {
-            starts[index] = upstream.segments[index].programDateTime
+            starts[index] =
+                upstream.segments[index].programDateTime
                 ?? starts[index - 1].adding(milliseconds: upstream.segments[index - 1].duration.milliseconds)
         }
         let last = upstream.segments.count - 1
@@ -115,10 +124,16 @@ public enum RelayDecorator {
         // last one, and a date range starting in that segment goes before its parts (as for a clock channel).
         // Parts need blocking reload (and PART-HOLD-BACK): an upstream with parts but without it is relayed as segments.
         let lowLatency = upstream.partTarget != nil && upstream.serverControl?.canBlockReload == true
-        let partial = lowLatency ? upstream.trailingTags.compactMap { tag -> Part? in if case .part(let part) = tag { return part } else { return nil } } : []
+        let partial =
+            lowLatency
+            ? upstream.trailingTags.compactMap { tag -> Part? in
+                if case .part(let part) = tag { return part } else { return nil }
+            } : []
         if !partial.isEmpty {
             // The segment in progress starts where upstream dates it (after a jump), else where the last one ended.
-            let dated = upstream.trailingTags.lazy.compactMap { tag -> Timestamp? in if case .programDateTime(let date) = tag { return date } else { return nil } }.first
+            let dated = upstream.trailingTags.lazy.compactMap { tag -> Timestamp? in
+                if case .programDateTime(let date) = tag { return date } else { return nil }
+            }.first
             let start = dated ?? liveEdge
             starts.append(start)
             liveEdge = start.adding(milliseconds: partial.reduce(Int64(0)) { $0 + $1.duration.milliseconds })
@@ -141,7 +156,8 @@ public enum RelayDecorator {
                 if let hint = relayed(tag, lowLatency: lowLatency, upstreamURL: upstreamURL) { hints.append(hint) }
             case .renditionReport(let report):
                 guard lowLatency,
-                    let mapped = Self.renditionReport(report, upstreamURL: upstreamURL, config: config, positions: positions)
+                    let mapped = Self.renditionReport(
+                        report, upstreamURL: upstreamURL, config: config, positions: positions)
                 else { continue }
                 hints.append(.renditionReport(mapped))
             default:
@@ -170,12 +186,15 @@ public enum RelayDecorator {
     /// Where an upstream with parts stands: its last complete segment and the parts of the one in progress (what a
     /// blocking reload of the relayed playlist waits for); nil for an upstream without parts or without blocking reload.
     public static func partsPosition(_ upstream: MediaPlaylist) -> PartsPosition? {
-        guard let target = upstream.partTarget, upstream.serverControl?.canBlockReload == true, !upstream.segments.isEmpty else { return nil }
+        guard let target = upstream.partTarget, upstream.serverControl?.canBlockReload == true,
+            !upstream.segments.isEmpty
+        else { return nil }
         guard (try? check(upstream)) != nil else { return nil }
         let partial = upstream.trailingTags.count { if case .part = $0 { true } else { false } }
         let lastParts = upstream.segments.last!.tags.count { if case .part = $0 { true } else { false } }
         return PartsPosition(
-            lastSegment: upstream.sequenceNumbers.upperBound - 1, partial: Int64(partial), partTargetMilliseconds: max(1, target.milliseconds),
+            lastSegment: upstream.sequenceNumbers.upperBound - 1, partial: Int64(partial),
+            partTargetMilliseconds: max(1, target.milliseconds),
             lastSegmentParts: Int64(lastParts))
     }
 
@@ -187,7 +206,8 @@ public enum RelayDecorator {
         }
         return ServerControl(
             canBlockReload: true, holdBack: holdBack,
-            partHoldBack: upstream.serverControl?.partHoldBack ?? DecimalNumber(milliseconds: 3 * min(target.milliseconds, 3_600_000)))
+            partHoldBack: upstream.serverControl?.partHoldBack
+                ?? DecimalNumber(milliseconds: 3 * min(target.milliseconds, 3_600_000)))
     }
 
     /// An upstream rendition report, pointed at this channel's playlist of that rendition (the rendition whose
@@ -198,7 +218,9 @@ public enum RelayDecorator {
     ) -> RenditionReport? {
         guard case .relay(let template) = config.source else { return nil }
         let named = normalized(PlaylistURI.resolve(report.uri, against: upstreamURL))
-        let urls = config.renditions.map { ($0.name, normalized(Self.upstreamURL(template: template, rendition: $0.name))) }
+        let urls = config.renditions.map {
+            ($0.name, normalized(Self.upstreamURL(template: template, rendition: $0.name)))
+        }
         var matches = urls.filter { $0.1 == named }
         if matches.isEmpty {
             matches = urls.filter { withoutQuery($0.1) == withoutQuery(named) }

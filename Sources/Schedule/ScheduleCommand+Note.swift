@@ -13,18 +13,22 @@ extension ScheduleCommand {
             var notes: [String] = []
             let requested = request.requestedStart(decidedAt: decidedAt)
             if spec.start != requested {
-                notes.append("start \(spec.start) (snapped from \(requested) to the next segment boundary; align exact keeps it)")
+                notes.append(
+                    "start \(spec.start) (snapped from \(requested) to the next segment boundary; align exact keeps it)"
+                )
             }
             if let media = spec.media {
                 if media.requestedDurationMilliseconds != nil {
                     notes.append(
-                        "planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s, the length of the media (\(DecimalNumber(milliseconds: request.plannedDurationMilliseconds)) s was asked)")
+                        "planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s, the length of the media (\(DecimalNumber(milliseconds: request.plannedDurationMilliseconds)) s was asked)"
+                    )
                 }
                 let chunks = media.assets.reduce(0) { $0 + ($1?.chunkMilliseconds?.count ?? 0) }
                 if chunks > 0 {
                     let longest = media.assets.compactMap { $0?.chunkMilliseconds?.max() }.max() ?? 0
                     notes.append(
-                        "served as \(chunks) chunks of at most \(DecimalNumber(milliseconds: longest)) s, so an early return ends the ad within one chunk")
+                        "served as \(chunks) chunks of at most \(DecimalNumber(milliseconds: longest)) s, so an early return ends the ad within one chunk"
+                    )
                 }
             }
             return notes.isEmpty ? nil : notes.joined(separator: "; ")

@@ -43,28 +43,35 @@ public enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unknownChannel(let id):
             return "channel \(id) does not exist; `cueline channel list` shows the channels"
         case .unknownBreak(let channel, let id):
-            return "break \(id) does not exist on channel \(channel) (a break leaves the schedule about 10 minutes after it ended; `cueline as-run \(channel)` lists every break); `cueline schedule \(channel)` lists the breaks"
+            return
+                "break \(id) does not exist on channel \(channel) (a break leaves the schedule about 10 minutes after it ended; `cueline as-run \(channel)` lists every break); `cueline schedule \(channel)` lists the breaks"
         case .breakIDReused(let id):
             return "break id \(id) was already used on this channel; ids are never reused, choose another"
         case .startBehindLiveEdge(let start, let liveEdge):
             return "start \(start) is behind the live edge (\(liveEdge)); place breaks ahead of the live edge"
         case .overlap(let id, let otherID, let otherStart, let otherEnd):
-            return "break \(id) would overlap break \(otherID) (\(otherStart) to \(otherEnd)); start it at or after \(otherEnd)"
+            return
+                "break \(id) would overlap break \(otherID) (\(otherStart) to \(otherEnd)); start it at or after \(otherEnd)"
         case .notOnAir(let id, let start, let liveEdge):
-            return "break \(id) is not on air yet (starts \(start), live edge \(liveEdge)); cancel it with `cueline break cancel` instead"
+            return
+                "break \(id) is not on air yet (starts \(start), live edge \(liveEdge)); cancel it with `cueline break cancel` instead"
         case .notServedYet(let id, let start, let liveEdge, let servedFrom):
-            return "break \(id) started at \(start) but no segment holds it yet (live edge \(liveEdge) until \(servedFrom)), so it cannot "
+            return
+                "break \(id) started at \(start) but no segment holds it yet (live edge \(liveEdge) until \(servedFrom)), so it cannot "
                 + "be ended early; `cueline event cancel-current` or `cueline break cancel \(id)` removes it now, or set the limit after \(servedFrom)"
         case .alreadyEnded(let id, let end):
             return "break \(id) already ended at \(end)"
         case .alreadyLimited(let id, let limit):
             return "break \(id) already has a playout limit of \(limit) s; a published limit cannot change"
         case .limitBelowPlayed(let id, let limit, let played):
-            return "playout limit \(limit) s for break \(id) is below the \(played) s already played; use at least \(played) s or `cueline event cancel-current`"
+            return
+                "playout limit \(limit) s for break \(id) is below the \(played) s already played; use at least \(played) s or `cueline event cancel-current`"
         case .limitNotBelowPlanned(let id, let limit, let planned):
-            return "playout limit \(limit) s for break \(id) is not below its planned duration \(planned) s; leave it to end by itself"
+            return
+                "playout limit \(limit) s for break \(id) is not below its planned duration \(planned) s; leave it to end by itself"
         case .cancelOnAir(let id, let start):
-            return "break \(id) is already on air since \(start); use `cueline break limit` or `cueline event cancel-current` to end it early"
+            return
+                "break \(id) is already on air since \(start); use `cueline break limit` or `cueline event cancel-current` to end it early"
         case .alreadyCancelled(let id):
             return "break \(id) is already cancelled"
         case .nothingOnAir(let channel, let liveEdge):
@@ -72,7 +79,8 @@ public enum ScheduleError: Error, Hashable, Sendable, CustomStringConvertible {
         case .renditionsChangeIncompatible(let reason):
             return "renditions: \(reason)"
         case .tooManyFutureBreaks(let channel, let limit):
-            return "channel \(channel) already has \(limit) breaks that have not aired, the limit of future breaks per channel; "
+            return
+                "channel \(channel) already has \(limit) breaks that have not aired, the limit of future breaks per channel; "
                 + "cancel one with `cueline break cancel`, or place this one once some have aired"
         }
     }

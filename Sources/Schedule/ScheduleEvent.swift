@@ -22,7 +22,9 @@ public enum ScheduleEvent: Hashable, Sendable {
     }
 
     /// Every `typeName`, in the order of the cases: the event `type` enum of the OpenAPI document.
-    public static let typeNames = ["ChannelCreated", "RenditionsUpdated", "BreakPlaced", "PlayoutLimitSet", "BreakCancelled"]
+    public static let typeNames = [
+        "ChannelCreated", "RenditionsUpdated", "BreakPlaced", "PlayoutLimitSet", "BreakCancelled",
+    ]
 
     public static let schemaVersion = 1
 }

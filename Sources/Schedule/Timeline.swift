@@ -60,7 +60,10 @@ public struct Timeline: Hashable, Sendable {
     public func boundary(atOrAfter time: Timestamp) -> Timestamp {
         let elapsed = time.milliseconds(since: epoch)
         // Rounded up, also before the epoch (Swift's division truncates toward zero).
-        let n = elapsed >= 0 ? elapsed / segmentMilliseconds + (elapsed % segmentMilliseconds == 0 ? 0 : 1) : elapsed / segmentMilliseconds
+        let n =
+            elapsed >= 0
+            ? elapsed / segmentMilliseconds + (elapsed % segmentMilliseconds == 0 ? 0 : 1)
+            : elapsed / segmentMilliseconds
         return segmentStart(n)
     }
 

@@ -97,13 +97,16 @@ public struct CommandRequest: Codable, Sendable, Hashable {
             snap = options.snap?.map(\.rawValue)
             // The command's cue is final (the default already applied, nil for none); absent would mean the default.
             cue = options.cue?.map(\.rawValue) ?? []
-            if options.timelineOccupies != nil || options.timelineStyle != nil || options.contentMayVary != nil || options.scte35Out != nil {
+            if options.timelineOccupies != nil || options.timelineStyle != nil || options.contentMayVary != nil
+                || options.scte35Out != nil
+            {
                 throw Invalid(field: "options", reason: "timeline and SCTE-35 options are not part of the API")
             }
             var attributes: [String: String] = [:]
             for attribute in options.clientAttributes {
                 guard case .string(let value) = attribute.value else {
-                    throw Invalid(field: "attributes", reason: "\(attribute.name): only string attributes are part of the API")
+                    throw Invalid(
+                        field: "attributes", reason: "\(attribute.name): only string attributes are part of the API")
                 }
                 attributes[attribute.name] = value
             }
@@ -123,7 +126,11 @@ public struct CommandRequest: Codable, Sendable, Hashable {
     /// The command this body asks for, every field checked; `Invalid` names the first wrong one.
     public func scheduleCommand() throws -> ScheduleCommand {
         guard let kind = ScheduleCommand.Kind(rawValue: command), ScheduleCommand.Kind.api.contains(kind) else {
-            throw Invalid(field: "command", reason: "\(command.prefix(64).debugDescription.escapingControlCharacters) is not one of \(ScheduleCommand.Kind.api.map(\.rawValue).joined(separator: ", "))")
+            throw Invalid(
+                field: "command",
+                reason:
+                    "\(command.prefix(64).debugDescription.escapingControlCharacters) is not one of \(ScheduleCommand.Kind.api.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         switch kind {
         case .placeBreak:
@@ -138,31 +145,46 @@ public struct CommandRequest: Codable, Sendable, Hashable {
             }
             guard let duration else { throw Invalid(field: "duration", reason: "is required") }
             let assets = [assetUri != nil, assetList != nil, pod != nil].filter { $0 }.count
-            guard assets == 1 else { throw Invalid(field: "asset_uri", reason: "give exactly one of asset_uri, asset_list or pod") }
+            guard assets == 1 else {
+                throw Invalid(field: "asset_uri", reason: "give exactly one of asset_uri, asset_list or pod")
+            }
             let asset: BreakAsset
             if let assetUri {
-                asset = .uri(try checked { () throws(ScheduleError) in try AbsoluteURI(assetUri, field: "asset_uri").value })
+                asset = .uri(
+                    try checked { () throws(ScheduleError) in try AbsoluteURI(assetUri, field: "asset_uri").value })
             } else if let assetList {
-                asset = .list(try checked { () throws(ScheduleError) in try AbsoluteURI(assetList, field: "asset_list").value })
+                asset = .list(
+                    try checked { () throws(ScheduleError) in try AbsoluteURI(assetList, field: "asset_list").value })
             } else {
-                guard pod!.count <= Limits.maximumPodAssets else { throw Invalid(field: "pod", reason: "holds at most \(Limits.maximumPodAssets) assets") }
-                asset = .pod(try pod!.map { item in
-                    PodAsset(
-                        uri: try checked { () throws(ScheduleError) in try AbsoluteURI(item.uri, field: "pod").value },
-                        durationMilliseconds: try milliseconds(item.duration, "pod"))
-                })
+                guard pod!.count <= Limits.maximumPodAssets else {
+                    throw Invalid(field: "pod", reason: "holds at most \(Limits.maximumPodAssets) assets")
+                }
+                asset = .pod(
+                    try pod!.map { item in
+                        PodAsset(
+                            uri: try checked { () throws(ScheduleError) in try AbsoluteURI(item.uri, field: "pod").value
+                            },
+                            durationMilliseconds: try milliseconds(item.duration, "pod"))
+                    })
             }
-            let breakID = try id.map { id throws(Invalid) in try checked { () throws(ScheduleError) in try BreakID(id, field: "id") } }
+            let breakID = try id.map { id throws(Invalid) in
+                try checked { () throws(ScheduleError) in try BreakID(id, field: "id") }
+            }
             for (name, value) in attributes ?? [:] {
                 if let problem = PlainText.problem(in: name, maximumLength: 64) ?? PlainText.problem(in: value) {
-                    throw Invalid(field: "attributes", reason: "\(name.debugDescription.escapingControlCharacters): \(problem)")
+                    throw Invalid(
+                        field: "attributes", reason: "\(name.debugDescription.escapingControlCharacters): \(problem)")
                 }
             }
             var place = PlaceBreak(
-                id: breakID, start: startSpec, plannedDurationMilliseconds: try milliseconds(duration, "duration"), asset: asset,
+                id: breakID, start: startSpec, plannedDurationMilliseconds: try milliseconds(duration, "duration"),
+                asset: asset,
                 options: InterstitialOptions(
-                    restrict: try values(restrict, "restrict"), snap: try values(snap, "snap"), cue: InterstitialOptions.cue(requested: try values(cue, "cue")),
-                    clientAttributes: (attributes ?? [:]).sorted { $0.key < $1.key }.map { ClientAttribute(name: $0.key, value: .string($0.value)) }),
+                    restrict: try values(restrict, "restrict"), snap: try values(snap, "snap"),
+                    cue: InterstitialOptions.cue(requested: try values(cue, "cue")),
+                    clientAttributes: (attributes ?? [:]).sorted { $0.key < $1.key }.map {
+                        ClientAttribute(name: $0.key, value: .string($0.value))
+                    }),
                 alignment: try Self.alignment(align))
             place.wholeAssets = chunked == false
             return .placeBreak(place)
@@ -185,7 +207,9 @@ public struct CommandRequest: Codable, Sendable, Hashable {
     public static func alignment(_ text: String?) throws(Invalid) -> PlaceBreak.StartAlignment {
         guard let text else { return .segment }
         guard let alignment = PlaceBreak.StartAlignment(rawValue: text.lowercased()) else {
-            throw Invalid(field: "align", reason: "\(text.prefix(64).debugDescription.escapingControlCharacters) is not segment or exact")
+            throw Invalid(
+                field: "align",
+                reason: "\(text.prefix(64).debugDescription.escapingControlCharacters) is not segment or exact")
         }
         return alignment
     }
@@ -204,10 +228,13 @@ public struct CommandRequest: Codable, Sendable, Hashable {
         }
     }
 
-    private func values<T: RawRepresentable>(_ list: [String]?, _ field: String) throws -> [T]? where T.RawValue == String {
+    private func values<T: RawRepresentable>(_ list: [String]?, _ field: String) throws -> [T]?
+    where T.RawValue == String {
         try list?.map { item in
             guard let value = T(rawValue: item.uppercased()) else {
-                throw Invalid(field: field, reason: "\(item.prefix(64).debugDescription.escapingControlCharacters) is not a valid value")
+                throw Invalid(
+                    field: field,
+                    reason: "\(item.prefix(64).debugDescription.escapingControlCharacters) is not a valid value")
             }
             return value
         }

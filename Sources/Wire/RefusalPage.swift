@@ -38,7 +38,8 @@ public struct RefusalView: Codable, Sendable, Hashable {
     public var decidedAt: Timestamp
 
     public init(
-        command: String, commandId: String, breakId: String?, request: String, actor: String, source: String, reason: String,
+        command: String, commandId: String, breakId: String?, request: String, actor: String, source: String,
+        reason: String,
         decidedAt: Timestamp
     ) {
         self.command = command

@@ -22,7 +22,10 @@ public struct SchedulePage: Sendable {
         public var after: ScheduleCursor?
         public var limit: Int
 
-        public init(from: Timestamp? = nil, to: Timestamp? = nil, after: ScheduleCursor? = nil, limit: Int = SchedulePage.defaultLimit) {
+        public init(
+            from: Timestamp? = nil, to: Timestamp? = nil, after: ScheduleCursor? = nil,
+            limit: Int = SchedulePage.defaultLimit
+        ) {
             self.from = from
             self.to = to
             self.after = after
@@ -36,7 +39,8 @@ public struct SchedulePage: Sendable {
     public var json: Data
 
     /// - Parameter maximumBytes: tests only; ``maximumBytes`` otherwise.
-    public init(state: ChannelState, liveEdge: Timestamp, window: Window, maximumBytes: Int = SchedulePage.maximumBytes) {
+    public init(state: ChannelState, liveEdge: Timestamp, window: Window, maximumBytes: Int = SchedulePage.maximumBytes)
+    {
         let encoder = WireJSON.encoder()
         let breaks = state.breaks
         var lowest = window.from ?? Timestamp(milliseconds: .min)
@@ -53,7 +57,8 @@ public struct SchedulePage: Sendable {
             while end < breaks.endIndex && breaks[end].start == start { end += 1 }
             // Breaks that start together (a cancelled one and the one placed in its stead) in order of id, which a
             // cursor can name.
-            let group = end - index == 1 ? [breaks[index]] : breaks[index..<end].sorted { $0.id.rawValue < $1.id.rawValue }
+            let group =
+                end - index == 1 ? [breaks[index]] : breaks[index..<end].sorted { $0.id.rawValue < $1.id.rawValue }
             index = end
             for item in group where window.after?.precedes(item) ?? true {
                 if views.count >= window.limit {
@@ -72,8 +77,13 @@ public struct SchedulePage: Sendable {
                 encoded.append(data)
             }
         }
-        view = ScheduleView(channel: state.channel, version: state.version, liveEdge: liveEdge, breaks: views, next: next?.description)
-        json = Self.splice(ScheduleView(channel: view.channel, version: view.version, liveEdge: liveEdge, breaks: [], next: view.next), encoded, encoder)
+        view = ScheduleView(
+            channel: state.channel, version: state.version, liveEdge: liveEdge, breaks: views, next: next?.description)
+        json =
+            Self.splice(
+                ScheduleView(
+                    channel: view.channel, version: view.version, liveEdge: liveEdge, breaks: [], next: view.next),
+                encoded, encoder)
             ?? (try? encoder.encode(view)) ?? Data()
     }
 

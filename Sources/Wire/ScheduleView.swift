@@ -83,7 +83,9 @@ public struct ScheduleView: Codable, Sendable, Hashable {
 
     /// The whole schedule.
     public init(state: ChannelState, liveEdge: Timestamp) {
-        self.init(channel: state.channel, version: state.version, liveEdge: liveEdge, breaks: state.breaks.map { BreakView($0, liveEdge: liveEdge) })
+        self.init(
+            channel: state.channel, version: state.version, liveEdge: liveEdge,
+            breaks: state.breaks.map { BreakView($0, liveEdge: liveEdge) })
     }
 
     public init(channel: ChannelID, version: Int64, liveEdge: Timestamp, breaks: [BreakView], next: String? = nil) {

@@ -8,7 +8,8 @@ import Wire
 
 struct AsRunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "as-run", abstract: "What aired: per break, planned and actual times, who placed and ended it, through which door.")
+        commandName: "as-run",
+        abstract: "What aired: per break, planned and actual times, who placed and ended it, through which door.")
 
     @Argument(transform: storedIdentifier) var channel: ChannelID
 
@@ -56,7 +57,8 @@ struct AsRunCommand: AsyncParsableCommand {
 
 struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "log", abstract: "The audit trail: every command applied or refused, who, when, through which door, why.")
+        commandName: "log",
+        abstract: "The audit trail: every command applied or refused, who, when, through which door, why.")
 
     @Argument(transform: storedIdentifier) var channel: ChannelID
 
@@ -99,27 +101,38 @@ struct LogCommand: AsyncParsableCommand {
             let events = try await reader.events(after: seenVersion)
             let (refusals, next) = try await reader.refusals(after: refusalCursor)
             var lines: [Line] = events.map {
-                Line(decidedAt: $0.decidedAt, outcome: "applied", what: $0.type, actor: $0.actor, source: $0.source, commandID: $0.commandID,
-                     reason: $0.reason, version: $0.version, position: $0.position, payload: $0.payload)
+                Line(
+                    decidedAt: $0.decidedAt, outcome: "applied", what: $0.type, actor: $0.actor, source: $0.source,
+                    commandID: $0.commandID,
+                    reason: $0.reason, version: $0.version, position: $0.position, payload: $0.payload)
             }
             lines += refusals.map {
-                Line(decidedAt: $0.decidedAt, outcome: "refused", what: $0.command, actor: $0.actor, source: $0.source, commandID: $0.commandId,
-                     reason: $0.reason, version: nil, position: nil, payload: $0.request)
+                Line(
+                    decidedAt: $0.decidedAt, outcome: "refused", what: $0.command, actor: $0.actor, source: $0.source,
+                    commandID: $0.commandId,
+                    reason: $0.reason, version: nil, position: nil, payload: $0.request)
             }
             seenVersion = events.last?.version ?? seenVersion
             refusalCursor = next
-            lines = lines.filter { line in at.map { line.decidedAt <= $0.timestamp } ?? true }.sorted { $0.decidedAt < $1.decidedAt }
+            lines = lines.filter { line in at.map { line.decidedAt <= $0.timestamp } ?? true }.sorted {
+                $0.decidedAt < $1.decidedAt
+            }
             for line in lines {
                 if json {
                     // One line per entry: compact.
                     FileHandle.standardOutput.write(try WireJSON.encode(line) + Data("\n".utf8))
                 } else {
                     // Actor, reason and payload came from requests: printed with control characters escaped.
-                    var text = "\(line.decidedAt.iso8601)  \(line.outcome == "refused" ? "REFUSED " : "")\(line.what.escapingControlCharacters)"
+                    var text =
+                        "\(line.decidedAt.iso8601)  \(line.outcome == "refused" ? "REFUSED " : "")\(line.what.escapingControlCharacters)"
                         + "  by \(line.actor.escapingControlCharacters) via \(line.source.escapingControlCharacters)"
                     if let version = line.version { text += "  v\(version)" }
-                    if let reason = line.reason?.escapingControlCharacters { text += line.outcome == "refused" ? "  because: \(reason)" : "  reason: \(reason)" }
-                    if line.outcome == "applied", let payload = line.payload { text += "\n    \(payload.escapingControlCharacters)" }
+                    if let reason = line.reason?.escapingControlCharacters {
+                        text += line.outcome == "refused" ? "  because: \(reason)" : "  reason: \(reason)"
+                    }
+                    if line.outcome == "applied", let payload = line.payload {
+                        text += "\n    \(payload.escapingControlCharacters)"
+                    }
                     print(text)
                 }
             }
@@ -131,7 +144,9 @@ struct LogCommand: AsyncParsableCommand {
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Prove the log is untouched: recompute every channel's hash chain, and re-render recorded samples of what was served.")
+        abstract:
+            "Prove the log is untouched: recompute every channel's hash chain, and re-render recorded samples of what was served."
+    )
 
     @Argument(help: "A channel; all channels when left out.", transform: storedIdentifier)
     var channel: ChannelID?
@@ -177,19 +192,25 @@ struct VerifyCommand: AsyncParsableCommand {
             for sample in recorded.enumerated().filter({ $0.offset % stride == 0 }).map(\.element).prefix(samples) {
                 guard let decoded else { break }
                 guard sample.rendererVersion == PlaylistBuilder.rendererVersion else {
-                    mismatched.append("\(sample.tick.iso8601) \(sample.rendition): rendered by renderer version \(sample.rendererVersion), which this build cannot reproduce")
+                    mismatched.append(
+                        "\(sample.tick.iso8601) \(sample.rendition): rendered by renderer version \(sample.rendererVersion), which this build cannot reproduce"
+                    )
                     continue
                 }
                 checked += 1
-                let text = try? Projector.Replay.playlist(id, decoded, at: sample.tick, rendition: sample.rendition, multivariant: false)
+                let text = try? Projector.Replay.playlist(
+                    id, decoded, at: sample.tick, rendition: sample.rendition, multivariant: false)
                 if text.map(sha256Hex) != sample.sha256 {
                     mismatched.append("\(sample.tick.iso8601) \(sample.rendition): replay differs from what was served")
                 }
             }
-            reports.append(ChannelReport(
-                channel: id, events: events.count, chained: chain.checked, unchained: chain.unchained,
-                firstBrokenLink: chain.firstBreak?.description, samplesChecked: checked, samplesMismatched: mismatched,
-                unreadableEvents: unreadableEvents, ok: chain.firstBreak == nil && mismatched.isEmpty && unreadableEvents.isEmpty))
+            reports.append(
+                ChannelReport(
+                    channel: id, events: events.count, chained: chain.checked, unchained: chain.unchained,
+                    firstBrokenLink: chain.firstBreak?.description, samplesChecked: checked,
+                    samplesMismatched: mismatched,
+                    unreadableEvents: unreadableEvents,
+                    ok: chain.firstBreak == nil && mismatched.isEmpty && unreadableEvents.isEmpty))
         }
         if json {
             try printJSON(reports)
@@ -198,8 +219,11 @@ struct VerifyCommand: AsyncParsableCommand {
                 if let broken = report.firstBrokenLink {
                     print("\(report.channel): BROKEN: \(broken)")
                 } else {
-                    print("\(report.channel): \(report.chained) events chained" + (report.unchained > 0 ? ", \(report.unchained) written before tamper evidence" : "")
-                        + ", \(report.samplesChecked) served playlists re-rendered identically" + (report.samplesMismatched.isEmpty ? "" : ", \(report.samplesMismatched.count) DIFFER"))
+                    print(
+                        "\(report.channel): \(report.chained) events chained"
+                            + (report.unchained > 0 ? ", \(report.unchained) written before tamper evidence" : "")
+                            + ", \(report.samplesChecked) served playlists re-rendered identically"
+                            + (report.samplesMismatched.isEmpty ? "" : ", \(report.samplesMismatched.count) DIFFER"))
                 }
                 for mismatch in report.samplesMismatched { print("  \(mismatch)") }
                 for unreadable in report.unreadableEvents { print("  UNREADABLE: \(unreadable)") }

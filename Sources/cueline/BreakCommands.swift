@@ -8,7 +8,8 @@ import Wire
 
 struct BreakCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "break", abstract: "Place, end early and cancel breaks.", subcommands: [Place.self, Limit.self, Cancel.self])
+        commandName: "break", abstract: "Place, end early and cancel breaks.",
+        subcommands: [Place.self, Limit.self, Cancel.self])
 
     struct Place: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -35,7 +36,9 @@ struct BreakCommand: AsyncParsableCommand {
         @Option(help: "URI,DURATION of one pod asset served from this service's asset list (repeat in order).")
         var pod: [String] = []
 
-        @Option(help: "Break id (a-z, 0-9, '-', '_', starting with a letter or a digit); generated if left out.", transform: identifier)
+        @Option(
+            help: "Break id (a-z, 0-9, '-', '_', starting with a letter or a digit); generated if left out.",
+            transform: identifier)
         var id: BreakID?
 
         @Option(help: "skip, jump or skip,jump")
@@ -44,22 +47,31 @@ struct BreakCommand: AsyncParsableCommand {
         @Option(help: "out, in or out,in")
         var snap: String?
 
-        @Option(help: ArgumentHelp(
-            "pre, post, once (comma-separated), or none. Default: once.",
-            discussion: "A live break plays once for each viewer; CUE=\"ONCE\" also keeps hls.js 1.6 from appending it into the primary's buffer, where the primary froze at the break's start."))
+        @Option(
+            help: ArgumentHelp(
+                "pre, post, once (comma-separated), or none. Default: once.",
+                discussion:
+                    "A live break plays once for each viewer; CUE=\"ONCE\" also keeps hls.js 1.6 from appending it into the primary's buffer, where the primary froze at the break's start."
+            ))
         var cue: String?
 
         @Option(help: "X-NAME=value client attribute (repeatable).")
         var attr: [String] = []
 
-        @Option(help: ArgumentHelp(
-            "segment (default) or exact.",
-            discussion: "segment moves a start that is not on a segment boundary to the next one, so players handle the break the same way every time; exact keeps the start given. Relay channels always keep it."))
+        @Option(
+            help: ArgumentHelp(
+                "segment (default) or exact.",
+                discussion:
+                    "segment moves a start that is not on a segment boundary to the next one, so players handle the break the same way every time; exact keeps the start given. Relay channels always keep it."
+            ))
         var align: PlaceBreak.StartAlignment = .segment
 
-        @Flag(help: ArgumentHelp(
-            "Serve the asset whole (X-ASSET-URI) rather than in chunks.",
-            discussion: "When Cueline can read an asset's playlist it checks the planned duration against it and serves the asset from its own asset list as chunks of at most 2 s, so an early return that reaches a player mid-ad ends the ad within one chunk. This keeps the duration check and serves the asset as it is."))
+        @Flag(
+            help: ArgumentHelp(
+                "Serve the asset whole (X-ASSET-URI) rather than in chunks.",
+                discussion:
+                    "When Cueline can read an asset's playlist it checks the planned duration against it and serves the asset from its own asset list as chunks of at most 2 s, so an early return that reaches a player mid-ad ends the ad within one chunk. This keeps the duration check and serves the asset as it is."
+            ))
         var noChunks = false
 
         @OptionGroup var database: DatabaseOptions
@@ -70,8 +82,12 @@ struct BreakCommand: AsyncParsableCommand {
             let assets = [assetURI != nil, assetList != nil, !pod.isEmpty].filter { $0 }.count
             guard assets == 1 else { throw ValidationError("give exactly one of --asset-uri, --asset-list or --pod") }
             // Checked here, before anything is sent or stored: the same types the HTTP API checks with.
-            try checkOption("asset-uri") { () throws(ScheduleError) in if let assetURI { _ = try AbsoluteURI(assetURI, field: "asset-uri") } }
-            try checkOption("asset-list") { () throws(ScheduleError) in if let assetList { _ = try AbsoluteURI(assetList, field: "asset-list") } }
+            try checkOption("asset-uri") { () throws(ScheduleError) in
+                if let assetURI { _ = try AbsoluteURI(assetURI, field: "asset-uri") }
+            }
+            try checkOption("asset-list") { () throws(ScheduleError) in
+                if let assetList { _ = try AbsoluteURI(assetList, field: "asset-list") }
+            }
             for item in pod {
                 let uri = item.lastIndex(of: ",").map { String(item[..<$0]) } ?? item
                 try checkOption("pod") { () throws(ScheduleError) in _ = try AbsoluteURI(uri, field: "pod") }
@@ -88,33 +104,44 @@ struct BreakCommand: AsyncParsableCommand {
             } else if let assetList {
                 asset = .list(assetList)
             } else {
-                asset = .pod(try pod.map { item in
-                    guard let comma = item.lastIndex(of: ","), let duration = DurationArgument.parse(String(item[item.index(after: comma)...])) else {
-                        throw CLIError(message: "pod: \(item.debugDescription) is not URI,DURATION", exitCode: ExitStatus.usage)
-                    }
-                    return PodAsset(uri: String(item[..<comma]), durationMilliseconds: duration)
-                })
+                asset = .pod(
+                    try pod.map { item in
+                        guard let comma = item.lastIndex(of: ","),
+                            let duration = DurationArgument.parse(String(item[item.index(after: comma)...]))
+                        else {
+                            throw CLIError(
+                                message: "pod: \(item.debugDescription) is not URI,DURATION", exitCode: ExitStatus.usage
+                            )
+                        }
+                        return PodAsset(uri: String(item[..<comma]), durationMilliseconds: duration)
+                    })
             }
             var request = PlaceBreak(
                 id: id, start: at.map { .at($0.timestamp) } ?? .inMilliseconds(inDuration!.milliseconds),
                 plannedDurationMilliseconds: duration.milliseconds, asset: asset,
                 options: InterstitialOptions(
-                    restrict: try list(restrict, "restrict"), snap: try list(snap, "snap"), cue: InterstitialOptions.cue(requested: cue == "none" ? [] : try list(cue, "cue")),
+                    restrict: try list(restrict, "restrict"), snap: try list(snap, "snap"),
+                    cue: InterstitialOptions.cue(requested: cue == "none" ? [] : try list(cue, "cue")),
                     clientAttributes: try attr.map(parseAttribute)),
                 alignment: align)
             request.wholeAssets = noChunks
-            try await sendCommand(.placeBreak(request), channel: channel, database: database, options: options) { answer in
+            try await sendCommand(.placeBreak(request), channel: channel, database: database, options: options) {
+                answer in
                 guard case .breakPlaced(let spec)? = answer.events.first else { return "placed" }
-                let line = "placed \(spec.id) on \(channel): start \(spec.start), planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s (version \(answer.version))"
+                let line =
+                    "placed \(spec.id) on \(channel): start \(spec.start), planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s (version \(answer.version))"
                 return answer.note.map { line + "\n" + $0.escapingControlCharacters } ?? line
             }
         }
 
-        private func list<T: RawRepresentable>(_ text: String?, _ field: String) throws -> [T]? where T.RawValue == String {
+        private func list<T: RawRepresentable>(_ text: String?, _ field: String) throws -> [T]?
+        where T.RawValue == String {
             guard let text else { return nil }
             return try text.split(separator: ",").map { item in
                 guard let value = T(rawValue: item.uppercased()) else {
-                    throw CLIError(message: "\(field): \(String(item).debugDescription) is not a valid value", exitCode: ExitStatus.usage)
+                    throw CLIError(
+                        message: "\(field): \(String(item).debugDescription) is not a valid value",
+                        exitCode: ExitStatus.usage)
                 }
                 return value
             }
@@ -122,7 +149,8 @@ struct BreakCommand: AsyncParsableCommand {
 
         private func parseAttribute(_ text: String) throws -> ClientAttribute {
             guard let equals = text.firstIndex(of: "=") else {
-                throw CLIError(message: "attr: \(text.debugDescription) is not X-NAME=value", exitCode: ExitStatus.usage)
+                throw CLIError(
+                    message: "attr: \(text.debugDescription) is not X-NAME=value", exitCode: ExitStatus.usage)
             }
             let name = String(text[..<equals])
             let value = String(text[text.index(after: equals)...])
@@ -145,7 +173,10 @@ struct BreakCommand: AsyncParsableCommand {
         @OptionGroup var options: CommandOptions
 
         func run() async throws {
-            try await sendCommand(.setPlayoutLimit(id: breakID, limitMilliseconds: playoutLimit.milliseconds), channel: channel, database: database, options: options) { answer in
+            try await sendCommand(
+                .setPlayoutLimit(id: breakID, limitMilliseconds: playoutLimit.milliseconds), channel: channel,
+                database: database, options: options
+            ) { answer in
                 "break \(breakID) on \(channel) ends after \(DecimalNumber(milliseconds: playoutLimit.milliseconds)) s (version \(answer.version))"
             }
         }
@@ -161,7 +192,8 @@ struct BreakCommand: AsyncParsableCommand {
         @OptionGroup var options: CommandOptions
 
         func run() async throws {
-            try await sendCommand(.cancelBreak(id: breakID), channel: channel, database: database, options: options) { answer in
+            try await sendCommand(.cancelBreak(id: breakID), channel: channel, database: database, options: options) {
+                answer in
                 "cancelled break \(breakID) on \(channel) (version \(answer.version))"
             }
         }
@@ -174,7 +206,8 @@ struct EventCommand: AsyncParsableCommand {
 
     struct CancelCurrent: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "cancel-current", abstract: "End the break on air now: return to the program at the live edge.")
+            commandName: "cancel-current", abstract: "End the break on air now: return to the program at the live edge."
+        )
 
         @Argument(transform: identifier) var channel: ChannelID
 
@@ -182,19 +215,25 @@ struct EventCommand: AsyncParsableCommand {
         @OptionGroup var options: CommandOptions
 
         func run() async throws {
-            try await sendCommand(.cancelCurrentEvent, channel: channel, database: database, options: options) { answer in
+            try await sendCommand(.cancelCurrentEvent, channel: channel, database: database, options: options) {
+                answer in
                 if case .breakCancelled(let id, _)? = answer.events.first {
-                    return "removed break \(id) on \(channel): " + (answer.note ?? "cancelled") + " (version \(answer.version))"
+                    return "removed break \(id) on \(channel): " + (answer.note ?? "cancelled")
+                        + " (version \(answer.version))"
                 }
-                guard case .playoutLimitSet(let id, let limit, _, _)? = answer.events.first else { return "ended the current event" }
-                return "ended break \(id) on \(channel) after \(DecimalNumber(milliseconds: limit)) s (version \(answer.version))"
+                guard case .playoutLimitSet(let id, let limit, _, _)? = answer.events.first else {
+                    return "ended the current event"
+                }
+                return
+                    "ended break \(id) on \(channel) after \(DecimalNumber(milliseconds: limit)) s (version \(answer.version))"
             }
         }
     }
 }
 
 struct ScheduleCommandLine: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "schedule", abstract: "Show a channel's breaks and their state.")
+    static let configuration = CommandConfiguration(
+        commandName: "schedule", abstract: "Show a channel's breaks and their state.")
 
     @Argument(transform: storedIdentifier) var channel: ChannelID
     @OptionGroup var database: DatabaseOptions
@@ -225,11 +264,14 @@ struct ScheduleCommandLine: AsyncParsableCommand {
             return
         }
         print("channel \(view.channel), version \(view.version), live edge \(view.liveEdge)")
-        print(table(
-            ["BREAK", "STATE", "START", "PLANNED", "LIMIT", "END", "PLACED BY"],
-            view.breaks.map { item in
-                [item.id.rawValue, item.state.rawValue, item.startDate.iso8601, "\(item.plannedDuration)s",
-                 item.playoutLimit.map { "\($0)s" } ?? "-", item.endDate.iso8601, item.placedBy]
-            }))
+        print(
+            table(
+                ["BREAK", "STATE", "START", "PLANNED", "LIMIT", "END", "PLACED BY"],
+                view.breaks.map { item in
+                    [
+                        item.id.rawValue, item.state.rawValue, item.startDate.iso8601, "\(item.plannedDuration)s",
+                        item.playoutLimit.map { "\($0)s" } ?? "-", item.endDate.iso8601, item.placedBy,
+                    ]
+                }))
     }
 }

@@ -25,10 +25,15 @@ struct ChannelCommand: AsyncParsableCommand {
         @Option(help: "NAME=URI of the fMP4 initialization segment (EXT-X-MAP).")
         var map: [String] = []
 
-        @Option(help: "NAME=PART-URI-TEMPLATE for channels with --part-duration: {n} the segment number, {p} the part's index in it.")
+        @Option(
+            help:
+                "NAME=PART-URI-TEMPLATE for channels with --part-duration: {n} the segment number, {p} the part's index in it."
+        )
         var part: [String] = []
 
-        @Option(name: .customLong("independent-parts"), help: "NAME=K: every K-th part of a segment starts with an independent frame (default: only the first).")
+        @Option(
+            name: .customLong("independent-parts"),
+            help: "NAME=K: every K-th part of a segment starts with an independent frame (default: only the first).")
         var independentParts: [String] = []
 
         func renditions(relay: Bool) throws -> [RenditionConfig] {
@@ -39,16 +44,24 @@ struct ChannelCommand: AsyncParsableCommand {
                 var parts = spec.split(separator: ",", maxSplits: 2).map(String.init)
                 if relay && parts.count == 2 { parts.append("") }
                 guard parts.count == 3, let bandwidth = Int(parts[1]) else {
-                    throw CLIError(message: "rendition: \(spec.debugDescription) is not NAME,BANDWIDTH,URI-TEMPLATE (NAME,BANDWIDTH with --relay)", exitCode: ExitStatus.usage)
+                    throw CLIError(
+                        message:
+                            "rendition: \(spec.debugDescription) is not NAME,BANDWIDTH,URI-TEMPLATE (NAME,BANDWIDTH with --relay)",
+                        exitCode: ExitStatus.usage)
                 }
                 guard let name = Identifier(parts[0]) else {
                     throw CLIError(
-                        message: "rendition: name \(parts[0].debugDescription.escapingControlCharacters) must be \(Identifier.rule)", exitCode: ExitStatus.usage)
+                        message:
+                            "rendition: name \(parts[0].debugDescription.escapingControlCharacters) must be \(Identifier.rule)",
+                        exitCode: ExitStatus.usage)
                 }
                 var interval: Int?
                 if let text = lookup(independentParts, parts[0]) {
                     guard let value = Int(text) else {
-                        throw CLIError(message: "independent-parts: \(text.debugDescription.escapingControlCharacters) is not a number of parts", exitCode: ExitStatus.usage)
+                        throw CLIError(
+                            message:
+                                "independent-parts: \(text.debugDescription.escapingControlCharacters) is not a number of parts",
+                            exitCode: ExitStatus.usage)
                     }
                     interval = value
                 }
@@ -63,7 +76,8 @@ struct ChannelCommand: AsyncParsableCommand {
 
     struct UpdateRenditions: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "update-renditions", abstract: "Replace a channel's renditions (the segment timing never changes).")
+            commandName: "update-renditions",
+            abstract: "Replace a channel's renditions (the segment timing never changes).")
 
         @Argument(transform: identifier) var id: ChannelID
         @OptionGroup var renditionOptions: RenditionOptions
@@ -78,7 +92,8 @@ struct ChannelCommand: AsyncParsableCommand {
             for rendition in renditions {
                 try usageError { () throws(ScheduleError) in try rendition.validate(needsTemplate: !relay) }
             }
-            try await sendCommand(.updateRenditions(renditions), channel: id, database: database, options: options) { answer in
+            try await sendCommand(.updateRenditions(renditions), channel: id, database: database, options: options) {
+                answer in
                 "channel \(id) now has renditions \(renditions.map(\.name.rawValue).joined(separator: ", ")) (version \(answer.version))"
             }
         }
@@ -104,10 +119,14 @@ struct ChannelCommand: AsyncParsableCommand {
 
         @OptionGroup var renditionOptions: RenditionOptions
 
-        @Option(help: "Relay: follow this upstream media playlist (URL or path; {rendition} stands for the name) instead of the clock.")
+        @Option(
+            help:
+                "Relay: follow this upstream media playlist (URL or path; {rendition} stands for the name) instead of the clock."
+        )
         var relay: String?
 
-        @Option(help: "When segment 0 starts (ISO 8601); defaults to one window before now, so playlists are full at once.")
+        @Option(
+            help: "When segment 0 starts (ISO 8601); defaults to one window before now, so playlists are full at once.")
         var epoch: TimeArgument?
 
         @Option(help: "The media loops every N segments (a discontinuity marks each loop).")
@@ -116,16 +135,19 @@ struct ChannelCommand: AsyncParsableCommand {
         @Option(name: .customLong("public-url"), help: "Base URL players reach this service at, for asset-list URIs.")
         var publicURL = "http://127.0.0.1:8080"
 
-        @Option(help: """
-            Publish a future break once its start is this close to the live edge (default 120 s, at least 3 target \
-            durations): playlists carry the next breaks, not the whole day's plan.
-            """)
+        @Option(
+            help: """
+                Publish a future break once its start is this close to the live edge (default 120 s, at least 3 target \
+                durations): playlists carry the next breaks, not the whole day's plan.
+                """)
         var horizon: DurationArgument?
 
-        @Option(name: .customLong("part-duration"), help: """
-            Low-Latency HLS: segments are made of parts this long (a whole fraction of the segment, e.g. 0.25 with 1 s \
-            segments); each rendition needs --part NAME=TEMPLATE.
-            """)
+        @Option(
+            name: .customLong("part-duration"),
+            help: """
+                Low-Latency HLS: segments are made of parts this long (a whole fraction of the segment, e.g. 0.25 with 1 s \
+                segments); each rendition needs --part NAME=TEMPLATE.
+                """)
         var partDuration: DurationArgument?
 
         @OptionGroup var database: DatabaseOptions
@@ -143,9 +165,12 @@ struct ChannelCommand: AsyncParsableCommand {
             let defaultEpoch = now.adding(milliseconds: -Int64(window) * segmentDuration.milliseconds)
             let config = ChannelConfig(
                 id: id, segmentDurationMilliseconds: segmentDuration.milliseconds, windowSegments: window,
-                epoch: epoch?.timestamp ?? Timestamp(milliseconds: defaultEpoch.milliseconds - defaultEpoch.milliseconds % 1000), renditions: renditions,
+                epoch: epoch?.timestamp
+                    ?? Timestamp(milliseconds: defaultEpoch.milliseconds - defaultEpoch.milliseconds % 1000),
+                renditions: renditions,
                 source: relay.map { .relay(upstream: $0) } ?? .clock, loopSegments: loop, publicBaseURL: publicURL,
-                horizonMilliseconds: horizon?.milliseconds ?? max(120_000, 3 * ((segmentDuration.milliseconds + 999) / 1000) * 1000),
+                horizonMilliseconds: horizon?.milliseconds
+                    ?? max(120_000, 3 * ((segmentDuration.milliseconds + 999) / 1000) * 1000),
                 partDurationMilliseconds: partDuration?.milliseconds)
             // Every field is checked before anything is written: a newline in a codec or a template starting with a
             // space would make every playlist of the channel unservable.
@@ -178,9 +203,12 @@ struct ChannelCommand: AsyncParsableCommand {
                 let store = try await openStore(database)
                 for id in try await store.channelIDs() {
                     do {
-                        if let config = try await ChannelLoader.load(id, from: store).config { views.append(ChannelView(config)) }
+                        if let config = try await ChannelLoader.load(id, from: store).config {
+                            views.append(ChannelView(config))
+                        }
                     } catch {
-                        FileHandle.standardError.write(Data("warning: stream \(id) is not readable as a channel: \(error)\n".utf8))
+                        FileHandle.standardError.write(
+                            Data("warning: stream \(id) is not readable as a channel: \(error)\n".utf8))
                     }
                 }
             }
@@ -190,12 +218,16 @@ struct ChannelCommand: AsyncParsableCommand {
                 try printJSON(views)
                 return
             }
-            print(table(
-                ["CHANNEL", "SEGMENT", "TD", "WINDOW", "RENDITIONS", "EPOCH"],
-                views.map { view in
-                    [view.id.rawValue, "\(view.segmentDuration)s", "\(view.targetDuration)", "\(view.windowSegments)",
-                     view.renditions.map(\.rawValue).joined(separator: ","), view.epoch.iso8601]
-                }))
+            print(
+                table(
+                    ["CHANNEL", "SEGMENT", "TD", "WINDOW", "RENDITIONS", "EPOCH"],
+                    views.map { view in
+                        [
+                            view.id.rawValue, "\(view.segmentDuration)s", "\(view.targetDuration)",
+                            "\(view.windowSegments)",
+                            view.renditions.map(\.rawValue).joined(separator: ","), view.epoch.iso8601,
+                        ]
+                    }))
         }
     }
 }
@@ -206,7 +238,8 @@ private func usageError(_ check: () throws(ScheduleError) -> Void) throws {
         try check()
     } catch {
         if case .invalidField(let field, let reason) = error {
-            throw CLIError(message: (field == "channel" ? "channel id " : "--\(field) ") + reason, exitCode: ExitStatus.usage)
+            throw CLIError(
+                message: (field == "channel" ? "channel id " : "--\(field) ") + reason, exitCode: ExitStatus.usage)
         }
         throw CLIError(message: error.description, exitCode: ExitStatus.usage)
     }

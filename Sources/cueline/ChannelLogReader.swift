@@ -15,10 +15,14 @@ struct ChannelLogReader {
 
     /// The database of `database`, or the API of `--server`/CUELINE_SERVER when given. A channel that does not exist
     /// is an error on both paths, worded as the API words it.
-    static func open(_ channel: ChannelID, database: DatabaseOptions, server: String?, token: String?) async throws -> ChannelLogReader {
+    static func open(_ channel: ChannelID, database: DatabaseOptions, server: String?, token: String?) async throws
+        -> ChannelLogReader
+    {
         if let remote = RemoteAPI.configured(server: server, token: token) {
             return ChannelLogReader(
-                events: { after in try await remote.events(channel, after: after, limit: pageSize).events.map(RecordedEvent.init) },
+                events: { after in
+                    try await remote.events(channel, after: after, limit: pageSize).events.map(RecordedEvent.init)
+                },
                 refusals: { after in
                     let page = try await remote.refusals(channel, after: after, limit: pageSize)
                     return (page.refusals, page.next)
@@ -66,8 +70,10 @@ extension RecordedEvent {
     /// An event as the API showed it.
     init(_ view: EventView) {
         self.init(
-            position: view.position, channel: view.channel, version: view.version, type: view.type, schemaVersion: view.schemaVersion,
-            payload: view.payload, decidedAt: view.decidedAt, actor: view.actor, source: view.source, commandID: view.commandId,
+            position: view.position, channel: view.channel, version: view.version, type: view.type,
+            schemaVersion: view.schemaVersion,
+            payload: view.payload, decidedAt: view.decidedAt, actor: view.actor, source: view.source,
+            commandID: view.commandId,
             reason: view.reason, hash: view.hash)
     }
 }

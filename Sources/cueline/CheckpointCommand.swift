@@ -9,7 +9,8 @@ import Schedule
 /// checkpoint is trusted only as far as the role that wrote it), e.g. hourly from `deploy/systemd/cueline-checkpoint.timer`.
 struct CheckpointCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "checkpoint", abstract: "Write replay checkpoints (every 1,000 events) for channels past their latest one.",
+        commandName: "checkpoint",
+        abstract: "Write replay checkpoints (every 1,000 events) for channels past their latest one.",
         discussion: """
             Without channel names, every channel in the log. Safe to run from several places at once and at any time:
             a checkpoint already written is kept, and replay uses one only while the log still holds what it records.
@@ -35,16 +36,22 @@ struct CheckpointCommand: AsyncParsableCommand {
                 let written = try await Projector.Replay.checkpoint(channel, store: store)
                 let seconds = (ContinuousClock.now - started) / .seconds(1)
                 if json {
-                    print(#"{"channel":\#(jsonQuoted(channel.rawValue)),"written":\#(written),"seconds":\#(String(format: "%.3f", seconds))}"#)
+                    print(
+                        #"{"channel":\#(jsonQuoted(channel.rawValue)),"written":\#(written),"seconds":\#(String(format: "%.3f", seconds))}"#
+                    )
                 } else {
-                    print(channel.rawValue.padding(toLength: 24, withPad: " ", startingAt: 0) + "  " + String(written).padding(toLength: 7, withPad: " ", startingAt: 0) + "  ok")
+                    print(
+                        channel.rawValue.padding(toLength: 24, withPad: " ", startingAt: 0) + "  "
+                            + String(written).padding(toLength: 7, withPad: " ", startingAt: 0) + "  ok")
                 }
             } catch {
                 failed += 1
                 if json {
                     print(#"{"channel":\#(jsonQuoted(channel.rawValue)),"error":\#(jsonQuoted("\(error)"))}"#)
                 } else {
-                    print(channel.rawValue.padding(toLength: 24, withPad: " ", startingAt: 0) + "  -        failed: \(error)".escapingControlCharacters)
+                    print(
+                        channel.rawValue.padding(toLength: 24, withPad: " ", startingAt: 0)
+                            + "  -        failed: \(error)".escapingControlCharacters)
                 }
             }
         }

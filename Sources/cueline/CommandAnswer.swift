@@ -37,14 +37,19 @@ func sendCommand(
     if options.json {
         try printJSON(response)
     } else {
-        print(describe(try CommandAnswer(response)) + (response.replayed ? " (already applied: this is the original result)" : ""))
+        print(
+            describe(try CommandAnswer(response))
+                + (response.replayed ? " (already applied: this is the original result)" : ""))
     }
 }
 
 /// The database path: the command handler the server runs, answered as the server answers.
-private func handle(_ command: ScheduleCommand, channel: ChannelID, database: DatabaseOptions, options: CommandOptions) async throws -> CommandResponse {
+private func handle(_ command: ScheduleCommand, channel: ChannelID, database: DatabaseOptions, options: CommandOptions)
+    async throws -> CommandResponse
+{
     let store = try await openStore(database)
-    let handler = CommandHandler(store: store, refusals: PostgresRefusalStore(pool: store.pool), clock: wallClock, assets: AssetPlaylists())
+    let handler = CommandHandler(
+        store: store, refusals: PostgresRefusalStore(pool: store.pool), clock: wallClock, assets: AssetPlaylists())
     do {
         let outcome = try await handler.handle(command, channel: channel, context: options.context())
         return CommandResponse(outcome, channel: channel, command: command)

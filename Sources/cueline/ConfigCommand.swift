@@ -27,7 +27,10 @@ struct ConfigCommand: AsyncParsableCommand {
                     var problems: [String]
                     var keys: [String]
                 }
-                try printJSON(Report(file: file, valid: problems.isEmpty, problems: problems.map(\.description), keys: values.keys.sorted()))
+                try printJSON(
+                    Report(
+                        file: file, valid: problems.isEmpty, problems: problems.map(\.description),
+                        keys: values.keys.sorted()))
             } else if problems.isEmpty {
                 print("\(file): valid (\(values.keys.sorted().joined(separator: ", ")))")
             } else {

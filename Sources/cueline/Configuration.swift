@@ -28,17 +28,47 @@ struct Configuration: Equatable {
         ("log_format", "CUELINE_LOG_FORMAT", "text or json"),
         ("migrations", "CUELINE_MIGRATIONS", "directory of NNNN_name.sql files"),
         ("max_connections", "CUELINE_MAX_CONNECTIONS", "open connections at most (\(limitRanges["max_connections"]!))"),
-        ("header_timeout", "CUELINE_HEADER_TIMEOUT", "seconds for a request head to arrive (\(limitRanges["header_timeout"]!))"),
-        ("body_timeout", "CUELINE_BODY_TIMEOUT", "seconds for a request body to arrive after its head (\(limitRanges["body_timeout"]!))"),
-        ("max_held_reloads", "CUELINE_MAX_HELD_RELOADS", "LL-HLS blocking reloads held at once (\(limitRanges["max_held_reloads"]!); default 3/4 of max_connections)"),
-        ("max_held_reloads_per_address", "CUELINE_MAX_HELD_RELOADS_PER_ADDRESS", "blocking reloads held at once per client address (\(limitRanges["max_held_reloads_per_address"]!); default 1/4 of max_connections)"),
-        ("max_arriving_bodies", "CUELINE_MAX_ARRIVING_BODIES", "requests whose body is still arriving, at once (\(limitRanges["max_arriving_bodies"]!); default 1/8 of max_connections)"),
-        ("max_arriving_bodies_per_address", "CUELINE_MAX_ARRIVING_BODIES_PER_ADDRESS", "requests whose body is still arriving, per client address (\(limitRanges["max_arriving_bodies_per_address"]!); default 1/4 of max_arriving_bodies)"),
-        ("idle_timeout", "CUELINE_IDLE_TIMEOUT", "seconds before an idle or unread connection is closed (\(limitRanges["idle_timeout"]!))"),
-        ("max_header_bytes", "CUELINE_MAX_HEADER_BYTES", "bytes of request line and headers (\(limitRanges["max_header_bytes"]!))"),
+        (
+            "header_timeout", "CUELINE_HEADER_TIMEOUT",
+            "seconds for a request head to arrive (\(limitRanges["header_timeout"]!))"
+        ),
+        (
+            "body_timeout", "CUELINE_BODY_TIMEOUT",
+            "seconds for a request body to arrive after its head (\(limitRanges["body_timeout"]!))"
+        ),
+        (
+            "max_held_reloads", "CUELINE_MAX_HELD_RELOADS",
+            "LL-HLS blocking reloads held at once (\(limitRanges["max_held_reloads"]!); default 3/4 of max_connections)"
+        ),
+        (
+            "max_held_reloads_per_address", "CUELINE_MAX_HELD_RELOADS_PER_ADDRESS",
+            "blocking reloads held at once per client address (\(limitRanges["max_held_reloads_per_address"]!); default 1/4 of max_connections)"
+        ),
+        (
+            "max_arriving_bodies", "CUELINE_MAX_ARRIVING_BODIES",
+            "requests whose body is still arriving, at once (\(limitRanges["max_arriving_bodies"]!); default 1/8 of max_connections)"
+        ),
+        (
+            "max_arriving_bodies_per_address", "CUELINE_MAX_ARRIVING_BODIES_PER_ADDRESS",
+            "requests whose body is still arriving, per client address (\(limitRanges["max_arriving_bodies_per_address"]!); default 1/4 of max_arriving_bodies)"
+        ),
+        (
+            "idle_timeout", "CUELINE_IDLE_TIMEOUT",
+            "seconds before an idle or unread connection is closed (\(limitRanges["idle_timeout"]!))"
+        ),
+        (
+            "max_header_bytes", "CUELINE_MAX_HEADER_BYTES",
+            "bytes of request line and headers (\(limitRanges["max_header_bytes"]!))"
+        ),
         ("max_body_bytes", "CUELINE_MAX_BODY_BYTES", "bytes of a request body (\(limitRanges["max_body_bytes"]!))"),
-        ("send_buffer_bytes", "CUELINE_SEND_BUFFER_BYTES", "bytes of each connection's kernel send buffer (\(limitRanges["send_buffer_bytes"]!))"),
-        ("max_streams_per_token", "CUELINE_MAX_STREAMS_PER_TOKEN", "live event streams per token (\(limitRanges["max_streams_per_token"]!))"),
+        (
+            "send_buffer_bytes", "CUELINE_SEND_BUFFER_BYTES",
+            "bytes of each connection's kernel send buffer (\(limitRanges["send_buffer_bytes"]!))"
+        ),
+        (
+            "max_streams_per_token", "CUELINE_MAX_STREAMS_PER_TOKEN",
+            "live event streams per token (\(limitRanges["max_streams_per_token"]!))"
+        ),
         ("max_streams", "CUELINE_MAX_STREAMS", "live event streams on the instance (\(limitRanges["max_streams"]!))"),
         ("pin_event_loops", "CUELINE_PIN_EVENT_LOOPS", "true or false: one event loop pinned to each CPU (Linux)"),
     ]
@@ -46,7 +76,8 @@ struct Configuration: Equatable {
     /// What each limit accepts.
     static let limitRanges: [String: ClosedRange<Int>] = [
         "max_connections": 1...1_000_000, "header_timeout": 1...3600, "idle_timeout": 1...86_400,
-        "max_header_bytes": 1024...1_048_576, "max_body_bytes": 1024...16_777_216, "send_buffer_bytes": 4096...16_777_216,
+        "max_header_bytes": 1024...1_048_576, "max_body_bytes": 1024...16_777_216,
+        "send_buffer_bytes": 4096...16_777_216,
         "max_streams_per_token": 0...100_000, "max_streams": 0...100_000, "body_timeout": 1...3600,
         "max_held_reloads": 1...1_000_000, "max_held_reloads_per_address": 1...1_000_000,
         "max_arriving_bodies": 1...1_000_000, "max_arriving_bodies_per_address": 1...1_000_000,
@@ -74,11 +105,18 @@ struct Configuration: Equatable {
             }
             let key = trimmed[..<equals].trimmingCharacters(in: .whitespaces)
             var value = trimmed[trimmed.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
             guard known.contains(key) else {
                 let normalized = key.lowercased().replacingOccurrences(of: "-", with: "_")
                 let suggestion = keys.map(\.key).first { editDistance($0, normalized) <= 2 }
-                problems.append(Problem(line: line, message: "unknown key \(key.debugDescription)" + (suggestion.map { "; did you mean \($0)?" } ?? "; known keys: \(keys.map(\.key).joined(separator: ", "))")))
+                problems.append(
+                    Problem(
+                        line: line,
+                        message: "unknown key \(key.debugDescription)"
+                            + (suggestion.map { "; did you mean \($0)?" }
+                                ?? "; known keys: \(keys.map(\.key).joined(separator: ", "))")))
                 continue
             }
             if values[key] != nil { problems.append(Problem(line: line, message: "\(key) is set twice")) }
@@ -91,13 +129,18 @@ struct Configuration: Equatable {
     static func validate(key: String, value: String) -> String? {
         switch key {
         case "port":
-            guard let port = Int(value), (1...65_535).contains(port) else { return "port: \(value.debugDescription) is not a port number (1-65535)" }
+            guard let port = Int(value), (1...65_535).contains(port) else {
+                return "port: \(value.debugDescription) is not a port number (1-65535)"
+            }
         case "log_level":
             guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(value) else {
-                return "log_level: \(value.debugDescription) is not one of trace, debug, info, notice, warning, error, critical"
+                return
+                    "log_level: \(value.debugDescription) is not one of trace, debug, info, notice, warning, error, critical"
             }
         case "log_format":
-            guard value == "text" || value == "json" else { return "log_format: \(value.debugDescription) is not text or json" }
+            guard value == "text" || value == "json" else {
+                return "log_format: \(value.debugDescription) is not text or json"
+            }
         case "database_url":
             guard value.hasPrefix("postgresql://") || value.hasPrefix("postgres://") else {
                 return "database_url: must start with postgresql://"
@@ -105,10 +148,13 @@ struct Configuration: Equatable {
         case let key where limitRanges[key] != nil:
             let range = limitRanges[key]!
             guard let number = Int(value), range.contains(number) else {
-                return "\(key): \(value.debugDescription) is not a whole number in \(range.lowerBound)...\(range.upperBound)"
+                return
+                    "\(key): \(value.debugDescription) is not a whole number in \(range.lowerBound)...\(range.upperBound)"
             }
         case "pin_event_loops":
-            guard value == "true" || value == "false" else { return "pin_event_loops: \(value.debugDescription) is not true or false" }
+            guard value == "true" || value == "false" else {
+                return "pin_event_loops: \(value.debugDescription) is not true or false"
+            }
         case "host", "media_dir", "migrations":
             guard !value.isEmpty else { return "\(key): must not be empty" }
         default:
@@ -118,7 +164,8 @@ struct Configuration: Equatable {
     }
 
     /// Resolves file, environment and flags (in that order of increasing precedence).
-    static func resolve(file: String?, environment: [String: String], flags: [String: String?]) throws -> Configuration {
+    static func resolve(file: String?, environment: [String: String], flags: [String: String?]) throws -> Configuration
+    {
         var merged: [String: String] = [:]
         if let path = file ?? environment["CUELINE_CONFIG"] {
             guard let data = FileManager.default.contents(atPath: path) else {

@@ -20,8 +20,10 @@ struct Cueline: AsyncParsableCommand {
             Exit codes: 0 ok, 1 failure, 2 usage error, 3 conflict (someone changed the schedule first).
             """,
         subcommands: [
-            Migrate.self, Serve.self, ChannelCommand.self, BreakCommand.self, EventCommand.self, ScheduleCommandLine.self,
-            ReplayCommand.self, CheckpointCommand.self, AsRunCommand.self, LogCommand.self, VerifyCommand.self, LintCommand.self, ConfigCommand.self,
+            Migrate.self, Serve.self, ChannelCommand.self, BreakCommand.self, EventCommand.self,
+            ScheduleCommandLine.self,
+            ReplayCommand.self, CheckpointCommand.self, AsRunCommand.self, LogCommand.self, VerifyCommand.self,
+            LintCommand.self, ConfigCommand.self,
             TokenCommand.self, OpenAPICommand.self,
         ]
     )
@@ -35,7 +37,8 @@ struct Cueline: AsyncParsableCommand {
             // The one place logging and metrics are bootstrapped. `serve` logs at its configured level and format;
             // the other commands log warnings and worse (their output is for people).
             let configuration = (command as? Serve).flatMap { try? $0.configuration() }
-            let level = configuration.flatMap { Logger.Level(rawValue: $0.logLevel) }
+            let level =
+                configuration.flatMap { Logger.Level(rawValue: $0.logLevel) }
                 ?? Logger.Level(rawValue: ProcessInfo.processInfo.environment["CUELINE_LOG_LEVEL"] ?? "") ?? .warning
             let json = (configuration?.logFormat ?? ProcessInfo.processInfo.environment["CUELINE_LOG_FORMAT"]) == "json"
             LoggingSystem.bootstrap { label in

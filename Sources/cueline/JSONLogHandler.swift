@@ -14,7 +14,9 @@ struct JSONLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var object: [String: String] = [
-            "ts": ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withInternetDateTime, .withFractionalSeconds]),
+            "ts": ISO8601DateFormatter.string(
+                from: Date(), timeZone: TimeZone(identifier: "UTC")!,
+                formatOptions: [.withInternetDateTime, .withFractionalSeconds]),
             "level": event.level.rawValue, "label": label, "message": event.message.description,
         ]
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) where object[key] == nil {

@@ -48,24 +48,36 @@ struct LintCommand: AsyncParsableCommand {
         for (index, source) in playlists.enumerated() {
             let text = try await Self.load(source)
             let sourceFindings = Lint.check(text)
-            findings += sourceFindings.map { var f = $0; f.source = source; return f }
+            findings += sourceFindings.map {
+                var f = $0; f.source = source; return f
+            }
             guard case .media(let parsed)? = try? PlaylistParser.parse(text) else { continue }
             media.append((source, parsed))
             if index < full.count {
                 let fullText = try await Self.load(full[index])
                 do {
-                    findings += Lint.checkDelta(full: try PlaylistParser.parseMedia(fullText), delta: parsed).map { var f = $0; f.source = source; return f }
+                    findings += Lint.checkDelta(full: try PlaylistParser.parseMedia(fullText), delta: parsed).map {
+                        var f = $0; f.source = source; return f
+                    }
                 } catch {
-                    findings.append(Finding(rule: error.rule, line: error.line, message: "full playlist: \(error.message)", source: full[index]))
+                    findings.append(
+                        Finding(
+                            rule: error.rule, line: error.line, message: "full playlist: \(error.message)",
+                            source: full[index]))
                 }
             }
             if index < previous.count {
                 let earlierText = try await Self.load(previous[index])
                 do {
                     let earlier = try PlaylistParser.parseMedia(earlierText)
-                    findings += Lint.checkUpdate(previous: earlier, current: parsed).map { var f = $0; f.source = source; return f }
+                    findings += Lint.checkUpdate(previous: earlier, current: parsed).map {
+                        var f = $0; f.source = source; return f
+                    }
                 } catch {
-                    findings.append(Finding(rule: error.rule, line: error.line, message: "previous playlist: \(error.message)", source: previous[index]))
+                    findings.append(
+                        Finding(
+                            rule: error.rule, line: error.line, message: "previous playlist: \(error.message)",
+                            source: previous[index]))
                 }
             }
         }
@@ -83,7 +95,9 @@ struct LintCommand: AsyncParsableCommand {
             try printJSON(Report(findings: findings, errors: errors, warnings: warnings))
         } else {
             for finding in findings { print(finding) }
-            print("\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s") in \(playlists.count) playlist\(playlists.count == 1 ? "" : "s")")
+            print(
+                "\(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s") in \(playlists.count) playlist\(playlists.count == 1 ? "" : "s")"
+            )
         }
         if errors > 0 || (strict && warnings > 0) {
             throw ExitCode(1)
@@ -94,7 +108,9 @@ struct LintCommand: AsyncParsableCommand {
         do {
             return try await RelayPoller.fetch(source)
         } catch let error as RelayPoller.FetchError {
-            throw CLIError(message: error.description.hasPrefix("cannot read") ? "\(error.description): no such file or not readable" : error.description)
+            throw CLIError(
+                message: error.description.hasPrefix("cannot read")
+                    ? "\(error.description): no such file or not readable" : error.description)
         }
     }
 }

@@ -34,7 +34,8 @@ struct Migrate: AsyncParsableCommand {
         if let explicit { return explicit }
         if let fromEnvironment = ProcessInfo.processInfo.environment["CUELINE_MIGRATIONS"] { return fromEnvironment }
         var candidates = ["Migrations"]
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
         for _ in 0..<4 {
             candidates.append(directory.appendingPathComponent("Migrations").path)
             candidates.append(directory.appendingPathComponent("share/cueline/Migrations").path)
@@ -45,6 +46,7 @@ struct Migrate: AsyncParsableCommand {
         where FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory) && isDirectory.boolValue {
             return candidate
         }
-        throw CLIError(message: "cannot find the Migrations directory; pass --migrations <dir> or set CUELINE_MIGRATIONS")
+        throw CLIError(
+            message: "cannot find the Migrations directory; pass --migrations <dir> or set CUELINE_MIGRATIONS")
     }
 }

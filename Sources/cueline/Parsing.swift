@@ -26,7 +26,9 @@ struct DurationArgument: ExpressibleByArgument, Hashable {
         var matched = false
         while !rest.isEmpty {
             let number = rest.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
-            guard !number.isEmpty, let value = DecimalNumber(number), value.mantissa >= 0, let milliseconds = value.checkedMilliseconds else {
+            guard !number.isEmpty, let value = DecimalNumber(number), value.mantissa >= 0,
+                let milliseconds = value.checkedMilliseconds
+            else {
                 return nil
             }
             rest = rest.dropFirst(number.count)
@@ -61,7 +63,9 @@ struct TimeArgument: ExpressibleByArgument, Hashable {
         timestamp = value
     }
 
-    static var defaultValueDescription: String { "ISO 8601 with a time zone, 2000-01-01T00:00:00Z … 2200-01-01T00:00:00Z" }
+    static var defaultValueDescription: String {
+        "ISO 8601 with a time zone, 2000-01-01T00:00:00Z … 2200-01-01T00:00:00Z"
+    }
 }
 
 /// Refuses `value` of option `--name` when it holds control characters or is too long: exit code 2, naming it.

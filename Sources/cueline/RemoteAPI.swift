@@ -5,7 +5,7 @@ import Schedule
 import Wire
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// `--server URL --token T`: the same commands through the HTTP API instead of the database, for operators who
@@ -28,9 +28,13 @@ struct RemoteAPI {
         var body: Data
     }
 
-    func send(_ method: String, _ path: String, body: Data? = nil, idempotencyKey: String? = nil) async throws -> Answer {
-        guard let url = URL(string: server.hasSuffix("/") ? String(server.dropLast()) + path : server + path), url.scheme?.hasPrefix("http") == true else {
-            throw CLIError(message: "--server must be an http(s) URL, not \(server.debugDescription)", exitCode: ExitStatus.usage)
+    func send(_ method: String, _ path: String, body: Data? = nil, idempotencyKey: String? = nil) async throws -> Answer
+    {
+        guard let url = URL(string: server.hasSuffix("/") ? String(server.dropLast()) + path : server + path),
+            url.scheme?.hasPrefix("http") == true
+        else {
+            throw CLIError(
+                message: "--server must be an http(s) URL, not \(server.debugDescription)", exitCode: ExitStatus.usage)
         }
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -59,7 +63,9 @@ struct RemoteAPI {
             }
             try await Task.sleep(for: .milliseconds(500 * attempt))
         }
-        throw CLIError(message: "cannot reach \(server): \(lastError)" + (idempotencyKey.map { "; retry with --command-id \($0) to be safe" } ?? ""))
+        throw CLIError(
+            message: "cannot reach \(server): \(lastError)"
+                + (idempotencyKey.map { "; retry with --command-id \($0) to be safe" } ?? ""))
     }
 
     /// The `error` of an error answer.
@@ -75,7 +81,8 @@ struct RemoteAPI {
         let category = ErrorCategory(status: answer.status)
         let exitCode = category?.exitCode ?? ExitStatus.failure
         switch category {
-        case .unauthenticated?, .forbidden?: return CLIError(message: "\(message) (HTTP \(answer.status))", exitCode: exitCode)
+        case .unauthenticated?, .forbidden?:
+            return CLIError(message: "\(message) (HTTP \(answer.status))", exitCode: exitCode)
         default: return CLIError(message: message, exitCode: exitCode)
         }
     }
@@ -88,15 +95,21 @@ struct RemoteAPI {
         } catch {
             switch error.field {
             case "options":
-                throw CLIError(message: "--timeline-occupies, --timeline-style and --content-may-vary need the database; leave out --server", exitCode: ExitStatus.usage)
+                throw CLIError(
+                    message:
+                        "--timeline-occupies, --timeline-style and --content-may-vary need the database; leave out --server",
+                    exitCode: ExitStatus.usage)
             case "attributes":
-                throw CLIError(message: "attribute \(error.reason); leave out --server for others", exitCode: ExitStatus.usage)
+                throw CLIError(
+                    message: "attribute \(error.reason); leave out --server for others", exitCode: ExitStatus.usage)
             default:
-                throw CLIError(message: "\(command.name) needs the database; leave out --server", exitCode: ExitStatus.usage)
+                throw CLIError(
+                    message: "\(command.name) needs the database; leave out --server", exitCode: ExitStatus.usage)
             }
         }
         let key = options.commandID ?? UUID().uuidString.lowercased()
-        let answer = try await send("POST", "/channels/\(channel)/commands", body: try WireJSON.encode(request), idempotencyKey: key)
+        let answer = try await send(
+            "POST", "/channels/\(channel)/commands", body: try WireJSON.encode(request), idempotencyKey: key)
         guard answer.status == 201 else { throw Self.failure(answer) }
         return try Self.decode(CommandResponse.self, answer)
     }
@@ -119,7 +132,8 @@ struct RemoteAPI {
     /// One page of `GET /channels/{channel}/schedule` after the cursor `after`.
     func schedulePage(_ channel: ChannelID, after: String?) async throws -> ScheduleView {
         // A cursor is an instant and an id: only its '+' (none is written) and ',' could need escaping; escape all.
-        let query = after.map { "?after=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
+        let query =
+            after.map { "?after=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
         let answer = try await send("GET", "/channels/\(channel)/schedule" + query)
         guard answer.status == 200 else { throw Self.failure(answer) }
         return try Self.decode(ScheduleView.self, answer)
@@ -127,7 +141,8 @@ struct RemoteAPI {
 
     /// `GET /channels/{channel}/as-run` as JSON.
     func asRun(_ channel: ChannelID, from: Timestamp?, to: Timestamp?) async throws -> AsRunReport {
-        let query = [from.map { "from=\($0.iso8601)" }, to.map { "to=\($0.iso8601)" }].compactMap { $0 }.joined(separator: "&")
+        let query = [from.map { "from=\($0.iso8601)" }, to.map { "to=\($0.iso8601)" }].compactMap { $0 }.joined(
+            separator: "&")
         let answer = try await send("GET", "/channels/\(channel)/as-run" + (query.isEmpty ? "" : "?" + query))
         guard answer.status == 200 else { throw Self.failure(answer) }
         return try Self.decode(AsRunReport.self, answer)
@@ -155,7 +170,10 @@ struct RemoteAPI {
     }
 
     /// `GET /channels/{channel}/replay`: the playlist served at `at`, as text.
-    func replay(_ channel: ChannelID, at: Timestamp, rendition: Identifier?, multivariant: Bool, skip: PlaylistBuilder.DeltaUpdate? = nil) async throws -> String {
+    func replay(
+        _ channel: ChannelID, at: Timestamp, rendition: Identifier?, multivariant: Bool,
+        skip: PlaylistBuilder.DeltaUpdate? = nil
+    ) async throws -> String {
         var query = "at=\(at.iso8601)"
         if let skip { query += "&skip=\(skip.rawValue)" }
         if let rendition { query += "&rendition=\(rendition)" }  // an id: nothing to escape in a query

@@ -18,16 +18,23 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "The instant (ISO 8601), e.g. an X-Cueline-Tick header.")
     var at: TimeArgument?
 
-    @Option(parsing: .upToNextOption, help: "Two instants A B: print every distinct version served between them, with the tick it first appeared at.")
+    @Option(
+        parsing: .upToNextOption,
+        help: "Two instants A B: print every distinct version served between them, with the tick it first appeared at.")
     var between: [TimeArgument] = []
 
     @Option(help: "Rendition; defaults to the first one.", transform: storedIdentifier)
     var rendition: Identifier?
 
-    @Option(help: "YES or v2: the delta update served to a request with _HLS_skip (LL-HLS channels) instead of the full playlist.", transform: { text in
-        guard let update = PlaylistBuilder.DeltaUpdate(rawValue: text) else { throw ValidationError("--skip must be YES or v2") }
-        return update
-    })
+    @Option(
+        help:
+            "YES or v2: the delta update served to a request with _HLS_skip (LL-HLS channels) instead of the full playlist.",
+        transform: { text in
+            guard let update = PlaylistBuilder.DeltaUpdate(rawValue: text) else {
+                throw ValidationError("--skip must be YES or v2")
+            }
+            return update
+        })
     var skip: PlaylistBuilder.DeltaUpdate?
 
     @Flag(help: "Print the multivariant playlist instead.")
@@ -47,7 +54,10 @@ struct ReplayCommand: AsyncParsableCommand {
             throw ValidationError("--between needs two instants, the earlier first")
         }
         // Every segment boundary between them is rendered: a bounded span keeps that a bounded amount of work.
-        guard between.isEmpty || between[1].timestamp.milliseconds(since: between[0].timestamp) <= Limits.maximumDelayMilliseconds else {
+        guard
+            between.isEmpty
+                || between[1].timestamp.milliseconds(since: between[0].timestamp) <= Limits.maximumDelayMilliseconds
+        else {
             throw ValidationError("--between instants must be at most 24 hours apart")
         }
     }
@@ -56,11 +66,17 @@ struct ReplayCommand: AsyncParsableCommand {
         // As the server's replay route: a later instant was never served, and commands still to come may change it.
         let now = wallClock()
         if let latest = at?.timestamp ?? between.last?.timestamp, latest > now {
-            throw CLIError(message: "\(at == nil ? "--between's end" : "at") is after this machine's clock (\(now.iso8601)): a replay answers instants already served")
+            throw CLIError(
+                message:
+                    "\(at == nil ? "--between's end" : "at") is after this machine's clock (\(now.iso8601)): a replay answers instants already served"
+            )
         }
         if let remote = RemoteAPI.configured(server: server, token: token) {
             if let at {
-                print(try await remote.replay(channel, at: at.timestamp, rendition: rendition, multivariant: multivariant, skip: skip), terminator: "")
+                print(
+                    try await remote.replay(
+                        channel, at: at.timestamp, rendition: rendition, multivariant: multivariant, skip: skip),
+                    terminator: "")
             } else {
                 // The server replays one instant per request: the log is read through the API and folded here.
                 let reader = try await ChannelLogReader.open(channel, database: database, server: server, token: token)
@@ -72,9 +88,13 @@ struct ReplayCommand: AsyncParsableCommand {
         if let at {
             // Checkpoints (migration 0007) first, so this and later replays read only what follows the last one.
             do { try await Projector.Replay.checkpoint(channel, store: store) } catch {
-                FileHandle.standardError.write(Data("note: replay checkpoints not written (\(error)); replaying from the log\n".utf8))
+                FileHandle.standardError.write(
+                    Data("note: replay checkpoints not written (\(error)); replaying from the log\n".utf8))
             }
-            print(try await Projector.Replay.playlist(channel, store: store, at: at.timestamp, rendition: rendition, multivariant: multivariant, skip: skip), terminator: "")
+            print(
+                try await Projector.Replay.playlist(
+                    channel, store: store, at: at.timestamp, rendition: rendition, multivariant: multivariant,
+                    skip: skip), terminator: "")
             return
         }
         printVersions(try await Projector.Replay.events(channel, from: store))
@@ -85,7 +105,9 @@ struct ReplayCommand: AsyncParsableCommand {
         // Every instant the bytes can change: segment boundaries and the instants events took effect.
         let (from, to) = (between[0].timestamp, between[1].timestamp)
         var candidates: Set<Int64> = [from.milliseconds]
-        for event in events where event.attribution.at > from && event.attribution.at <= to { candidates.insert(event.attribution.at.milliseconds) }
+        for event in events where event.attribution.at > from && event.attribution.at <= to {
+            candidates.insert(event.attribution.at.milliseconds)
+        }
         if let config = fold(channel, events, asOf: to).config, config.source == .clock {
             let timeline = Timeline(config)
             var boundary = timeline.nextBoundary(after: from)
@@ -96,7 +118,10 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         var previous: String?
         for tick in candidates.sorted().map(Timestamp.init(milliseconds:)) {
-            guard let text = try? Projector.Replay.playlist(channel, events, at: tick, rendition: rendition, multivariant: multivariant), text != previous else { continue }
+            guard
+                let text = try? Projector.Replay.playlist(
+                    channel, events, at: tick, rendition: rendition, multivariant: multivariant), text != previous
+            else { continue }
             print("=== \(tick.iso8601)")
             print(text, terminator: "")
             previous = text

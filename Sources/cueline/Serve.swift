@@ -11,7 +11,8 @@ import ServiceLifecycle
 import Synchronization
 
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Serve the channels' playlists over HTTP, following the event log.")
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the channels' playlists over HTTP, following the event log.")
 
     @Option(help: "Address to listen on (CUELINE_HOST; default 127.0.0.1).")
     var host: String?
@@ -28,56 +29,105 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("log-format"), help: "text or json (CUELINE_LOG_FORMAT; default text).")
     var logFormat: String?
 
-    @Flag(name: .customLong("unauthenticated-commands"), help: "No tokens: accept commands and JSON reads from anyone who can reach the port (closed networks and demos only).")
+    @Flag(
+        name: .customLong("unauthenticated-commands"),
+        help:
+            "No tokens: accept commands and JSON reads from anyone who can reach the port (closed networks and demos only)."
+    )
     var unauthenticatedCommands = false
 
-    @Option(name: .customLong("max-connections"), help: "Open connections at most; beyond, the longest idle one is closed, or the new one gets 503 (CUELINE_MAX_CONNECTIONS; default 4096, lowered to fit the file descriptor limit).")
+    @Option(
+        name: .customLong("max-connections"),
+        help:
+            "Open connections at most; beyond, the longest idle one is closed, or the new one gets 503 (CUELINE_MAX_CONNECTIONS; default 4096, lowered to fit the file descriptor limit)."
+    )
     var maxConnections: Int?
 
-    @Option(name: .customLong("header-timeout"), help: "Seconds for a request head to arrive (CUELINE_HEADER_TIMEOUT; default 10).")
+    @Option(
+        name: .customLong("header-timeout"),
+        help: "Seconds for a request head to arrive (CUELINE_HEADER_TIMEOUT; default 10).")
     var headerTimeout: Int?
 
-    @Option(name: .customLong("body-timeout"), help: "Seconds for a request body to arrive after its head; 408 beyond (CUELINE_BODY_TIMEOUT; default 5).")
+    @Option(
+        name: .customLong("body-timeout"),
+        help: "Seconds for a request body to arrive after its head; 408 beyond (CUELINE_BODY_TIMEOUT; default 5).")
     var bodyTimeout: Int?
 
-    @Option(name: .customLong("max-held-reloads"), help: "LL-HLS blocking reloads held at once; beyond, the oldest is answered 503 (CUELINE_MAX_HELD_RELOADS; default 3/4 of max-connections).")
+    @Option(
+        name: .customLong("max-held-reloads"),
+        help:
+            "LL-HLS blocking reloads held at once; beyond, the oldest is answered 503 (CUELINE_MAX_HELD_RELOADS; default 3/4 of max-connections)."
+    )
     var maxHeldReloads: Int?
 
-    @Option(name: .customLong("max-held-reloads-per-address"), help: "Blocking reloads held at once for one client address (an IPv6 /64); 503 beyond (CUELINE_MAX_HELD_RELOADS_PER_ADDRESS; default 1/4 of max-connections).")
+    @Option(
+        name: .customLong("max-held-reloads-per-address"),
+        help:
+            "Blocking reloads held at once for one client address (an IPv6 /64); 503 beyond (CUELINE_MAX_HELD_RELOADS_PER_ADDRESS; default 1/4 of max-connections)."
+    )
     var maxHeldReloadsPerAddress: Int?
 
-    @Option(name: .customLong("max-arriving-bodies"), help: "Requests whose body is still arriving, at once; 503 beyond (CUELINE_MAX_ARRIVING_BODIES; default 1/8 of max-connections).")
+    @Option(
+        name: .customLong("max-arriving-bodies"),
+        help:
+            "Requests whose body is still arriving, at once; 503 beyond (CUELINE_MAX_ARRIVING_BODIES; default 1/8 of max-connections)."
+    )
     var maxArrivingBodies: Int?
 
-    @Option(name: .customLong("max-arriving-bodies-per-address"), help: "Requests whose body is still arriving, at once, from one client address; 503 beyond (CUELINE_MAX_ARRIVING_BODIES_PER_ADDRESS; default 1/4 of max-arriving-bodies).")
+    @Option(
+        name: .customLong("max-arriving-bodies-per-address"),
+        help:
+            "Requests whose body is still arriving, at once, from one client address; 503 beyond (CUELINE_MAX_ARRIVING_BODIES_PER_ADDRESS; default 1/4 of max-arriving-bodies)."
+    )
     var maxArrivingBodiesPerAddress: Int?
 
-    @Option(name: .customLong("idle-timeout"), help: "Seconds before a connection with no request in progress, or whose client reads nothing, is closed (CUELINE_IDLE_TIMEOUT; default 60).")
+    @Option(
+        name: .customLong("idle-timeout"),
+        help:
+            "Seconds before a connection with no request in progress, or whose client reads nothing, is closed (CUELINE_IDLE_TIMEOUT; default 60)."
+    )
     var idleTimeout: Int?
 
-    @Option(name: .customLong("max-header-bytes"), help: "Request line and headers at most, in bytes; 431 beyond (CUELINE_MAX_HEADER_BYTES; default 16384).")
+    @Option(
+        name: .customLong("max-header-bytes"),
+        help: "Request line and headers at most, in bytes; 431 beyond (CUELINE_MAX_HEADER_BYTES; default 16384).")
     var maxHeaderBytes: Int?
 
-    @Option(name: .customLong("max-body-bytes"), help: "Request body at most, in bytes; 413 beyond (CUELINE_MAX_BODY_BYTES; default 65536).")
+    @Option(
+        name: .customLong("max-body-bytes"),
+        help: "Request body at most, in bytes; 413 beyond (CUELINE_MAX_BODY_BYTES; default 65536).")
     var maxBodyBytes: Int?
 
-    @Option(name: .customLong("send-buffer-bytes"), help: "Each connection's kernel send buffer, in bytes: what a client that does not read can make the host hold (CUELINE_SEND_BUFFER_BYTES; default 65536).")
+    @Option(
+        name: .customLong("send-buffer-bytes"),
+        help:
+            "Each connection's kernel send buffer, in bytes: what a client that does not read can make the host hold (CUELINE_SEND_BUFFER_BYTES; default 65536)."
+    )
     var sendBufferBytes: Int?
 
-    @Option(name: .customLong("max-streams-per-token"), help: "Live event streams per token; 429 beyond (CUELINE_MAX_STREAMS_PER_TOKEN; default 16).")
+    @Option(
+        name: .customLong("max-streams-per-token"),
+        help: "Live event streams per token; 429 beyond (CUELINE_MAX_STREAMS_PER_TOKEN; default 16).")
     var maxStreamsPerToken: Int?
 
-    @Option(name: .customLong("max-streams"), help: "Live event streams on this instance; 503 beyond (CUELINE_MAX_STREAMS; default 256).")
+    @Option(
+        name: .customLong("max-streams"),
+        help: "Live event streams on this instance; 503 beyond (CUELINE_MAX_STREAMS; default 256).")
     var maxStreams: Int?
 
-    @Flag(name: .customLong("pin-event-loops"), inversion: .prefixedNo, help: "One event loop pinned to each CPU this process may use, Linux (CUELINE_PIN_EVENT_LOOPS; default off): answers at an LL-HLS part boundary come sooner on a host that runs little else.")
+    @Flag(
+        name: .customLong("pin-event-loops"), inversion: .prefixedNo,
+        help:
+            "One event loop pinned to each CPU this process may use, Linux (CUELINE_PIN_EVENT_LOOPS; default off): answers at an LL-HLS part boundary come sooner on a host that runs little else."
+    )
     var pinEventLoops: Bool?
 
     @OptionGroup var database: DatabaseOptions
 
     func configuration() throws -> Configuration {
         try database.configuration(flags: [
-            "host": host, "port": port.map(String.init), "media_dir": mediaDir, "log_level": logLevel, "log_format": logFormat,
+            "host": host, "port": port.map(String.init), "media_dir": mediaDir, "log_level": logLevel,
+            "log_format": logFormat,
             "max_connections": maxConnections.map(String.init), "header_timeout": headerTimeout.map(String.init),
             "body_timeout": bodyTimeout.map(String.init), "max_held_reloads": maxHeldReloads.map(String.init),
             "max_held_reloads_per_address": maxHeldReloadsPerAddress.map(String.init),
@@ -90,7 +140,8 @@ struct Serve: AsyncParsableCommand {
         ])
     }
 
-    @Option(help: "Feed hooks file (JSON): the rules that turn signed feed payloads into commands at POST /hooks/{name}.")
+    @Option(
+        help: "Feed hooks file (JSON): the rules that turn signed feed payloads into commands at POST /hooks/{name}.")
     var hooks: String?
 
     func run() async throws {
@@ -103,9 +154,11 @@ struct Serve: AsyncParsableCommand {
         let descriptors = FileDescriptorLimit.raiseToHardLimit()
         if descriptors - 256 < limits.maxConnections {
             limits.maxConnections = max(16, descriptors - 256)
-            logger.warning("max_connections lowered to fit the file descriptor limit", metadata: [
-                "max_connections": "\(limits.maxConnections)", "descriptors": "\(descriptors)",
-            ])
+            logger.warning(
+                "max_connections lowered to fit the file descriptor limit",
+                metadata: [
+                    "max_connections": "\(limits.maxConnections)", "descriptors": "\(descriptors)",
+                ])
         }
         // The pool and the LISTEN loop are services of the group below; the checks before it starts use the pool
         // as one-shot commands do (it lends connections before its run() starts).
@@ -119,19 +172,26 @@ struct Serve: AsyncParsableCommand {
         let followed = Mutex<ChannelFollower?>(nil)
         let follower = ChannelFollower(
             store: store, samples: PostgresRenderSampleStore(pool: pool),
-            wakeups: { listener.wakeups(skipping: { hint in followed.withLock { $0 }?.hasFolded(hint: hint) ?? false }) },
+            wakeups: {
+                listener.wakeups(skipping: { hint in followed.withLock { $0 }?.hasFolded(hint: hint) ?? false })
+            },
             clock: wallClock, logger: logger)
         followed.withLock { $0 = follower }
         try await follower.catchUp()
         let handler = CommandHandler(
-            store: store, refusals: PostgresRefusalStore(pool: pool), clock: wallClock, logger: logger, knownState: { follower.followedState(of: $0) }, assets: AssetPlaylists(),
+            store: store, refusals: PostgresRefusalStore(pool: pool), clock: wallClock, logger: logger,
+            knownState: { follower.followedState(of: $0) }, assets: AssetPlaylists(),
             applied: { await follower.applied($0) })
         let eventStreams = EventStreams(follower: follower, store: store, limits: limits)
         let gate = ConnectionGate(limits: limits)
-        let tokens = unauthenticatedCommands ? nil : TokenCache(directory: PostgresTokenStore(pool: pool, logger: logger), logger: logger)
+        let tokens =
+            unauthenticatedCommands
+            ? nil : TokenCache(directory: PostgresTokenStore(pool: pool, logger: logger), logger: logger)
         let router = Routes.router(
-            follower: follower, handler: handler, mediaDirectory: settings.mediaDir, metrics: { Cueline.metrics.emitToString() },
-            hooks: try hooks.map { try HookSet(file: $0, environment: ProcessInfo.processInfo.environment) } ?? HookSet(),
+            follower: follower, handler: handler, mediaDirectory: settings.mediaDir,
+            metrics: { Cueline.metrics.emitToString() },
+            hooks: try hooks.map { try HookSet(file: $0, environment: ProcessInfo.processInfo.environment) }
+                ?? HookSet(),
             access: tokens.map { .tokens($0) } ?? .open,
             eventStreams: eventStreams)
         let loops = await EventLoops.group(pinned: settings.pinEventLoops, logger: logger)
@@ -139,14 +199,20 @@ struct Serve: AsyncParsableCommand {
             router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: gate, playlists: follower),
             configuration: .init(address: .hostname(host, port: port), serverName: "cueline", backlog: 4096),
             // Shut down in reverse: the pool last, once nothing borrows from it any more.
-            services: [pool, PoolGauges(pool: pool), listener, follower, RelayPoller(follower: follower, logger: logger), eventStreams, gate]
+            services: [
+                pool, PoolGauges(pool: pool), listener, follower, RelayPoller(follower: follower, logger: logger),
+                eventStreams, gate,
+            ]
                 + (tokens.map { [$0] } ?? []),
             onServerRunning: { [logger, limits] _ in
-                logger.notice("serving", metadata: [
-                    "address": "http://\(host):\(port)", "max_connections": "\(limits.maxConnections)",
-                    "header_timeout": "\(limits.headerTimeoutSeconds)", "idle_timeout": "\(limits.idleTimeoutSeconds)",
-                    "body_timeout": "\(limits.bodyTimeoutSeconds)", "shares": "\(limits.sharesDescription)",
-                ])
+                logger.notice(
+                    "serving",
+                    metadata: [
+                        "address": "http://\(host):\(port)", "max_connections": "\(limits.maxConnections)",
+                        "header_timeout": "\(limits.headerTimeoutSeconds)",
+                        "idle_timeout": "\(limits.idleTimeoutSeconds)",
+                        "body_timeout": "\(limits.bodyTimeoutSeconds)", "shares": "\(limits.sharesDescription)",
+                    ])
             },
             eventLoopGroupProvider: loops.provider,
             logger: logger)
@@ -185,9 +251,9 @@ enum FileDescriptorLimit {
     static func raiseToHardLimit() -> Int {
         var limit = rlimit()
         #if os(Linux)
-        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
         #else
-        let resource = RLIMIT_NOFILE
+            let resource = RLIMIT_NOFILE
         #endif
         guard getrlimit(resource, &limit) == 0 else { return 1024 }
         if limit.rlim_cur < limit.rlim_max {

@@ -41,14 +41,17 @@ struct CommandOptions: ParsableArguments {
     /// update-renditions: channels are set up against the database), before anything is read: exit 2.
     func requireDatabase(for command: String) throws {
         guard remote == nil else {
-            throw CLIError(message: "\(command) needs the database; leave out --server (and unset CUELINE_SERVER)", exitCode: ExitStatus.usage)
+            throw CLIError(
+                message: "\(command) needs the database; leave out --server (and unset CUELINE_SERVER)",
+                exitCode: ExitStatus.usage)
         }
     }
 
     func context() -> CommandContext {
         CommandContext(
             commandID: commandID ?? UUID().uuidString.lowercased(),
-            actor: actor ?? ProcessInfo.processInfo.environment["USER"] ?? "operator", source: CommandSource.cli.rawValue, reason: reason)
+            actor: actor ?? ProcessInfo.processInfo.environment["USER"] ?? "operator",
+            source: CommandSource.cli.rawValue, reason: reason)
     }
 }
 
@@ -71,4 +74,3 @@ func loadEvents(_ channel: ChannelID, from store: any EventStore) async throws -
         if batch.count < 1000 { return events }
     }
 }
-

@@ -15,7 +15,8 @@ struct TokenCommand: AsyncParsableCommand {
         subcommands: [Create.self, List.self, Revoke.self])
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a token and print it once; only its SHA-256 is stored.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create a token and print it once; only its SHA-256 is stored.")
 
         @Argument(help: "The token's name, recorded as the actor of its commands (a-z, 0-9, '.', '_', '-').")
         var name: String
@@ -23,10 +24,16 @@ struct TokenCommand: AsyncParsableCommand {
         @Option(help: "operator, automation or viewer.")
         var role: String
 
-        @Option(name: .customLong("channel"), help: "A channel the token may use (repeat; required for automation; default every channel).")
+        @Option(
+            name: .customLong("channel"),
+            help: "A channel the token may use (repeat; required for automation; default every channel).")
         var channels: [String] = []
 
-        @Option(name: .customLong("command"), help: "A command type an automation token may send (repeat; default all): \(APIToken.commandTypes.joined(separator: ", ")).")
+        @Option(
+            name: .customLong("command"),
+            help:
+                "A command type an automation token may send (repeat; default all): \(APIToken.commandTypes.joined(separator: ", "))."
+        )
         var commands: [String] = []
 
         @OptionGroup var database: DatabaseOptions
@@ -54,7 +61,10 @@ struct TokenCommand: AsyncParsableCommand {
                 try printJSON(Created(name: name, role: role.rawValue, token: secret))
             } else {
                 print(secret)
-                FileHandle.standardError.write(Data("token \(name) (\(role.rawValue)) created; it is shown only now. Send it as Authorization: Bearer <token>\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "token \(name) (\(role.rawValue)) created; it is shown only now. Send it as Authorization: Bearer <token>\n"
+                            .utf8))
             }
         }
     }
@@ -73,13 +83,20 @@ struct TokenCommand: AsyncParsableCommand {
                 try printJSON(tokens)
                 return
             }
-            print(table(
-                ["NAME", "ROLE", "CHANNELS", "COMMANDS", "CREATED", "BY", "REVOKED"],
-                tokens.map { token in
-                    [token.name, token.role.rawValue, token.channels.isEmpty ? "all" : token.channels.map(\.rawValue).joined(separator: ","),
-                     token.role != .automation ? "-" : token.commands.isEmpty ? "all" : token.commands.map(\.rawValue).joined(separator: ","),
-                     token.createdAt, token.createdBy, token.revokedAt ?? "-"]
-                }))
+            print(
+                table(
+                    ["NAME", "ROLE", "CHANNELS", "COMMANDS", "CREATED", "BY", "REVOKED"],
+                    tokens.map { token in
+                        [
+                            token.name, token.role.rawValue,
+                            token.channels.isEmpty ? "all" : token.channels.map(\.rawValue).joined(separator: ","),
+                            token.role != .automation
+                                ? "-"
+                                : token.commands.isEmpty
+                                    ? "all" : token.commands.map(\.rawValue).joined(separator: ","),
+                            token.createdAt, token.createdBy, token.revokedAt ?? "-",
+                        ]
+                    }))
         }
     }
 

@@ -45,7 +45,9 @@ struct UnreachableTokens: TokenDirectory {
     struct Down: Error {}
     func token(digest: String) async throws -> APIToken? { throw Down() }
     func activeTokens() async throws -> [String: APIToken] { throw Down() }
-    func create(name: String, role: APIToken.Role, channels: [ChannelID], commands: [ScheduleCommand.Kind], createdBy: String) async throws -> String { throw Down() }
+    func create(
+        name: String, role: APIToken.Role, channels: [ChannelID], commands: [ScheduleCommand.Kind], createdBy: String
+    ) async throws -> String { throw Down() }
     func list() async throws -> [APIToken] { throw Down() }
     func revoke(name: String) async throws { throw Down() }
 }
@@ -66,8 +68,12 @@ final class SwitchableStore: EventStore {
         if down.withLock({ $0 }) { throw StoreError.unavailable("connection refused") }
         return try base.append(request)
     }
-    func previousResult(of request: AppendRequest) async throws -> AppendResult? { try base.previousResult(of: request) }
-    func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent] { base.read(after: position, through: head, limit: limit) }
+    func previousResult(of request: AppendRequest) async throws -> AppendResult? {
+        try base.previousResult(of: request)
+    }
+    func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent] {
+        base.read(after: position, through: head, limit: limit)
+    }
     func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
         streamReads.withLock { $0.append(channel) }
         if let wait = beforeReadStream.withLock({ $0 }) { await wait() }
@@ -99,29 +105,37 @@ struct APIFixture {
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         self.follower = follower
         handler = CommandHandler(
-            store: store, refusals: InMemoryRefusalStore(), clock: clock.read, knownState: { follower.followedState(of: $0) },
+            store: store, refusals: InMemoryRefusalStore(), clock: clock.read,
+            knownState: { follower.followedState(of: $0) },
             assets: AssetPlaylists(fetch: assets.fetch, timeToLive: .zero), applied: { await follower.applied($0) })
         tokenCache = TokenCache(directory: tokens, refreshInterval: .milliseconds(50), missReloadInterval: .zero)
         _ = try await handler.handle(.createChannel(Self.config("demo")), channel: "demo", context: Self.context())
         try await follower.catchUp()
         clock.set(60)
-        secrets["desk"] = try await tokens.create(name: "desk", role: .operator, channels: [], commands: [], createdBy: "test")
-        secrets["wall"] = try await tokens.create(name: "wall", role: .viewer, channels: [], commands: [], createdBy: "test")
+        secrets["desk"] = try await tokens.create(
+            name: "desk", role: .operator, channels: [], commands: [], createdBy: "test")
+        secrets["wall"] = try await tokens.create(
+            name: "wall", role: .viewer, channels: [], commands: [], createdBy: "test")
         secrets["auto"] = try await tokens.create(
             name: "auto", role: .automation, channels: ["demo"], commands: [.cancelCurrentEvent], createdBy: "test")
-        secrets["news"] = try await tokens.create(name: "news", role: .operator, channels: ["news"], commands: [], createdBy: "test")
-        hooks = try HookSet(json: Data("""
-            {"hooks": [{"name": "scores", "secret": "\(hookSecret)", "rules": [
-              {"when": {"event": "goal"}, "channel": "demo", "command": {"command": "cancel_current_event"}},
-              {"when": {"event": "timeout"}, "channel": "demo",
-               "command": {"command": "place_break", "id": "$.break", "in": 30, "duration": "$.seconds", "asset_list": "https://ads.example/list"}}]}]}
-            """.utf8), environment: [:])
+        secrets["news"] = try await tokens.create(
+            name: "news", role: .operator, channels: ["news"], commands: [], createdBy: "test")
+        hooks = try HookSet(
+            json: Data(
+                """
+                {"hooks": [{"name": "scores", "secret": "\(hookSecret)", "rules": [
+                  {"when": {"event": "goal"}, "channel": "demo", "command": {"command": "cancel_current_event"}},
+                  {"when": {"event": "timeout"}, "channel": "demo",
+                   "command": {"command": "place_break", "id": "$.break", "in": 30, "duration": "$.seconds", "asset_list": "https://ads.example/list"}}]}]}
+                """.utf8), environment: [:])
     }
 
     static func config(_ id: String, epoch: Timestamp = TestClock.epoch) -> ChannelConfig {
         ChannelConfig(
             id: ChannelID(id)!, segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch,
-            renditions: ["720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "https://cdn.example/\($0)/seg{n}.ts") },
+            renditions: ["720p", "360p"].map {
+                RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "https://cdn.example/\($0)/seg{n}.ts")
+            },
             source: .clock, publicBaseURL: "http://127.0.0.1:8080")
     }
 
@@ -153,7 +167,9 @@ struct APIFixture {
     /// A hook delivery signed with the fixture's hook secret at the clock's time (or `at`).
     func signed(_ body: String, at seconds: Int64? = nil, secret: String? = nil) -> HTTPFields {
         let timestamp = String(seconds ?? clock.read().milliseconds / 1000)
-        let mac = hmacSHA256(key: Array((secret ?? hookSecret).utf8), message: Array(timestamp.utf8) + [UInt8(ascii: ".")] + Array(body.utf8))
+        let mac = hmacSHA256(
+            key: Array((secret ?? hookSecret).utf8),
+            message: Array(timestamp.utf8) + [UInt8(ascii: ".")] + Array(body.utf8))
         var headers = HTTPFields()
         headers[HTTPField.Name("X-Cueline-Timestamp")!] = timestamp
         headers[HTTPField.Name("X-Cueline-Signature")!] = "sha256=" + mac.map { String(format: "%02x", $0) }.joined()

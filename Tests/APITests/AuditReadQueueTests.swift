@@ -12,7 +12,9 @@ struct AuditReadQueueTests {
     }
 
     /// `#expect(value == expected)` for a value a mutating call returns (the macro cannot evaluate one itself).
-    static func check<T: Equatable>(_ value: T, _ expected: T, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func check<T: Equatable>(
+        _ value: T, _ expected: T, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(value == expected, comment, sourceLocation: sourceLocation)
     }
 
@@ -112,7 +114,8 @@ struct AuditReadQueueTests {
         Self.check(queue.admit(4, b), .run, "a free turn is taken at once")
     }
 
-    @Test("a caller that comes back after its reads finished is a newcomer again: turns alternate with a waiting caller")
+    @Test(
+        "a caller that comes back after its reads finished is a newcomer again: turns alternate with a waiting caller")
     func returningCaller() {
         var queue = AuditReadQueue(.init(running: 1, waitingPerCaller: 2, waiting: 16))
         let a = Self.key("token a"), b = Self.key("token b")

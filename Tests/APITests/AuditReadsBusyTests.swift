@@ -65,7 +65,9 @@ struct AuditReadsBusyTests {
     /// more audit reads of the same token sent at once leave exactly one refused at once (the others wait their turn);
     /// while they wait, replay, as-run and an event page of that token are each refused without reading the log.
     /// Opened, the held read and the waiting ones answer 200, and a new one runs.
-    @Test("503 with Retry-After: 2 naming the caller's limit beyond running + its waiting; the held and waiting reads then answer 200", arguments: [0, 1])
+    @Test(
+        "503 with Retry-After: 2 naming the caller's limit beyond running + its waiting; the held and waiting reads then answer 200",
+        arguments: [0, 1])
     func busy(queued: Int) async throws {
         let fixture = try await AuditRouteTests.withBreak()
         let served = try fixture.follower.mediaPlaylist("demo", rendition: "720p")
@@ -99,9 +101,13 @@ struct AuditReadsBusyTests {
                 #expect(refused.error?.message == message)
 
                 // The caller's place in line is full: each kind of audit read is refused at once, without reading the log.
-                for uri in [replay, "/channels/demo/as-run", "/channels/demo/events", "/channels/demo/as-run?format=csv"] {
+                for uri in [
+                    replay, "/channels/demo/as-run", "/channels/demo/events", "/channels/demo/as-run?format=csv",
+                ] {
                     let answer = try await client.get(uri, wall)
-                    #expect(answer.status == .serviceUnavailable && answer.headers[.retryAfter] == "2", "\(uri): \(answer.status)")
+                    #expect(
+                        answer.status == .serviceUnavailable && answer.headers[.retryAfter] == "2",
+                        "\(uri): \(answer.status)")
                     #expect(answer.error?.message == message, "\(uri)")
                 }
                 #expect(gate.entered == 1, "only the held replay read the log")
@@ -109,10 +115,13 @@ struct AuditReadsBusyTests {
                 gate.open()
                 var answered: [String: TestResponse] = [:]
                 for try await (name, answer) in group { answered[name] = answer }
-                #expect(answered.count == queued + 1, "the held read and the \(queued) waiting: \(answered.keys.sorted())")
+                #expect(
+                    answered.count == queued + 1, "the held read and the \(queued) waiting: \(answered.keys.sorted())")
                 #expect(answered["held"]?.status == .ok && answered["held"]?.text == served.text)
                 for (name, answer) in answered where name != "held" {
-                    #expect(answer.status == .ok && answer.json["channel"] as? String == "demo", "\(name): \(answer.status) \(answer.text)")
+                    #expect(
+                        answer.status == .ok && answer.json["channel"] as? String == "demo",
+                        "\(name): \(answer.status) \(answer.text)")
                 }
             }
             let again = try await client.get(replay, wall)
@@ -128,7 +137,8 @@ struct AuditReadsBusyTests {
     func fairPerCaller() async throws {
         let fixture = try await AuditRouteTests.withBreak()
         for id in ["news", "side"] {
-            _ = try await fixture.handler.handle(.createChannel(APIFixture.config(id)), channel: ChannelID(id)!, context: APIFixture.context())
+            _ = try await fixture.handler.handle(
+                .createChannel(APIFixture.config(id)), channel: ChannelID(id)!, context: APIFixture.context())
         }
         try await fixture.follower.catchUp()
         let served = try fixture.follower.mediaPlaylist("demo", rendition: "720p")
@@ -154,8 +164,12 @@ struct AuditReadsBusyTests {
                 try await Self.waitUntil { reads.waitingNow == 2 }
                 for uri in ["/channels/side/events", "/channels/news/as-run", replay] {
                     let refused = try await client.get(uri, wall)
-                    #expect(refused.status == .serviceUnavailable && refused.headers[.retryAfter] == "2", "\(uri): \(refused.status)")
-                    #expect(refused.error?.message.hasPrefix("token wall already has 2 audit reads") == true, "\(refused.text)")
+                    #expect(
+                        refused.status == .serviceUnavailable && refused.headers[.retryAfter] == "2",
+                        "\(uri): \(refused.status)")
+                    #expect(
+                        refused.error?.message.hasPrefix("token wall already has 2 audit reads") == true,
+                        "\(refused.text)")
                 }
                 group.addTask { ("desk", try await client.get("/channels/news/events", fixture.auth("desk"))) }
                 try await Self.waitUntil { reads.waitingNow == 3 }

@@ -22,7 +22,9 @@ struct AuditRouteTests {
         let fixture = try await Self.withBreak()
         try await fixture.test { [fixture] client in
             let answer = try await client.get("/channels/demo/schedule", fixture.auth("wall"))
-            #expect(answer.status == .ok && answer.json["channel"] as? String == "demo" && answer.json["version"] as? Int == 2)
+            #expect(
+                answer.status == .ok && answer.json["channel"] as? String == "demo"
+                    && answer.json["version"] as? Int == 2)
             let breaks = try #require(answer.json["breaks"] as? [[String: Any]])
             #expect(breaks.first?["id"] as? String == "brk-1" && breaks.first?["state"] as? String == "scheduled")
             #expect(try await client.get("/channels/demo/schedule").status == .unauthorized)
@@ -39,10 +41,14 @@ struct AuditRouteTests {
         try await fixture.test { [fixture] client in
             let all = try await client.get("/channels/demo/events", fixture.auth("wall"))
             #expect(all.status == .ok && all.json["next"] as? Int == 2)
-            #expect((all.json["events"] as? [[String: Any]])?.compactMap { $0["type"] as? String } == ["ChannelCreated", "BreakPlaced"])
+            #expect(
+                (all.json["events"] as? [[String: Any]])?.compactMap { $0["type"] as? String } == [
+                    "ChannelCreated", "BreakPlaced",
+                ])
             let first = try await client.get("/channels/demo/events?limit=1", fixture.auth("wall"))
             #expect((first.json["events"] as? [Any])?.count == 1 && first.json["next"] as? Int == 1)
-            let resumed = try await client.get("/channels/demo/events", fixture.auth("wall", [HTTPField.Name("Last-Event-ID")!: "1"]))
+            let resumed = try await client.get(
+                "/channels/demo/events", fixture.auth("wall", [HTTPField.Name("Last-Event-ID")!: "1"]))
             #expect((resumed.json["events"] as? [[String: Any]])?.compactMap { $0["version"] as? Int } == [2])
             let empty = try await client.get("/channels/demo/events?after=2", fixture.auth("wall"))
             #expect((empty.json["events"] as? [Any])?.isEmpty == true && empty.json["next"] == nil)
@@ -50,28 +56,37 @@ struct AuditRouteTests {
             #expect(negative.status == .unprocessableContent && negative.error?.field == "after")
             let badLimit = try await client.get("/channels/demo/events?limit=ten", fixture.auth("wall"))
             #expect(badLimit.status == .unprocessableContent && badLimit.error?.field == "limit")
-            let badID = try await client.get("/channels/demo/events", fixture.auth("wall", [HTTPField.Name("Last-Event-ID")!: "x"]))
+            let badID = try await client.get(
+                "/channels/demo/events", fixture.auth("wall", [HTTPField.Name("Last-Event-ID")!: "x"]))
             #expect(badID.status == .unprocessableContent && badID.error?.field == "Last-Event-ID")
             #expect(try await client.get("/channels/demo/events", fixture.auth("news")).status == .forbidden)
             #expect(try await client.get("/channels/nope/events", fixture.auth("desk")).status == .notFound)
         }
     }
 
-    @Test("GET events: a limit out of 1…1000 is 422 naming limit and the range, not read as 1 or 1000", arguments: ["0", "1001", "-1", "99999999999999999999"])
+    @Test(
+        "GET events: a limit out of 1…1000 is 422 naming limit and the range, not read as 1 or 1000",
+        arguments: ["0", "1001", "-1", "99999999999999999999"])
     func eventLimitOutOfRange(limit: String) async throws {
         let fixture = try await Self.withBreak()
         try await fixture.test { [fixture] client in
             let answer = try await client.get("/channels/demo/events?limit=\(limit)", fixture.auth("wall"))
             #expect(answer.status == .unprocessableContent, "\(answer.text)")
-            #expect(answer.error?.field == "limit" && answer.error?.message == "limit must be a whole number from 1 to 1000")
+            #expect(
+                answer.error?.field == "limit" && answer.error?.message == "limit must be a whole number from 1 to 1000"
+            )
             for fine in ["1", "1000", ""] {
-                #expect(try await client.get("/channels/demo/events?limit=\(fine)", fixture.auth("wall")).status == .ok, "limit=\(fine)")
+                #expect(
+                    try await client.get("/channels/demo/events?limit=\(fine)", fixture.auth("wall")).status == .ok,
+                    "limit=\(fine)")
             }
         }
     }
 
     /// The live event stream of demo for token wall, whole: the token is revoked 300 ms in, which ends it.
-    static func streamUntilRevoked(_ fixture: APIFixture, _ client: RouterClient, _ extra: HTTPFields = [:]) async throws -> TestResponse {
+    static func streamUntilRevoked(_ fixture: APIFixture, _ client: RouterClient, _ extra: HTTPFields = [:])
+        async throws -> TestResponse
+    {
         let tokens = fixture.tokens
         let revoke = Task {
             try await Task.sleep(for: .milliseconds(300))
@@ -97,7 +112,8 @@ struct AuditRouteTests {
             #expect(stream.text.hasSuffix(": the token was revoked or no longer reaches this channel\n\n"))
             // Re-checked every 2 s through the token cache: ended well within the 5 s the README promises.
             #expect(ContinuousClock.now - started < .seconds(5))
-            let refused = try await client.get("/channels/demo/events", fixture.auth("wall", [.accept: "text/event-stream"]))
+            let refused = try await client.get(
+                "/channels/demo/events", fixture.auth("wall", [.accept: "text/event-stream"]))
             #expect(refused.status == .unauthorized)
         }
     }
@@ -106,9 +122,12 @@ struct AuditRouteTests {
     func liveStreamAheadOfTheLog() async throws {
         let fixture = try await Self.withBreak()
         try await fixture.test { [fixture] client in
-            let stream = try await Self.streamUntilRevoked(fixture, client, [HTTPField.Name("Last-Event-ID")!: "9223372036854775807"])
-            #expect(stream.text.hasPrefix(
-                "retry: 1000\n\n: 9223372036854775807 is past the channel's version 2: the events after version 9223372036854775807 will follow\n\n"),
+            let stream = try await Self.streamUntilRevoked(
+                fixture, client, [HTTPField.Name("Last-Event-ID")!: "9223372036854775807"])
+            #expect(
+                stream.text.hasPrefix(
+                    "retry: 1000\n\n: 9223372036854775807 is past the channel's version 2: the events after version 9223372036854775807 will follow\n\n"
+                ),
                 "\(stream.text)")
             #expect(!stream.text.contains("event: "))
         }
@@ -126,21 +145,25 @@ struct AuditRouteTests {
         fixture.limits.maxStreamsPerToken = 16
         fixture.limits.maxStreams = 0
         try await fixture.test { [fixture] client in
-            let answer = try await client.get("/channels/demo/events", fixture.auth("wall", [.accept: "text/event-stream"]))
+            let answer = try await client.get(
+                "/channels/demo/events", fixture.auth("wall", [.accept: "text/event-stream"]))
             #expect(answer.status == .serviceUnavailable && answer.headers[.retryAfter] == "10")
         }
     }
 
-    @Test("GET replay: the playlist served at an instant, with its tick; 422 without at; 404 before the channel existed")
+    @Test(
+        "GET replay: the playlist served at an instant, with its tick; 422 without at; 404 before the channel existed")
     func replay() async throws {
         let fixture = try await Self.withBreak()
         let served = try fixture.follower.mediaPlaylist("demo", rendition: "720p")
         try await fixture.test { [fixture] client in
-            let answer = try await client.get("/channels/demo/replay?at=\(served.tick.iso8601)&rendition=720p", fixture.auth("wall"))
+            let answer = try await client.get(
+                "/channels/demo/replay?at=\(served.tick.iso8601)&rendition=720p", fixture.auth("wall"))
             #expect(answer.status == .ok && answer.text == served.text)
             #expect(answer.headers[HTTPField.Name("X-Cueline-Tick")!] == served.tick.iso8601)
             #expect(answer.headers[.cacheControl] == "max-age=31536000")
-            let multivariant = try await client.get("/channels/demo/replay?at=\(served.tick.iso8601)&multivariant", fixture.auth("wall"))
+            let multivariant = try await client.get(
+                "/channels/demo/replay?at=\(served.tick.iso8601)&multivariant", fixture.auth("wall"))
             #expect(multivariant.status == .ok && multivariant.text.contains("720p.m3u8"))
             let missing = try await client.get("/channels/demo/replay", fixture.auth("wall"))
             #expect(missing.status == .unprocessableContent && missing.error?.field == "at")
@@ -157,12 +180,14 @@ struct AuditRouteTests {
         let fixture = try await Self.withBreak()
         try await fixture.test { [fixture] client in
             // The clock is at 60 s: 60 s itself was served, 60.001 s and next year were not.
-            let now = try await client.get("/channels/demo/replay?at=2026-03-01T12:01:00Z&rendition=720p", fixture.auth("wall"))
+            let now = try await client.get(
+                "/channels/demo/replay?at=2026-03-01T12:01:00Z&rendition=720p", fixture.auth("wall"))
             #expect(now.status == .ok)
             for at in ["2026-03-01T12:01:00.001Z", "2027-03-01T12:00:00Z"] {
                 let later = try await client.get("/channels/demo/replay?at=\(at)&rendition=720p", fixture.auth("wall"))
                 #expect(later.status == .unprocessableContent && later.error?.field == "at")
-                #expect(later.error?.message.contains("is after this instance's clock (2026-03-01T12:01:00.000Z)") == true)
+                #expect(
+                    later.error?.message.contains("is after this instance's clock (2026-03-01T12:01:00.000Z)") == true)
                 #expect(later.headers[.cacheControl] == "no-cache")
             }
             // An unknown channel is that, at any instant.
@@ -170,7 +195,8 @@ struct AuditRouteTests {
             #expect(unknown.status == .notFound)
             // Once the clock passes it, the same instant is answered.
             fixture.clock.set(61)
-            let served = try await client.get("/channels/demo/replay?at=2026-03-01T12:01:00.001Z&rendition=720p", fixture.auth("wall"))
+            let served = try await client.get(
+                "/channels/demo/replay?at=2026-03-01T12:01:00.001Z&rendition=720p", fixture.auth("wall"))
             #expect(served.status == .ok)
         }
     }
@@ -190,13 +216,17 @@ struct AuditRouteTests {
             #expect(from.status == .unprocessableContent && from.error?.field == "from")
             let to = try await client.get("/channels/demo/as-run?to=1", fixture.auth("wall"))
             #expect(to.status == .unprocessableContent && to.error?.field == "to")
-            let backwards = try await client.get("/channels/demo/as-run?from=2026-03-01T12:02:00Z&to=2026-03-01T12:01:00Z", fixture.auth("wall"))
+            let backwards = try await client.get(
+                "/channels/demo/as-run?from=2026-03-01T12:02:00Z&to=2026-03-01T12:01:00Z", fixture.auth("wall"))
             #expect(backwards.status == .unprocessableContent && backwards.error?.field == "to")
             #expect(backwards.error?.message == "to must not be before from (2026-03-01T12:02:00.000Z)")
-            let same = try await client.get("/channels/demo/as-run?from=2026-03-01T12:01:00Z&to=2026-03-01T12:01:00Z", fixture.auth("wall"))
+            let same = try await client.get(
+                "/channels/demo/as-run?from=2026-03-01T12:01:00Z&to=2026-03-01T12:01:00Z", fixture.auth("wall"))
             #expect(same.status == .ok)
             let xml = try await client.get("/channels/demo/as-run?format=xml", fixture.auth("wall"))
-            #expect(xml.status == .unprocessableContent && xml.error?.field == "format" && xml.error?.message == "format must be csv or json")
+            #expect(
+                xml.status == .unprocessableContent && xml.error?.field == "format"
+                    && xml.error?.message == "format must be csv or json")
             let upper = try await client.get("/channels/demo/as-run?format=CSV", fixture.auth("wall"))
             #expect(upper.status == .ok && upper.headers[.contentType] == "text/csv")
             let json = try await client.get("/channels/demo/as-run?format=json", fixture.auth("wall"))

@@ -13,41 +13,56 @@ struct FeedRouteTests {
         #"{"section":"\#(section)","asset_list":"https://ads.example/list"}"#
     }
 
-    @Test("POST scte35: an out places scte35-<event>, a repeat is 200 ignored; 401, 403 before the cue is read, 422 naming section or body, 404")
+    @Test(
+        "POST scte35: an out places scte35-<event>, a repeat is 200 ignored; 401, 403 before the cue is read, 422 naming section or body, 404"
+    )
     func scte35() async throws {
         let fixture = try await APIFixture()
         try await fixture.test { [fixture] client in
-            #expect(try await client.post("/channels/demo/scte35", Self.cue(Self.spliceInsertOut)).status == .unauthorized)
+            #expect(
+                try await client.post("/channels/demo/scte35", Self.cue(Self.spliceInsertOut)).status == .unauthorized)
             // A viewer may read the channel but send none of the commands an out can become.
-            let viewer = try await client.post("/channels/demo/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("wall"))
+            let viewer = try await client.post(
+                "/channels/demo/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("wall"))
             #expect(viewer.status == .forbidden)
             // A token for another channel learns nothing, not even whether the body is good.
             let other = try await client.post("/channels/demo/scte35", "{", fixture.auth("news"))
             #expect(other.status == .forbidden && other.error?.message == "token news is not allowed on channel demo")
-            let placed = try await client.post("/channels/demo/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("desk"))
+            let placed = try await client.post(
+                "/channels/demo/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("desk"))
             #expect(placed.status == .created, "\(placed.text)")
             let events = try #require(placed.json["events"] as? [[String: Any]])
             #expect(events.first?["type"] as? String == "BreakPlaced" && placed.text.contains("scte35-1207959695"))
-            let repeated = try await client.post("/channels/demo/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("desk"))
-            #expect(repeated.status == .ok && (repeated.json["ignored"] as? String)?.contains("already scheduled") == true, "\(repeated.text)")
+            let repeated = try await client.post(
+                "/channels/demo/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("desk"))
+            #expect(
+                repeated.status == .ok && (repeated.json["ignored"] as? String)?.contains("already scheduled") == true,
+                "\(repeated.text)")
             let body = try await client.post("/channels/demo/scte35", "[]", fixture.auth("desk"))
             #expect(body.status == .unprocessableContent && body.error?.field == "body")
             // A typo'd asset key is named, not dropped (the cue would otherwise be refused for a missing asset).
             let typo = try await client.post(
-                "/channels/demo/scte35", #"{"section":"\#(Self.spliceInsertOut)","asset_url":"https://ads.example/list"}"#, fixture.auth("desk"))
+                "/channels/demo/scte35",
+                #"{"section":"\#(Self.spliceInsertOut)","asset_url":"https://ads.example/list"}"#, fixture.auth("desk"))
             #expect(typo.status == .unprocessableContent && typo.error?.field == "asset_url", "\(typo.text)")
             var corrupt = Array(Data(base64Encoded: Self.spliceInsertOut)!)
             corrupt[corrupt.count - 1] ^= 0xFF
-            let crc = try await client.post("/channels/demo/scte35", Self.cue(Data(corrupt).base64EncodedString()), fixture.auth("desk"))
+            let crc = try await client.post(
+                "/channels/demo/scte35", Self.cue(Data(corrupt).base64EncodedString()), fixture.auth("desk"))
             #expect(crc.status == .unprocessableContent && crc.error?.field == "section")
-            let unknown = try await client.post("/channels/nope/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("desk"))
+            let unknown = try await client.post(
+                "/channels/nope/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("desk"))
             #expect(unknown.status == .notFound)
-            let offRule = try await client.post("/channels/-x/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("desk"))
-            #expect(offRule.status == .notFound && offRule.error?.message == "channel -x does not exist", "\(offRule.text)")
+            let offRule = try await client.post(
+                "/channels/-x/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("desk"))
+            #expect(
+                offRule.status == .notFound && offRule.error?.message == "channel -x does not exist", "\(offRule.text)")
         }
     }
 
-    @Test("POST hooks: a signed delivery applies its rule once; no match is 200 ignored; 401 for bad or stale signatures; 404; 422")
+    @Test(
+        "POST hooks: a signed delivery applies its rule once; no match is 200 ignored; 401 for bad or stale signatures; 404; 422"
+    )
     func hooks() async throws {
         let fixture = try await APIFixture()
         try await fixture.test { [fixture] client in
@@ -62,11 +77,14 @@ struct FeedRouteTests {
             #expect(replayed.status == .created && replayed.json["replayed"] as? Bool == true)
             let nothing = #"{"event":"corner"}"#
             let ignored = try await client.post("/hooks/scores", nothing, fixture.signed(nothing))
-            #expect(ignored.status == .ok && ignored.json["ignored"] as? String == "no rule of hook scores matches this payload")
+            #expect(
+                ignored.status == .ok
+                    && ignored.json["ignored"] as? String == "no rule of hook scores matches this payload")
 
             let unsigned = try await client.post("/hooks/scores", timeout)
             #expect(unsigned.status == .unauthorized && unsigned.error?.field == "X-Cueline-Signature")
-            let forged = try await client.post("/hooks/scores", timeout, fixture.signed(timeout, secret: "another-secret-of-enough-bytes"))
+            let forged = try await client.post(
+                "/hooks/scores", timeout, fixture.signed(timeout, secret: "another-secret-of-enough-bytes"))
             #expect(forged.status == .unauthorized && forged.error?.message.contains("does not match") == true)
             let stale = try await client.post("/hooks/scores", timeout, fixture.signed(timeout, at: 1_000_000))
             #expect(stale.status == .unauthorized && stale.error?.message.contains("replay protection") == true)
@@ -75,24 +93,32 @@ struct FeedRouteTests {
             undated[HTTPField.Name("X-Cueline-Timestamp")!] = "noon"
             let noTime = try await client.post("/hooks/scores", timeout, undated)
             #expect(noTime.status == .unauthorized && noTime.error?.field == "X-Cueline-Timestamp", "\(noTime.text)")
-            let tampered = try await client.post("/hooks/scores", #"{"event":"timeout","break":"feed-2","seconds":30}"#, fixture.signed(timeout))
+            let tampered = try await client.post(
+                "/hooks/scores", #"{"event":"timeout","break":"feed-2","seconds":30}"#, fixture.signed(timeout))
             #expect(tampered.status == .unauthorized)
 
             #expect(try await client.post("/hooks/nope", timeout, fixture.signed(timeout)).status == .notFound)
             let offRule = try await client.post("/hooks/_scores", timeout, fixture.signed(timeout))
-            #expect(offRule.status == .notFound && offRule.error?.message == "no hook is named _scores", "\(offRule.text)")
+            #expect(
+                offRule.status == .notFound && offRule.error?.message == "no hook is named _scores", "\(offRule.text)")
             let notJSON = try await client.post("/hooks/scores", "goal!", fixture.signed("goal!"))
             #expect(notJSON.status == .unprocessableContent && notJSON.error?.field == "body")
             let missing = #"{"event":"timeout","break":"feed-3"}"#
             let unfilled = try await client.post("/hooks/scores", missing, fixture.signed(missing))
-            #expect(unfilled.status == .unprocessableContent && unfilled.error?.field == "$.seconds", "\(unfilled.text)")
+            #expect(
+                unfilled.status == .unprocessableContent && unfilled.error?.field == "$.seconds", "\(unfilled.text)")
             let wrong = #"{"event":"timeout","break":"feed-4","seconds":"long"}"#
             let undecodable = try await client.post("/hooks/scores", wrong, fixture.signed(wrong))
-            #expect(undecodable.status == .unprocessableContent && undecodable.error?.field == "body", "\(undecodable.text)")
+            #expect(
+                undecodable.status == .unprocessableContent && undecodable.error?.field == "body", "\(undecodable.text)"
+            )
             // A key given twice, at the top or deeper: refused naming it, as the command API does (issue 34).
             for (twice, field) in [
                 (#"{"event":"timeout","break":"feed-5","seconds":30,"seconds":5}"#, "seconds"),
-                (#"{"event":"timeout","break":"feed-6","seconds":30,"game":{"clock":[{"q":1,"q":2}]}}"#, "game.clock[0].q"),
+                (
+                    #"{"event":"timeout","break":"feed-6","seconds":30,"game":{"clock":[{"q":1,"q":2}]}}"#,
+                    "game.clock[0].q"
+                ),
             ] {
                 let refused = try await client.post("/hooks/scores", twice, fixture.signed(twice))
                 #expect(refused.status == .unprocessableContent && refused.error?.field == field, "\(refused.text)")

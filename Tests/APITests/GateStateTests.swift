@@ -21,7 +21,9 @@ struct GateStateTests {
         }
     }
 
-    @Test("at the cap a new connection takes the longest idle one's place, then the oldest held reload's, and only then is refused")
+    @Test(
+        "at the cap a new connection takes the longest idle one's place, then the oldest held reload's, and only then is refused"
+    )
     func admissionOrder() throws {
         var gate = GateState(limits: Self.limits(connections: 3, held: 2, heldPerAddress: 2))
         let a = try #require(Self.admitted(gate.admit(address: "10.0.0.1")))
@@ -51,7 +53,8 @@ struct GateStateTests {
         #expect(Self.admitted(gate.admit(address: "10.0.0.5")) != nil)
     }
 
-    @Test("a connection whose first request is on its way is closed to make room only once none is idle between requests")
+    @Test(
+        "a connection whose first request is on its way is closed to make room only once none is idle between requests")
     func freshConnectionsLast() throws {
         var gate = GateState(limits: Self.limits(connections: 3))
         let served = try #require(Self.admitted(gate.admit(address: "10.0.0.1")))
@@ -103,7 +106,9 @@ struct GateStateTests {
         #expect(gate.kind(of: ids[3]) == .idle)
     }
 
-    @Test("arriving bodies: refused past the address's share or the instance's, and the places come back when the body ends or the connection closes")
+    @Test(
+        "arriving bodies: refused past the address's share or the instance's, and the places come back when the body ends or the connection closes"
+    )
     func bodyShares() throws {
         var gate = GateState(limits: Self.limits(connections: 20, bodies: 3, bodiesPerAddress: 2))
         let ids = (0..<5).map { Self.admitted(gate.admit(address: Substring($0 < 3 ? "10.0.0.1" : "10.0.0.\($0)")))! }
@@ -139,7 +144,8 @@ struct GateStateTests {
         }
         #expect(gate.receivingCount == 3)
         // A connection whose body is arriving is never closed to make room, nor one holding a reload.
-        var full = GateState(limits: Self.limits(connections: 2, held: 1, heldPerAddress: 1, bodies: 1, bodiesPerAddress: 1))
+        var full = GateState(
+            limits: Self.limits(connections: 2, held: 1, heldPerAddress: 1, bodies: 1, bodiesPerAddress: 1))
         let receiving = Self.admitted(full.admit(address: "a"))!
         let other = Self.admitted(full.admit(address: "b"))!
         do {
@@ -158,7 +164,9 @@ struct GateStateTests {
     func derivedLimits() {
         var limits = ServerLimits()
         limits.maxConnections = 300
-        #expect(limits.gateLimits == Self.limits(connections: 300, held: 225, heldPerAddress: 75, bodies: 37, bodiesPerAddress: 9))
+        #expect(
+            limits.gateLimits
+                == Self.limits(connections: 300, held: 225, heldPerAddress: 75, bodies: 37, bodiesPerAddress: 9))
         limits.maxHeldReloads = 5_000
         limits.maxArrivingBodies = 1
         #expect(limits.gateLimits.heldReloads == 299 && limits.gateLimits.arrivingBodies == 1)

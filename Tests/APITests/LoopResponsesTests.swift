@@ -5,11 +5,15 @@ import Testing
 /// The whole answers an event loop keeps (`LoopResponses`): made once per window body, variant and second.
 @Suite("Whole answers kept per event loop")
 struct LoopResponsesTests {
-    @Test("the same body and variant in the same second reuse one answer; any other variant, body or second makes its own")
+    @Test(
+        "the same body and variant in the same second reuse one answer; any other variant, body or second makes its own"
+    )
     func keyedByBodyVariantAndSecond() {
         let responses = LoopResponses()
         var made = 0
-        func answer(_ body: ByteBuffer, maxAge: Int = 6, origin: Bool = false, head: Bool = false, date: String = "d1") -> ByteBuffer {
+        func answer(_ body: ByteBuffer, maxAge: Int = 6, origin: Bool = false, head: Bool = false, date: String = "d1")
+            -> ByteBuffer
+        {
             responses.response(for: body, maxAge: maxAge, origin: origin, head: head, date: date) {
                 made += 1
                 return ByteBuffer(string: "answer \(made)")

@@ -36,7 +36,9 @@ struct OperationsRouteTests {
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         let streams = EventStreams(follower: follower, store: store, limits: ServerLimits())
         let router = Routes.router(
-            follower: follower, handler: CommandHandler(store: store, clock: clock.read, applied: { await follower.applied($0) }), mediaDirectory: nil, access: .open,
+            follower: follower,
+            handler: CommandHandler(store: store, clock: clock.read, applied: { await follower.applied($0) }),
+            mediaDirectory: nil, access: .open,
             eventStreams: streams)
         try await withRouterClient(router) { client in
             let before = try await client.get("/readyz")
@@ -51,7 +53,8 @@ struct OperationsRouteTests {
     @Test("/channels: 401 without a valid token, each token sees its channels, open mode sees all")
     func channels() async throws {
         var fixture = try await APIFixture()
-        _ = try await fixture.handler.handle(.createChannel(APIFixture.config("news")), channel: "news", context: APIFixture.context())
+        _ = try await fixture.handler.handle(
+            .createChannel(APIFixture.config("news")), channel: "news", context: APIFixture.context())
         try await fixture.follower.catchUp()
         try await fixture.test { [fixture] client in
             let none = try await client.get("/channels")
@@ -59,24 +62,34 @@ struct OperationsRouteTests {
             #expect(none.headers[.wwwAuthenticate] == #"Bearer realm="cueline""#)
             #expect(none.error?.message.contains("cueline token create") == true)
             let basic = try await client.get("/channels", [.authorization: "Basic abc"])
-            #expect(basic.status == .unauthorized && basic.error?.message == "the Authorization header must be Bearer <token>")
+            #expect(
+                basic.status == .unauthorized
+                    && basic.error?.message == "the Authorization header must be Bearer <token>")
             let malformed = try await client.get("/channels", [.authorization: "Bearer cue_xyz"])
-            #expect(malformed.status == .unauthorized && malformed.error?.message.hasPrefix("the token is malformed") == true)
-            let unknown = try await client.get("/channels", [.authorization: "Bearer cue_" + String(repeating: "0", count: 64)])
+            #expect(
+                malformed.status == .unauthorized
+                    && malformed.error?.message.hasPrefix("the token is malformed") == true)
+            let unknown = try await client.get(
+                "/channels", [.authorization: "Bearer cue_" + String(repeating: "0", count: 64)])
             #expect(unknown.status == .unauthorized && unknown.error?.message == "the token is unknown or revoked")
             let all = try await client.get("/channels", fixture.auth("desk"))
             #expect(all.status == .ok)
-            let ids = try #require(try JSONSerialization.jsonObject(with: Data(buffer: all.body)) as? [[String: Any]]).compactMap { $0["id"] as? String }
+            let ids = try #require(try JSONSerialization.jsonObject(with: Data(buffer: all.body)) as? [[String: Any]])
+                .compactMap { $0["id"] as? String }
             #expect(ids.sorted() == ["demo", "news"])
             let scoped = try await client.get("/channels", fixture.auth("news"))
-            let scopedIDs = try #require(try JSONSerialization.jsonObject(with: Data(buffer: scoped.body)) as? [[String: Any]]).compactMap { $0["id"] as? String }
+            let scopedIDs = try #require(
+                try JSONSerialization.jsonObject(with: Data(buffer: scoped.body)) as? [[String: Any]]
+            ).compactMap { $0["id"] as? String }
             #expect(scopedIDs == ["news"])
         }
         fixture.open = true
         try await fixture.test { client in
             let all = try await client.get("/channels")
             #expect(all.status == .ok)
-            #expect(try #require(try JSONSerialization.jsonObject(with: Data(buffer: all.body)) as? [[String: Any]]).count == 2)
+            #expect(
+                try #require(try JSONSerialization.jsonObject(with: Data(buffer: all.body)) as? [[String: Any]]).count
+                    == 2)
         }
     }
 
@@ -107,7 +120,8 @@ struct OperationsRouteTests {
     @Test("/media serves regular files inside the directory; dot segments and escapes are 404 with our body")
     func media() async throws {
         var fixture = try await APIFixture()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cueline-api-media-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cueline-api-media-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data("segment".utf8).write(to: directory.appendingPathComponent("seg0.ts"))
@@ -118,7 +132,9 @@ struct OperationsRouteTests {
             // Served from the console's origin: a document among the media gets an opaque origin and no scripts.
             try Data("<script>sessionStorage</script>".utf8).write(to: directory.appendingPathComponent("page.html"))
             let page = try await client.get("/media/page.html")
-            #expect(page.status == .ok && page.headers[.contentSecurityPolicy] == "sandbox" && file.headers[.contentSecurityPolicy] == "sandbox")
+            #expect(
+                page.status == .ok && page.headers[.contentSecurityPolicy] == "sandbox"
+                    && file.headers[.contentSecurityPolicy] == "sandbox")
             for bad in ["/media/../etc/passwd", "/media//seg0.ts", "/media/", "/media/missing.ts"] {
                 let answer = try await client.get(bad)
                 #expect(answer.status == .notFound, "\(bad)")
@@ -127,24 +143,34 @@ struct OperationsRouteTests {
         }
     }
 
-    @Test("a request no route takes: 405 with Allow where the path takes other methods, else 404; both name the method and path")
+    @Test(
+        "a request no route takes: 405 with Allow where the path takes other methods, else 404; both name the method and path"
+    )
     func unrouted() async throws {
         let fixture = try await APIFixture()
         try await fixture.test { [fixture] client in
-            let put = try await client.execute(uri: "/channels/demo/commands", method: .put, headers: fixture.auth("desk"), body: ByteBuffer(string: "{}"))
+            let put = try await client.execute(
+                uri: "/channels/demo/commands", method: .put, headers: fixture.auth("desk"),
+                body: ByteBuffer(string: "{}"))
             #expect(put.status == .methodNotAllowed && put.headers[.allow] == "POST")
             #expect(put.error?.message == "/channels/demo/commands does not take PUT; it takes POST")
             // The commands route's literal wins over `/channels/{channel}/{playlist}`, as in the router: GET is not
             // offered there, though a playlist's path has the same shape.
             let get = try await client.get("/channels/demo/commands", fixture.auth("desk"))
             #expect(get.status == .methodNotAllowed && get.headers[.allow] == "POST")
-            let delete = try await client.execute(uri: "/channels/demo/720p.m3u8", method: .delete, headers: [.origin: "https://player.example"])
+            let delete = try await client.execute(
+                uri: "/channels/demo/720p.m3u8", method: .delete, headers: [.origin: "https://player.example"])
             #expect(delete.status == .methodNotAllowed && delete.headers[.allow] == "GET, HEAD")
-            #expect(delete.headers[.contentType] == "application/json" && delete.headers[.accessControlAllowOrigin] == "*")
+            #expect(
+                delete.headers[.contentType] == "application/json" && delete.headers[.accessControlAllowOrigin] == "*")
             let none = try await client.get("/nothing/here")
-            #expect(none.status == .notFound && none.error?.message == "no route for GET /nothing/here; the routes are listed at /openapi.json")
+            #expect(
+                none.status == .notFound
+                    && none.error?.message == "no route for GET /nothing/here; the routes are listed at /openapi.json")
             let deep = try await client.execute(uri: "/channels/demo", method: .delete)
-            #expect(deep.status == .notFound && deep.error?.message.hasPrefix("no route for DELETE /channels/demo;") == true)
+            #expect(
+                deep.status == .notFound && deep.error?.message.hasPrefix("no route for DELETE /channels/demo;") == true
+            )
         }
     }
 
@@ -157,9 +183,13 @@ struct OperationsRouteTests {
         #expect(ErrorCategory(status: 201) == nil)
         #expect(ErrorCategory.conflict.exitCode == 3)
         #expect(ErrorCategory.invalid.exitCode == 1 && ErrorCategory.unavailable.exitCode == 1)
-        #expect(ErrorCategory.invalid.status == .unprocessableContent && ErrorCategory.unauthenticated.status == .unauthorized)
+        #expect(
+            ErrorCategory.invalid.status == .unprocessableContent
+                && ErrorCategory.unauthenticated.status == .unauthorized)
         // A failed command has one category wherever it was sent: the CLI's exit code and the server's status agree.
-        #expect(ErrorCategory(CommandError.store(.versionConflict(channel: "demo", expected: .exactly(1), actual: 2))) == .conflict)
+        #expect(
+            ErrorCategory(CommandError.store(.versionConflict(channel: "demo", expected: .exactly(1), actual: 2)))
+                == .conflict)
         #expect(ErrorCategory(CommandError.store(.commandIDReused(commandID: "k"))).exitCode == 3)
         #expect(ErrorCategory(CommandError.store(.unavailable("down"))) == .unavailable)
         #expect(ErrorCategory(CommandError.store(.invalidValue("NUL"))) == .invalid)
@@ -172,23 +202,32 @@ struct DocumentedRoutesTests {
     @Test("every documented path and method has a route: no answer is the router's own \"no route for\" 404 or its 405")
     func everyDocumentedPathHasARoute() async throws {
         let fixture = try await APIFixture()
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
         #expect(paths.count == 17)  // + /channels/{channel}/refusals (issue 15)
         let routes = paths.map { ($0.key, Array($0.value.keys)) }
         try await fixture.test(metrics: { "" }) { [fixture] client in
             for (template, methods) in routes {
-                let path = template.replacingOccurrences(of: "{channel}", with: "demo").replacingOccurrences(of: "{rendition}", with: "720p")
-                    .replacingOccurrences(of: "{id}", with: "x").replacingOccurrences(of: "{name}", with: "feed")
-                    .replacingOccurrences(of: "{file}", with: "0-0.m3u8")
+                let path = template.replacingOccurrences(of: "{channel}", with: "demo").replacingOccurrences(
+                    of: "{rendition}", with: "720p"
+                )
+                .replacingOccurrences(of: "{id}", with: "x").replacingOccurrences(of: "{name}", with: "feed")
+                .replacingOccurrences(of: "{file}", with: "0-0.m3u8")
                 for method in methods {
-                    let answer = method == "post"
+                    let answer =
+                        method == "post"
                         ? try await client.post(path, "{}", fixture.auth("desk"))
-                        : try await client.get(path + (path.hasSuffix("/events") ? "?limit=1" : ""), fixture.auth("desk"))
-                    #expect(answer.error?.message.hasPrefix("no route for") != true, "\(method.uppercased()) \(template) has no route")
+                        : try await client.get(
+                            path + (path.hasSuffix("/events") ? "?limit=1" : ""), fixture.auth("desk"))
+                    #expect(
+                        answer.error?.message.hasPrefix("no route for") != true,
+                        "\(method.uppercased()) \(template) has no route")
                     // The public `/channels/{channel}/{playlist}` route answers any unknown last segment with its own
                     // 404 ("no such resource: schedule"): that is a missing route too.
-                    #expect(answer.error?.message.hasPrefix("no such resource") != true, "\(method.uppercased()) \(template) fell through to the playlist route")
+                    #expect(
+                        answer.error?.message.hasPrefix("no such resource") != true,
+                        "\(method.uppercased()) \(template) fell through to the playlist route")
                     #expect(answer.status != .methodNotAllowed, "\(method.uppercased()) \(template) is not allowed")
                 }
             }

@@ -23,31 +23,48 @@ struct PlaylistRawPathTests {
     @Test("a player's GET or HEAD, plain or with directives, with the headers browsers send")
     func taken() {
         let plain = "GET /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n"
-        #expect(parse(plain) == .request(Request(head: false, target: "/channels/one/720p.m3u8", origin: false, length: plain.utf8.count)))
+        #expect(
+            parse(plain)
+                == .request(
+                    Request(head: false, target: "/channels/one/720p.m3u8", origin: false, length: plain.utf8.count)))
         // What a browser sends, Origin among it, and the next request already behind it: only this one's length.
-        let browser = "GET /channels/one/720p.m3u8?_HLS_msn=12&_HLS_part=3 HTTP/1.1\r\nHost: cdn.example:8080\r\n"
+        let browser =
+            "GET /channels/one/720p.m3u8?_HLS_msn=12&_HLS_part=3 HTTP/1.1\r\nHost: cdn.example:8080\r\n"
             + "Connection: keep-alive\r\nUser-Agent: Mozilla/5.0 (X11; Linux x86_64)\r\nAccept: */*\r\n"
             + "Origin: https://player.example\r\nSec-Fetch-Mode: cors\r\nAccept-Encoding: gzip, deflate\r\n"
             + "Accept-Language: en-GB,en;q=0.9\r\nX-Tab:\tvalue \t\r\n\r\n"
-        #expect(parse(browser + plain) == .request(Request(
-            head: false, target: "/channels/one/720p.m3u8?_HLS_msn=12&_HLS_part=3", origin: true, length: browser.utf8.count)))
+        #expect(
+            parse(browser + plain)
+                == .request(
+                    Request(
+                        head: false, target: "/channels/one/720p.m3u8?_HLS_msn=12&_HLS_part=3", origin: true,
+                        length: browser.utf8.count)))
         let head = "HEAD /channels/one/720p.m3u8 HTTP/1.1\r\nhost: x\r\nORIGIN: y\r\nCONNECTION: Keep-Alive\r\n\r\n"
-        #expect(parse(head) == .request(Request(head: true, target: "/channels/one/720p.m3u8", origin: true, length: head.utf8.count)))
+        #expect(
+            parse(head)
+                == .request(
+                    Request(head: true, target: "/channels/one/720p.m3u8", origin: true, length: head.utf8.count)))
         // No header at all is still HTTP/1.1 the codec accepts.
-        #expect(parse("GET /channels/a/b.m3u8 HTTP/1.1\r\n\r\n") == .request(Request(head: false, target: "/channels/a/b.m3u8", origin: false, length: 35)))
+        #expect(
+            parse("GET /channels/a/b.m3u8 HTTP/1.1\r\n\r\n")
+                == .request(Request(head: false, target: "/channels/a/b.m3u8", origin: false, length: 35)))
     }
 
     @Test("a head not all there yet waits, unless its first bytes already rule it out")
     func incomplete() {
         let full = Array("GET /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         for cut in 1..<full.count {
-            #expect(PlaylistRawPath.parse(ByteBuffer(bytes: full.prefix(cut)), maxHeadBytes: 16_384) == .incomplete, "\(cut)")
+            #expect(
+                PlaylistRawPath.parse(ByteBuffer(bytes: full.prefix(cut)), maxHeadBytes: 16_384) == .incomplete,
+                "\(cut)")
         }
         for start in ["P", "POST /", "GET /h", "GET /healthz", "HEAD /x", "\r\n", "get /channels/"] {
             #expect(parse(start) == .other, "\(start)")
         }
         // Past the head limit without its end: the codec answers it (431).
-        #expect(parse("GET /channels/one/720p.m3u8 HTTP/1.1\r\nX-Big: " + String(repeating: "a", count: 200), max: 128) == .other)
+        #expect(
+            parse("GET /channels/one/720p.m3u8 HTTP/1.1\r\nX-Big: " + String(repeating: "a", count: 200), max: 128)
+                == .other)
     }
 
     @Test(
@@ -99,7 +116,9 @@ struct PlaylistRawPathTests {
         let alphabet = Array("\r\n :GET/HEADchannels.m3u8?\t\0\u{7F}".utf8) + [0xFF, 0x80]
         var taken = 0
         for round in 0..<20_000 {
-            var bytes = round % 2 == 0 ? base : (0..<Int(generator.next() % 90)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+            var bytes =
+                round % 2 == 0
+                ? base : (0..<Int(generator.next() % 90)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
             for _ in 0..<Int(generator.next() % 4) where !bytes.isEmpty {
                 let at = Int(generator.next() % UInt64(bytes.count))
                 switch generator.next() % 3 {
@@ -112,7 +131,9 @@ struct PlaylistRawPathTests {
             let parsed = PlaylistRawPath.parse(ByteBuffer(bytes: bytes), maxHeadBytes: Int(generator.next() % 128) - 8)
             if case .request(let request) = parsed {
                 taken += 1
-                #expect(request.length <= bytes.count && Array(bytes[request.length - 4..<request.length]) == Array("\r\n\r\n".utf8))
+                #expect(
+                    request.length <= bytes.count
+                        && Array(bytes[request.length - 4..<request.length]) == Array("\r\n\r\n".utf8))
                 #expect(request.target.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F })
             }
         }
@@ -168,7 +189,8 @@ struct PlaylistRawPathHandlerTests {
         config.windowSegments = 10
         config.partDurationMilliseconds = 250
         for index in config.renditions.indices {
-            config.renditions[index].partURITemplate = "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s"
+            config.renditions[index].partURITemplate =
+                "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s"
         }
         _ = try await fixture.handler.handle(.createChannel(config), channel: "ll", context: APIFixture.context())
         try await fixture.follower.catchUp()
@@ -182,7 +204,8 @@ struct PlaylistRawPathHandlerTests {
         guard case .admitted(let id) = gate.admit(nil) else { throw CancellationError() }
         let tracker = ConnectionTracker(
             id: id, gate: gate, limits: ServerLimits(),
-            timeouts: ConnectionTimeouts(header: .seconds(10), body: .seconds(5), idle: .seconds(60), acceptedAt: .now()))
+            timeouts: ConnectionTimeouts(
+                header: .seconds(10), body: .seconds(5), idle: .seconds(60), acceptedAt: .now()))
         let codec = Codec()
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(PlaylistRawPath(follower: fixture.follower, tracker: tracker))
@@ -195,7 +218,9 @@ struct PlaylistRawPathHandlerTests {
     /// Part 3 of segment 60: not there yet at 60.6 s.
     static let held = "GET /channels/ll/720p.m3u8?_HLS_msn=60&_HLS_part=3 HTTP/1.1\r\nHost: x\r\n\r\n"
 
-    @Test("an answer written just before the connection goes to the codec is flushed, and the codec gets the rest from its first byte")
+    @Test(
+        "an answer written just before the connection goes to the codec is flushed, and the codec gets the rest from its first byte"
+    )
     func flushedBeforeHandover() async throws {
         let setup = try await setUp()
         try setup.channel.writeInbound(ByteBuffer(string: Self.plain + "GET /hea"))
@@ -218,12 +243,16 @@ struct PlaylistRawPathHandlerTests {
         #expect(setup.codec.readCompletes == 0)
         // A request that is not ours: its bytes and the end of that read go up, and everything after.
         try setup.channel.writeInbound(ByteBuffer(string: "GET /channels/ll/master.m3u8 HTTP/1.1\r\n\r\n"))
-        #expect(setup.codec.log == ["bytes GET /channels/ll/master.m3u8 HTTP/1.1\r\n\r\n"] && setup.codec.readCompletes == 1)
+        #expect(
+            setup.codec.log == ["bytes GET /channels/ll/master.m3u8 HTTP/1.1\r\n\r\n"] && setup.codec.readCompletes == 1
+        )
         try setup.channel.writeInbound(ByteBuffer(string: Self.plain))
         #expect(setup.codec.readCompletes == 2)
     }
 
-    @Test("a window kept during a loop's wake-up answers the requests it satisfies; one asking for a later part is looked up again")
+    @Test(
+        "a window kept during a loop's wake-up answers the requests it satisfies; one asking for a later part is looked up again"
+    )
     func wakeupMemo() async throws {
         let setup = try await setUp()
         let follower = setup.fixture.follower
@@ -232,7 +261,8 @@ struct PlaylistRawPathHandlerTests {
         #expect(first.completedTicks == 242)
         func held(_ target: Int64) -> PlaylistFastPath.Held {
             PlaylistFastPath.Held(
-                channel: "ll", rendition: "720p", skip: nil, msn: target / 4, part: target % 4, target: target, timeoutMilliseconds: 3000,
+                channel: "ll", rendition: "720p", skip: nil, msn: target / 4, part: target % 4, target: target,
+                timeoutMilliseconds: 3000,
                 origin: false, head: false, started: DispatchTime.now().uptimeNanoseconds, waitOn: nil)
         }
         // Outside a wake-up nothing is kept.
@@ -243,7 +273,8 @@ struct PlaylistRawPathHandlerTests {
         var marked = first
         marked.body = ByteBuffer(string: "kept")
         memo.keepInWakeup(marked, for: held(242))
-        guard case .answer(let kept) = PlaylistFastPath.released(follower: follower, held(242), ready: true, memo: memo) else {
+        guard case .answer(let kept) = PlaylistFastPath.released(follower: follower, held(242), ready: true, memo: memo)
+        else {
             Issue.record("not answered")
             return
         }
@@ -251,14 +282,17 @@ struct PlaylistRawPathHandlerTests {
         // Another delta form is another window.
         var delta = held(242)
         delta.skip = .segments
-        guard case .answer(let other) = PlaylistFastPath.released(follower: follower, delta, ready: true, memo: memo) else {
+        guard case .answer(let other) = PlaylistFastPath.released(follower: follower, delta, ready: true, memo: memo)
+        else {
             Issue.record("not answered")
             return
         }
         #expect(String(buffer: other.body).contains("#EXT-X-SKIP"))
         // The next part ends: a request for it is not answered with the kept window (nor refused as timed out).
         setup.fixture.clock.set(60.76)
-        guard case .answer(let served) = PlaylistFastPath.released(follower: follower, held(243), ready: true, memo: memo) else {
+        guard
+            case .answer(let served) = PlaylistFastPath.released(follower: follower, held(243), ready: true, memo: memo)
+        else {
             Issue.record("not answered")
             return
         }
@@ -268,7 +302,9 @@ struct PlaylistRawPathHandlerTests {
         #expect(memo.servedInWakeup(held(243)) == nil)
     }
 
-    @Test("a loop's wake-up also runs what gathers while it runs (the ticker releases a boundary channel by channel), before other work on the loop")
+    @Test(
+        "a loop's wake-up also runs what gathers while it runs (the ticker releases a boundary channel by channel), before other work on the loop"
+    )
     func wakeupTakesWhatGathers() {
         let loop = EmbeddedEventLoop()
         let wakeups = HeldWakeups.on(loop)
@@ -316,7 +352,9 @@ struct PlaylistRawPathHandlerTests {
         #expect(ran.withLock { $0 } == ["first", "other work", "after the turn"])
     }
 
-    @Test("shutting down while a request is held: 503 at once, then what queued behind it, then the event, all reach the codec")
+    @Test(
+        "shutting down while a request is held: 503 at once, then what queued behind it, then the event, all reach the codec"
+    )
     func quiesceWhileHeld() async throws {
         let setup = try await setUp()
         try setup.channel.writeInbound(ByteBuffer(string: Self.held + "GET /channels/ll/master.m3u8 HTTP/1.1\r\n\r\n"))
@@ -324,8 +362,13 @@ struct PlaylistRawPathHandlerTests {
         #expect(try setup.written().isEmpty && setup.codec.log.isEmpty)
         setup.channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         let written = try setup.written()
-        #expect(written.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n") && written.contains("did not appear"), "\(written)")
-        #expect(setup.codec.log == ["bytes GET /channels/ll/master.m3u8 HTTP/1.1\r\n\r\n", "event ChannelShouldQuiesceEvent"])
+        #expect(
+            written.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n") && written.contains("did not appear"),
+            "\(written)")
+        #expect(
+            setup.codec.log == [
+                "bytes GET /channels/ll/master.m3u8 HTTP/1.1\r\n\r\n", "event ChannelShouldQuiesceEvent",
+            ])
         #expect(setup.fixture.follower.blockedRequests == 0, "the registration is dropped")
         #expect(!setup.rawPathPresent)
     }
@@ -365,7 +408,8 @@ struct PlaylistRawPathHandlerTests {
         #expect(try setup.written().isEmpty)
         setup.channel.isWritable = true
         setup.channel.pipeline.fireChannelWritabilityChanged()
-        #expect(try setup.written().components(separatedBy: "HTTP/1.1 200 OK").count == 3, "both answered once it reads")
+        #expect(
+            try setup.written().components(separatedBy: "HTTP/1.1 200 OK").count == 3, "both answered once it reads")
 
         setup.channel.isWritable = false
         let limit = setup.tracker.limits.maxHeaderBytes
@@ -375,52 +419,71 @@ struct PlaylistRawPathHandlerTests {
         #expect(!setup.channel.isActive, "closed: \(4 * limit) bytes sent ahead of what it read")
     }
 
-    @Test("a relay rendition's request is held on its own upstream; an upstream gone back after the wake-up holds it again")
+    @Test(
+        "a relay rendition's request is held on its own upstream; an upstream gone back after the wake-up holds it again"
+    )
     func relayHeld() async throws {
         let fixture = try await PlaylistRouteTests.relayFixture()
         let setup = try await connection(fixture)
         let (channel, codec) = (setup.channel, setup.codec)
 
         // Part 2 of segment 80: not upstream yet. Held here (not handed to the codec), on 720p's own upstream.
-        try channel.writeInbound(ByteBuffer(string: "GET /channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=2 HTTP/1.1\r\nHost: x\r\n\r\n"))
+        try channel.writeInbound(
+            ByteBuffer(string: "GET /channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=2 HTTP/1.1\r\nHost: x\r\n\r\n"))
         #expect(fixture.follower.blockedRequests == 1 && codec.log.isEmpty && setup.rawPathPresent)
-        fixture.follower.updateUpstream("rl", rendition: "360p", playlist: try PlaylistRouteTests.upstream("360p", complete: 79, partial: 3))
+        fixture.follower.updateUpstream(
+            "rl", rendition: "360p", playlist: try PlaylistRouteTests.upstream("360p", complete: 79, partial: 3))
         channel.embeddedEventLoop.run()
         #expect(try setup.written().isEmpty, "another rendition's part releases nothing")
         // 720p lists the part (the wake-up is queued on the event loop), then its packager restarts before the answer is
         // written: the request waits again instead of being answered with a playlist without its part.
-        fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try PlaylistRouteTests.upstream("720p", complete: 79, partial: 3))
+        fixture.follower.updateUpstream(
+            "rl", rendition: "720p", playlist: try PlaylistRouteTests.upstream("720p", complete: 79, partial: 3))
         #expect(fixture.follower.blockedRequests == 0, "woken (the answer is queued on the event loop)")
-        fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try PlaylistRouteTests.upstream("720p", complete: 40, partial: 1))
+        fixture.follower.updateUpstream(
+            "rl", rendition: "720p", playlist: try PlaylistRouteTests.upstream("720p", complete: 40, partial: 1))
         channel.embeddedEventLoop.run()
         #expect(try setup.written().isEmpty)
         #expect(fixture.follower.blockedRequests == 1, "held again")
-        fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try PlaylistRouteTests.upstream("720p", complete: 79, partial: 3))
+        fixture.follower.updateUpstream(
+            "rl", rendition: "720p", playlist: try PlaylistRouteTests.upstream("720p", complete: 79, partial: 3))
         channel.embeddedEventLoop.run()
         let answer = try setup.written()
-        #expect(answer.hasPrefix("HTTP/1.1 200 OK\r\n") && answer.contains(#"URI="http://encoder.example/720p/seg80.2.m4s""#), "\(answer)")
+        #expect(
+            answer.hasPrefix("HTTP/1.1 200 OK\r\n")
+                && answer.contains(#"URI="http://encoder.example/720p/seg80.2.m4s""#), "\(answer)")
         #expect(answer.contains("Cache-Control: max-age=6\r\n"), "6 target durations of the upstream")
         #expect(fixture.follower.blockedRequests == 0)
     }
 
-    @Test("a held request whose window can no longer be rendered gets the router's answer for it (500 naming why), not a time-out")
+    @Test(
+        "a held request whose window can no longer be rendered gets the router's answer for it (500 naming why), not a time-out"
+    )
     func heldThenUnrenderable() async throws {
         let fixture = try await PlaylistRouteTests.relayFixture()
         let setup = try await connection(fixture)
-        try setup.channel.writeInbound(ByteBuffer(string: "GET /channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=2 HTTP/1.1\r\nHost: x\r\n\r\n"))
+        try setup.channel.writeInbound(
+            ByteBuffer(string: "GET /channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=2 HTTP/1.1\r\nHost: x\r\n\r\n"))
         #expect(fixture.follower.blockedRequests == 1)
         // The next part comes from an upstream that dropped its dates: accepted, but the relay cannot place its
         // breaks on it.
         var lines = [
-            "#EXTM3U", "#EXT-X-VERSION:6", "#EXT-X-TARGETDURATION:1", "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.75",
+            "#EXTM3U", "#EXT-X-VERSION:6", "#EXT-X-TARGETDURATION:1",
+            "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.75",
             "#EXT-X-PART-INF:PART-TARGET=0.25", "#EXT-X-MEDIA-SEQUENCE:74",
         ]
         for n in 74...79 { lines += ["#EXTINF:1.0,", "seg\(n).m4s"] }
-        lines += (0..<3).map { #"#EXT-X-PART:DURATION=0.25,URI="seg80.\#($0).m4s""# } + [#"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="seg80.3.m4s""#]
-        fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try PlaylistParser.parseMedia(lines.joined(separator: "\n") + "\n").playlist)
+        lines +=
+            (0..<3).map { #"#EXT-X-PART:DURATION=0.25,URI="seg80.\#($0).m4s""# } + [
+                #"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="seg80.3.m4s""#
+            ]
+        fixture.follower.updateUpstream(
+            "rl", rendition: "720p",
+            playlist: try PlaylistParser.parseMedia(lines.joined(separator: "\n") + "\n").playlist)
         setup.channel.embeddedEventLoop.run()
         let answer = try setup.written()
-        #expect(answer.hasPrefix("HTTP/1.1 500 Internal Server Error\r\n") && answer.contains("could not be rendered"), "\(answer)")
+        #expect(
+            answer.hasPrefix("HTTP/1.1 500 Internal Server Error\r\n") && answer.contains("could not be rendered"),
+            "\(answer)")
     }
 }
-

@@ -9,13 +9,17 @@ import TestSupport
 
 @Suite("Playlist routes, in process")
 struct PlaylistRouteTests {
-    @Test("multivariant and media playlists: 200 with their cache lifetimes and the tick; HEAD without a body; 404s name what is missing")
+    @Test(
+        "multivariant and media playlists: 200 with their cache lifetimes and the tick; HEAD without a body; 404s name what is missing"
+    )
     func playlists() async throws {
         let fixture = try await APIFixture()
         try await fixture.test { client in
             let master = try await client.get("/channels/demo/master.m3u8")
             #expect(master.status == .ok && master.text.hasPrefix("#EXTM3U"))
-            #expect(master.headers[.contentType] == "application/vnd.apple.mpegurl" && master.headers[.cacheControl] == "max-age=30")
+            #expect(
+                master.headers[.contentType] == "application/vnd.apple.mpegurl"
+                    && master.headers[.cacheControl] == "max-age=30")
             #expect(master.text.contains("720p.m3u8") && master.text.contains("360p.m3u8"))
             let media = try await client.get("/channels/demo/720p.m3u8")
             #expect(media.status == .ok && media.text.contains("#EXT-X-TARGETDURATION:6"))
@@ -25,45 +29,62 @@ struct PlaylistRouteTests {
             #expect(head.status == .ok && head.body.readableBytes == 0)
 
             let unknownChannel = try await client.get("/channels/nope/720p.m3u8")
-            #expect(unknownChannel.status == .notFound && unknownChannel.error?.message == "channel nope does not exist")
+            #expect(
+                unknownChannel.status == .notFound && unknownChannel.error?.message == "channel nope does not exist")
             #expect(unknownChannel.error?.field == nil)
             let unknownRendition = try await client.get("/channels/demo/1080p.m3u8")
-            #expect(unknownRendition.status == .notFound && unknownRendition.error?.message == "channel demo has no rendition 1080p")
+            #expect(
+                unknownRendition.status == .notFound
+                    && unknownRendition.error?.message == "channel demo has no rendition 1080p")
             let notPlaylist = try await client.get("/channels/demo/720p.ts")
             #expect(notPlaylist.status == .notFound && notPlaylist.error?.message == "no such resource: 720p.ts")
             #expect(try await client.get("/channels/nope/master.m3u8").status == .notFound)
         }
     }
 
-    @Test("LL-HLS delivery directives: a part already there is answered at once; malformed or far-ahead ones are 400 naming the directive; _HLS_skip answers the delta; a channel without parts ignores them")
+    @Test(
+        "LL-HLS delivery directives: a part already there is answered at once; malformed or far-ahead ones are 400 naming the directive; _HLS_skip answers the delta; a channel without parts ignores them"
+    )
     func deliveryDirectives() async throws {
         let fixture = try await APIFixture()
         var config = APIFixture.config("ll")
         config.segmentDurationMilliseconds = 1000
         config.windowSegments = 10
         config.partDurationMilliseconds = 250
-        for index in config.renditions.indices { config.renditions[index].partURITemplate = "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s" }
+        for index in config.renditions.indices {
+            config.renditions[index].partURITemplate =
+                "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s"
+        }
         _ = try await fixture.handler.handle(.createChannel(config), channel: "ll", context: APIFixture.context())
         try await fixture.follower.catchUp()
         fixture.clock.set(60.6)  // segment 60 in progress, its parts 0 and 1 have ended
         try await fixture.test { client in
             let full = try await client.get("/channels/ll/720p.m3u8")
-            #expect(full.status == .ok && full.text.contains(#"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="https://cdn.example/720p/seg60.2.m4s""#))
+            #expect(
+                full.status == .ok
+                    && full.text.contains(#"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="https://cdn.example/720p/seg60.2.m4s""#))
             // Part 1 of segment 60 exists: answered at once with the current playlist (which may have changed since that
             // part ended, so it is not kept longer than a plain playlist).
             let held = try await client.get("/channels/ll/720p.m3u8?_HLS_msn=60&_HLS_part=1")
             #expect(held.status == .ok && held.text == full.text && held.headers[.cacheControl] == "max-age=1")
             #expect(try await client.get("/channels/ll/720p.m3u8?_HLS_msn=59").status == .ok)
-            for (query, field) in [("_HLS_msn=x", "_HLS_msn"), ("_HLS_msn=-1", "_HLS_msn"), ("_HLS_msn=1234567890123456789", "_HLS_msn"),
-                                   ("_HLS_part=1", "_HLS_part"), ("_HLS_msn=60&_HLS_part=1234567", "_HLS_part"), ("_HLS_skip=yes", "_HLS_skip"),
-                                   ("_HLS_msn=62", "_HLS_msn"),  // the last complete segment is 59
-                                   ("_HLS_msn=60&_HLS_part=99", "_HLS_part"),  // beyond the Advance Part Limit: 12 parts of 0.25 s
-                                   ("_HLS_msn=61&_HLS_part=10", "_HLS_part")] {
+            for (query, field) in [
+                ("_HLS_msn=x", "_HLS_msn"), ("_HLS_msn=-1", "_HLS_msn"), ("_HLS_msn=1234567890123456789", "_HLS_msn"),
+                ("_HLS_part=1", "_HLS_part"), ("_HLS_msn=60&_HLS_part=1234567", "_HLS_part"),
+                ("_HLS_skip=yes", "_HLS_skip"),
+                ("_HLS_msn=62", "_HLS_msn"),  // the last complete segment is 59
+                ("_HLS_msn=60&_HLS_part=99", "_HLS_part"),  // beyond the Advance Part Limit: 12 parts of 0.25 s
+                ("_HLS_msn=61&_HLS_part=10", "_HLS_part"),
+            ] {
                 let answer = try await client.get("/channels/ll/720p.m3u8?" + query)
-                #expect(answer.status == .badRequest && answer.error?.field == field, "\(query): \(answer.status) \(answer.text)")
+                #expect(
+                    answer.status == .badRequest && answer.error?.field == field,
+                    "\(query): \(answer.status) \(answer.text)")
             }
             let delta = try await client.get("/channels/ll/720p.m3u8?_HLS_skip=v2")
-            #expect(delta.status == .ok && delta.text.contains("#EXT-X-SKIP:SKIPPED-SEGMENTS=4,RECENTLY-REMOVED-DATERANGES=\"\""))
+            #expect(
+                delta.status == .ok
+                    && delta.text.contains("#EXT-X-SKIP:SKIPPED-SEGMENTS=4,RECENTLY-REMOVED-DATERANGES=\"\""))
             let yes = try await client.get("/channels/ll/720p.m3u8?_HLS_skip=YES&_HLS_msn=60&_HLS_part=0")
             #expect(yes.status == .ok && yes.text.contains("#EXT-X-SKIP:SKIPPED-SEGMENTS=4\n"))
             // The same directives on a channel without parts: the full playlist, at once.
@@ -83,18 +104,24 @@ struct PlaylistRouteTests {
         _ = try await fixture.handler.handle(.createChannel(config), channel: "rl", context: APIFixture.context())
         try await fixture.follower.catchUp()
         fixture.clock.set(80.6)
-        fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try upstream("720p", complete: 79, partial: 2))
-        fixture.follower.updateUpstream("rl", rendition: "360p", playlist: try upstream("360p", complete: 79, partial: 2))
+        fixture.follower.updateUpstream(
+            "rl", rendition: "720p", playlist: try upstream("720p", complete: 79, partial: 2))
+        fixture.follower.updateUpstream(
+            "rl", rendition: "360p", playlist: try upstream("360p", complete: 79, partial: 2))
         return fixture
     }
 
     static func upstream(_ rendition: String, complete: Int64, partial: Int) throws -> MediaPlaylist {
         var lines = [
-            "#EXTM3U", "#EXT-X-VERSION:6", "#EXT-X-TARGETDURATION:1", "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.75",
+            "#EXTM3U", "#EXT-X-VERSION:6", "#EXT-X-TARGETDURATION:1",
+            "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.75",
             "#EXT-X-PART-INF:PART-TARGET=0.25", "#EXT-X-MEDIA-SEQUENCE:\(complete - 5)",
         ]
         for n in (complete - 5)...complete {
-            lines += ["#EXT-X-PROGRAM-DATE-TIME:\(TestClock.epoch.adding(milliseconds: n * 1000).iso8601)", "#EXTINF:1.0,", "seg\(n).m4s"]
+            lines += [
+                "#EXT-X-PROGRAM-DATE-TIME:\(TestClock.epoch.adding(milliseconds: n * 1000).iso8601)", "#EXTINF:1.0,",
+                "seg\(n).m4s",
+            ]
         }
         lines += (0..<partial).map { #"#EXT-X-PART:DURATION=0.25,URI="seg\#(complete + 1).\#($0).m4s""# }
         lines.append(#"#EXT-X-PRELOAD-HINT:TYPE=PART,URI="seg\#(complete + 1).\#(partial).m4s""#)
@@ -106,35 +133,50 @@ struct PlaylistRouteTests {
         let fixture = try await Self.relayFixture()
         try await fixture.test { [fixture] client in
             let full = try await client.get("/channels/rl/720p.m3u8")
-            #expect(full.status == .ok && full.text.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.75\n"), "\(full.text)")
+            #expect(
+                full.status == .ok
+                    && full.text.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.75\n"),
+                "\(full.text)")
             // There already (part 1 of segment 80, all of 79): at once.
             #expect(try await client.get("/channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=1").text == full.text)
             #expect(try await client.get("/channels/rl/720p.m3u8?_HLS_msn=79").text == full.text)
-            for (query, field) in [("_HLS_msn=82", "_HLS_msn"), ("_HLS_msn=80&_HLS_part=15", "_HLS_part"), ("_HLS_msn=81&_HLS_part=12", "_HLS_part")] {
+            for (query, field) in [
+                ("_HLS_msn=82", "_HLS_msn"), ("_HLS_msn=80&_HLS_part=15", "_HLS_part"),
+                ("_HLS_msn=81&_HLS_part=12", "_HLS_part"),
+            ] {
                 let answer = try await client.get("/channels/rl/720p.m3u8?" + query)
-                #expect(answer.status == .badRequest && answer.error?.field == field, "\(query): \(answer.status) \(answer.text)")
+                #expect(
+                    answer.status == .badRequest && answer.error?.field == field,
+                    "\(query): \(answer.status) \(answer.text)")
             }
             // Held until that rendition's upstream lists the part: 360p's next part does not release a 720p request.
             async let held = client.get("/channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=2")
             try await Self.waitUntil { fixture.follower.blockedRequests == 1 }
-            fixture.follower.updateUpstream("rl", rendition: "360p", playlist: try Self.upstream("360p", complete: 79, partial: 3))
+            fixture.follower.updateUpstream(
+                "rl", rendition: "360p", playlist: try Self.upstream("360p", complete: 79, partial: 3))
             try await Task.sleep(for: .milliseconds(50))
             #expect(fixture.follower.blockedRequests == 1)
-            fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 79, partial: 3))
+            fixture.follower.updateUpstream(
+                "rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 79, partial: 3))
             let answer = try await held
-            #expect(answer.status == .ok && answer.text.contains(#"URI="http://encoder.example/720p/seg80.2.m4s""#), "\(answer.text)")
+            #expect(
+                answer.status == .ok && answer.text.contains(#"URI="http://encoder.example/720p/seg80.2.m4s""#),
+                "\(answer.text)")
             #expect(answer.headers[.cacheControl] == "max-age=6", "6 target durations of the upstream")
             #expect(fixture.follower.blockedRequests == 0)
 
             // The packager restarts behind where it was (segment 1000, then 79 again): a request for a part it has not
             // reached again is held until it does, not woken at once into a loop by the position it had before.
-            fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 1000, partial: 1))
-            fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 79, partial: 3))
+            fixture.follower.updateUpstream(
+                "rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 1000, partial: 1))
+            fixture.follower.updateUpstream(
+                "rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 79, partial: 3))
             async let again = client.get("/channels/rl/720p.m3u8?_HLS_msn=80&_HLS_part=3")
             try await Self.waitUntil { fixture.follower.blockedRequests == 1 }
             try await Task.sleep(for: .milliseconds(100))
             #expect(fixture.follower.blockedRequests == 1)
-            fixture.follower.updateUpstream("rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 80, partial: 0))
+            fixture.follower.updateUpstream(
+                "rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 80, partial: 0))
             let restarted = try await again
             #expect(restarted.status == .ok && restarted.text.contains("seg80.m4s"), "\(restarted.text)")
 
@@ -148,7 +190,8 @@ struct PlaylistRouteTests {
             #expect(plain.status == .ok && !plain.text.contains("#EXT-X-PART"), "\(plain.text)")
             // A read of an upstream URL the channel no longer names is not kept.
             fixture.follower.updateUpstream(
-                "rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 90, partial: 0), from: "http://old-encoder.example/720p/index.m3u8")
+                "rl", rendition: "720p", playlist: try Self.upstream("720p", complete: 90, partial: 0),
+                from: "http://old-encoder.example/720p/index.m3u8")
             #expect(!(try await client.get("/channels/rl/720p.m3u8").text.contains("seg90.m4s")))
         }
     }
@@ -162,7 +205,8 @@ struct PlaylistRouteTests {
     func notStarted() async throws {
         let fixture = try await APIFixture()
         let later = TestClock.epoch.adding(milliseconds: 3_600_000)
-        _ = try await fixture.handler.handle(.createChannel(APIFixture.config("later", epoch: later)), channel: "later", context: APIFixture.context())
+        _ = try await fixture.handler.handle(
+            .createChannel(APIFixture.config("later", epoch: later)), channel: "later", context: APIFixture.context())
         try await fixture.follower.catchUp()
         // Past the moment the channel's creation takes effect.
         fixture.clock.set(61)
@@ -177,23 +221,37 @@ struct PlaylistRouteTests {
     func assetLists() async throws {
         let fixture = try await APIFixture()
         _ = try await fixture.handler.handle(
-            .placeBreak(PlaceBreak(
-                id: "pod-1", start: .inMilliseconds(30_000), plannedDurationMilliseconds: 20_000,
-                asset: .pod([PodAsset(uri: "https://ads.example/a.m3u8", durationMilliseconds: 10_000), PodAsset(uri: "https://ads.example/b.m3u8", durationMilliseconds: 10_000)]))),
+            .placeBreak(
+                PlaceBreak(
+                    id: "pod-1", start: .inMilliseconds(30_000), plannedDurationMilliseconds: 20_000,
+                    asset: .pod([
+                        PodAsset(uri: "https://ads.example/a.m3u8", durationMilliseconds: 10_000),
+                        PodAsset(uri: "https://ads.example/b.m3u8", durationMilliseconds: 10_000),
+                    ]))),
             channel: "demo", context: APIFixture.context())
         try await fixture.follower.catchUp()
         try await fixture.test { client in
-            let list = try await client.get("/channels/demo/breaks/pod-1/assets.json?_HLS_primary_id=x&_HLS_start_offset=3")
-            #expect(list.status == .ok && list.headers[.contentType] == "application/json" && list.headers[.cacheControl] == "no-cache")
+            let list = try await client.get(
+                "/channels/demo/breaks/pod-1/assets.json?_HLS_primary_id=x&_HLS_start_offset=3")
+            #expect(
+                list.status == .ok && list.headers[.contentType] == "application/json"
+                    && list.headers[.cacheControl] == "no-cache")
             let assets = try #require(list.json["ASSETS"] as? [[String: Any]])
-            #expect(assets.compactMap { $0["URI"] as? String } == ["https://ads.example/a.m3u8", "https://ads.example/b.m3u8"])
+            #expect(
+                assets.compactMap { $0["URI"] as? String } == [
+                    "https://ads.example/a.m3u8", "https://ads.example/b.m3u8",
+                ])
             let unknownBreak = try await client.get("/channels/demo/breaks/nope/assets.json")
-            #expect(unknownBreak.status == .notFound && unknownBreak.error?.message == "break nope does not exist on channel demo")
+            #expect(
+                unknownBreak.status == .notFound
+                    && unknownBreak.error?.message == "break nope does not exist on channel demo")
             #expect(try await client.get("/channels/nope/breaks/pod-1/assets.json").status == .notFound)
         }
     }
 
-    @Test("chunks of a measured asset: 200 per chunk, 404 for names that are not chunks, 502 when the asset cannot be read or changed")
+    @Test(
+        "chunks of a measured asset: 200 per chunk, 404 for names that are not chunks, 502 when the asset cannot be read or changed"
+    )
     func chunks() async throws {
         var fixture = try await APIFixture()
         fixture.open = true
@@ -201,13 +259,17 @@ struct PlaylistRouteTests {
         fixture.assets.bodies.withLock { $0[uri] = FakeAssets.vod(segments: 5) }
         try await fixture.test { [fixture] client in
             let placed = try await client.post(
-                "/channels/demo/commands", #"{"command":"place_break","id":"ad-1","in":30,"duration":10,"asset_uri":"\#(uri)"}"#)
+                "/channels/demo/commands",
+                #"{"command":"place_break","id":"ad-1","in":30,"duration":10,"asset_uri":"\#(uri)"}"#)
             #expect(placed.status == .created, "\(placed.text)")
             let list = try await client.get("/channels/demo/breaks/ad-1/assets.json")
-            #expect(list.status == .ok && list.text.contains("/channels/demo/breaks/ad-1/chunks/0-0.m3u8"), "\(list.text)")
+            #expect(
+                list.status == .ok && list.text.contains("/channels/demo/breaks/ad-1/chunks/0-0.m3u8"), "\(list.text)")
             let chunk = try await client.get("/channels/demo/breaks/ad-1/chunks/0-1.m3u8")
             #expect(chunk.status == .ok && chunk.headers[.cacheControl] == "max-age=600")
-            #expect(chunk.text.contains("https://ads.example/seg1.ts") && !chunk.text.contains("https://ads.example/seg0.ts"))
+            #expect(
+                chunk.text.contains("https://ads.example/seg1.ts")
+                    && !chunk.text.contains("https://ads.example/seg0.ts"))
             for bad in ["0-01.m3u8", "0-1.ts", "0-1-0.m3u8", "x-1.m3u8", "0-99.m3u8", "0.m3u8"] {
                 let answer = try await client.get("/channels/demo/breaks/ad-1/chunks/\(bad)")
                 #expect(answer.status == .notFound && answer.error?.message == "no such chunk: \(bad)", "\(bad)")
@@ -216,7 +278,8 @@ struct PlaylistRouteTests {
             // The asset shrank: the last chunk's span holds no segment any more.
             fixture.assets.bodies.withLock { $0[uri] = FakeAssets.vod(segments: 2) }
             let changed = try await client.get("/channels/demo/breaks/ad-1/chunks/0-4.m3u8")
-            #expect(changed.status == .badGateway && changed.error?.message.contains("changed since it was placed") == true)
+            #expect(
+                changed.status == .badGateway && changed.error?.message.contains("changed since it was placed") == true)
             // The asset's server is gone: the answer says so without its details.
             fixture.assets.bodies.withLock { $0[uri] = nil }
             let gone = try await client.get("/channels/demo/breaks/ad-1/chunks/0-3.m3u8")

@@ -25,7 +25,8 @@ struct RouterClient: Sendable {
     let respond: @Sendable (Request) async throws -> Response
     let makeSource: @Sendable () -> ApplicationRequestContextSource
 
-    init<Context: RequestContext>(_ router: Router<Context>, logger: Logger) where Context.Source == ApplicationRequestContextSource {
+    init<Context: RequestContext>(_ router: Router<Context>, logger: Logger)
+    where Context.Source == ApplicationRequestContextSource {
         let responder = router.buildResponder()
         makeSource = { ApplicationRequestContextSource(channel: NIOAsyncTestingChannel(), logger: logger) }
         let source = makeSource
@@ -39,7 +40,9 @@ struct RouterClient: Sendable {
         }
     }
 
-    func execute(uri: String, method: HTTPRequest.Method, headers: HTTPFields = [:], body: ByteBuffer? = nil) async throws -> TestResponse {
+    func execute(uri: String, method: HTTPRequest.Method, headers: HTTPFields = [:], body: ByteBuffer? = nil)
+        async throws -> TestResponse
+    {
         var headers = headers
         if let body { headers[.contentLength] = String(body.readableBytes) }
         let request = Request(
@@ -72,7 +75,8 @@ func withRouterClient<Context: RequestContext, Value: Sendable>(
     let client = RouterClient(router, logger: logger)
     guard !services.isEmpty else { return try await body(client) }
     let (started, startedContinuation) = AsyncStream<Void>.makeStream()
-    let group = ServiceGroup(configuration: .init(services: services + [Started(continuation: startedContinuation)], logger: logger))
+    let group = ServiceGroup(
+        configuration: .init(services: services + [Started(continuation: startedContinuation)], logger: logger))
     return try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask { try await group.run() }
         // The group starts its services in order: once the last one runs, the others have been started.

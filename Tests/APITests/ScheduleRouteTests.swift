@@ -14,14 +14,17 @@ struct ScheduleRouteTests {
         let fixture = try await APIFixture()
         try await fixture.test { [fixture] client in
             for index in 0..<count {
-                let body = #"{"command":"place_break","id":"b-\#(String(format: "%03d", index))","in":\#(30 + 12 * index),"duration":10,"asset_list":"https://ads.example/list"}"#
+                let body =
+                    #"{"command":"place_break","id":"b-\#(String(format: "%03d", index))","in":\#(30 + 12 * index),"duration":10,"asset_list":"https://ads.example/list"}"#
                 let placed = try await client.post("/channels/demo/commands", body, fixture.auth("desk"))
                 #expect(placed.status == .created, "\(placed.text)")
             }
-            let cancelled = try await client.post("/channels/demo/commands", #"{"command":"cancel_break","id":"b-010"}"#, fixture.auth("desk"))
+            let cancelled = try await client.post(
+                "/channels/demo/commands", #"{"command":"cancel_break","id":"b-010"}"#, fixture.auth("desk"))
             #expect(cancelled.status == .created, "\(cancelled.text)")
             let replaced = try await client.post(
-                "/channels/demo/commands", #"{"command":"place_break","id":"a-010","in":150,"duration":10,"asset_list":"https://ads.example/list"}"#,
+                "/channels/demo/commands",
+                #"{"command":"place_break","id":"a-010","in":150,"duration":10,"asset_list":"https://ads.example/list"}"#,
                 fixture.auth("desk"))
             #expect(replaced.status == .created, "\(replaced.text)")
         }
@@ -36,7 +39,8 @@ struct ScheduleRouteTests {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
     }
 
-    @Test("pages of 100 by default, next until the last; every break once, in order of start then id; limit=1000 in one")
+    @Test(
+        "pages of 100 by default, next until the last; every break once, in order of start then id; limit=1000 in one")
     func pages() async throws {
         let fixture = try await Self.withBreaks(250)
         let expected = (0..<250).flatMap { $0 == 10 ? ["a-010", "b-010"] : [String(format: "b-%03d", $0)] }
@@ -46,7 +50,9 @@ struct ScheduleRouteTests {
             var path = "/channels/demo/schedule"
             while true {
                 let page = try await client.get(path, fixture.auth("wall"))
-                #expect(page.status == .ok && page.json["channel"] as? String == "demo" && page.json["live_edge"] != nil, "\(page.text)")
+                #expect(
+                    page.status == .ok && page.json["channel"] as? String == "demo" && page.json["live_edge"] != nil,
+                    "\(page.text)")
                 ids += Self.ids(page)
                 pages.append(Self.ids(page).count)
                 guard let next = page.json["next"] as? String else { break }
@@ -77,25 +83,36 @@ struct ScheduleRouteTests {
             let to = try #require(starts.first { breaks[starts.firstIndex(of: $0)!]["id"] as? String == "b-025" })
             let window = "/channels/demo/schedule?from=\(Self.query(from))&to=\(Self.query(to))"
             let answer = try await client.get(window, fixture.auth("wall"))
-            #expect(Self.ids(answer) == ["b-020", "b-021", "b-022", "b-023", "b-024"] && answer.json["next"] == nil, "\(answer.text)")
+            #expect(
+                Self.ids(answer) == ["b-020", "b-021", "b-022", "b-023", "b-024"] && answer.json["next"] == nil,
+                "\(answer.text)")
             let first = try await client.get(window + "&limit=3", fixture.auth("wall"))
             #expect(Self.ids(first) == ["b-020", "b-021", "b-022"])
             let next = try #require(first.json["next"] as? String)
             let rest = try await client.get(window + "&limit=3&after=\(Self.query(next))", fixture.auth("wall"))
             #expect(Self.ids(rest) == ["b-023", "b-024"] && rest.json["next"] == nil)
-            let tie = try await client.get("/channels/demo/schedule?limit=1&after=\(Self.query(starts[10] + ",a-010"))", fixture.auth("wall"))
+            let tie = try await client.get(
+                "/channels/demo/schedule?limit=1&after=\(Self.query(starts[10] + ",a-010"))", fixture.auth("wall"))
             #expect(Self.ids(tie) == ["b-010"], "after the first of two breaks that start together comes the second")
         }
     }
 
-    @Test("422 naming limit, after, from or to", arguments: [
-        ("limit=0", "limit", "limit must be a whole number from 1 to 1000"),
-        ("limit=1001", "limit", "limit must be a whole number from 1 to 1000"),
-        ("limit=x", "limit", "limit must be a whole number from 1 to 1000"),
-        ("after=brk-1", "after", "after must be the next of an earlier page (an instant and a break id: 2026-03-01T20:15:00.000Z,brk-42)"),
-        ("from=yesterday", "from", nil),
-        ("from=2026-03-01T13:00:00Z&to=2026-03-01T12:00:00Z", "to", "to must not be before from (2026-03-01T13:00:00.000Z)"),
-    ] as [(String, String, String?)])
+    @Test(
+        "422 naming limit, after, from or to",
+        arguments: [
+            ("limit=0", "limit", "limit must be a whole number from 1 to 1000"),
+            ("limit=1001", "limit", "limit must be a whole number from 1 to 1000"),
+            ("limit=x", "limit", "limit must be a whole number from 1 to 1000"),
+            (
+                "after=brk-1", "after",
+                "after must be the next of an earlier page (an instant and a break id: 2026-03-01T20:15:00.000Z,brk-42)"
+            ),
+            ("from=yesterday", "from", nil),
+            (
+                "from=2026-03-01T13:00:00Z&to=2026-03-01T12:00:00Z", "to",
+                "to must not be before from (2026-03-01T13:00:00.000Z)"
+            ),
+        ] as [(String, String, String?)])
     func refused(query: String, field: String, message: String?) async throws {
         let fixture = try await AuditRouteTests.withBreak()
         try await fixture.test { [fixture] client in

@@ -6,14 +6,15 @@ import TestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Audit reads (replay, as-run, JSON event pages) read and fold a whole channel's log: a flood of them must not
 /// slow another channel's public playlists or hold the server's memory, and one page must not be the whole log.
 @Suite(
     "Audit reads are bounded: replay floods, event pages by bytes", .serialized,
-    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+    .enabled(
+        if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
 struct AuditReadLimitsTests {
     struct Setup {
         var url: String
@@ -30,12 +31,18 @@ struct AuditReadLimitsTests {
         #expect(try cli.run(["migrate"]).status == 0)
         let epoch = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-3600))
         for channel in ["big", "quiet"] {
-            let created = try cli.run(["channel", "create", channel, "--segment-duration", "1", "--window", "6", "--epoch", epoch, "--rendition", "720p,1000000,720p/seg{n}.ts"])
+            let created = try cli.run([
+                "channel", "create", channel, "--segment-duration", "1", "--window", "6", "--epoch", epoch,
+                "--rendition", "720p,1000000,720p/seg{n}.ts",
+            ])
             #expect(created.status == 0, "\(created.stderr)")
         }
         try await Self.fill(url, channel: "big", count: events, padBytes: padBytes)
-        if let lastPadBytes { try await Self.fill(url, channel: "big", count: 1, padBytes: lastPadBytes, first: events + 1) }
-        let viewer = try cli.run(["token", "create", "auditor", "--role", "viewer"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        if let lastPadBytes {
+            try await Self.fill(url, channel: "big", count: 1, padBytes: lastPadBytes, first: events + 1)
+        }
+        let viewer = try cli.run(["token", "create", "auditor", "--role", "viewer"]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let server = try ServerProcess(databaseURL: url)
         try await server.waitUntilReady(timeout: .seconds(60))
         return Setup(url: url, cli: cli, server: server, viewer: viewer)
@@ -51,7 +58,8 @@ struct AuditReadLimitsTests {
         while start < first + count {
             let end = min(first + count - 1, start + 199)
             // Only integers and the channel id (an identifier) are interpolated.
-            try await connection.executeScript("""
+            try await connection.executeScript(
+                """
                 DO $$ BEGIN FOR i IN \(start)..\(end) LOOP
                   PERFORM cueline_append('\(channel)', -1, 'fill-' || i, 'fill', 'fill', 'http', NULL,
                     (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 2000,
@@ -63,7 +71,9 @@ struct AuditReadLimitsTests {
         }
     }
 
-    @Test("a flood of replays on a big channel: 503 with Retry-After beyond the limit, and another channel's playlist stays fast")
+    @Test(
+        "a flood of replays on a big channel: 503 with Retry-After beyond the limit, and another channel's playlist stays fast"
+    )
     func replayFlood() async throws {
         // 1,500 events of 25 KB: a 37 MB log; each replay reads and folds all of it.
         let setup = try await setUp(events: 1500, padBytes: 25_000)
@@ -87,7 +97,8 @@ struct AuditReadLimitsTests {
         let threads = (0..<8).map { _ in
             RawHTTP.thread {
                 while !stop.load(ordering: .relaxed) {
-                    let (_, answer) = RawHTTP.get(port: port, path: replay, headers: ["Authorization": "Bearer \(setup.viewer)"])
+                    let (_, answer) = RawHTTP.get(
+                        port: port, path: replay, headers: ["Authorization": "Bearer \(setup.viewer)"])
                     statuses.withLock { $0[answer.status, default: 0] += 1 }
                     if answer.status == 503 {
                         refusals.withLock { if $0.count < 3 { $0.append(answer) } }
@@ -116,7 +127,8 @@ struct AuditReadLimitsTests {
         let p99 = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
         let counts = statuses.withLock { $0 }
         let load = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
-        let figures = "replays \(counts); playlist n \(sorted.count) p50 \(Int(sorted[sorted.count / 2] * 1000)) ms p99 \(Int(p99 * 1000)) ms max \(Int(sorted.last! * 1000)) ms; RSS \(Int(rssBefore)) → \(Int(rssDuring)) → \(Int(rssAfter)) MB; load \(load)"
+        let figures =
+            "replays \(counts); playlist n \(sorted.count) p50 \(Int(sorted[sorted.count / 2] * 1000)) ms p99 \(Int(p99 * 1000)) ms max \(Int(sorted.last! * 1000)) ms; RSS \(Int(rssBefore)) → \(Int(rssDuring)) → \(Int(rssAfter)) MB; load \(load)"
         print("replay flood: \(figures)")
         #expect(Set(counts.keys).isSubset(of: [200, 503]), "\(figures)")
         #expect(counts[200, default: 0] >= 3, "replays are still answered: \(figures)")
@@ -146,7 +158,8 @@ struct AuditReadLimitsTests {
         var versions: [Int64] = []
         var pages = 0
         while pages < 20 {
-            let (_, answer) = RawHTTP.get(port: setup.server.port, path: "/channels/big/events?limit=1000&after=\(after)", headers: auth)
+            let (_, answer) = RawHTTP.get(
+                port: setup.server.port, path: "/channels/big/events?limit=1000&after=\(after)", headers: auth)
             #expect(answer.status == 200, "\(answer.head)")
             let page = try JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
             let events = page?["events"] as? [[String: Any]] ?? []
@@ -159,7 +172,8 @@ struct AuditReadLimitsTests {
             if got.contains(82) {
                 #expect(got == [82], "the 1.5 MB event comes alone")
             } else {
-                #expect(answer.body.count <= 1024 * 1024, "page \(pages): \(answer.body.count) bytes, \(got.count) events")
+                #expect(
+                    answer.body.count <= 1024 * 1024, "page \(pages): \(answer.body.count) bytes, \(got.count) events")
             }
             #expect((page?["next"] as? NSNumber)?.int64Value == got.last)
             versions += got
@@ -169,7 +183,9 @@ struct AuditReadLimitsTests {
         #expect(pages >= 4, "3.2 MB in pages of at most 1 MiB, then the big one: \(pages) pages")
         // The limit still applies below the byte bound.
         let (_, small) = RawHTTP.get(port: setup.server.port, path: "/channels/big/events?limit=2", headers: auth)
-        #expect(small.text.components(separatedBy: #""version":"#).count == 3 && small.text.hasSuffix(#""next":2}"#), "\(small.text.prefix(200))")
+        #expect(
+            small.text.components(separatedBy: #""version":"#).count == 3 && small.text.hasSuffix(#""next":2}"#),
+            "\(small.text.prefix(200))")
     }
 }
 
@@ -184,18 +200,23 @@ enum RawHTTP {
     }
 
     /// One request on a new connection (`Connection: close`), and the seconds until its last byte arrived.
-    static func get(port: Int, path: String, headers: [String: String] = [:], timeout: Double = 30) -> (Double, Answer) {
+    static func get(port: Int, path: String, headers: [String: String] = [:], timeout: Double = 30) -> (Double, Answer)
+    {
         let started = Date()
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var limit = timeval(tv_sec: Int(timeout), tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         let connected = withLoopbackAddress(port: port) { connect(descriptor, $0, $1) }
-        guard connected == 0 else { return (Date().timeIntervalSince(started), Answer(status: 0, head: "connect failed", body: [])) }
+        guard connected == 0 else {
+            return (Date().timeIntervalSince(started), Answer(status: 0, head: "connect failed", body: []))
+        }
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         request += "\r\n"
-        _ = request.utf8CString.dropLast().withUnsafeBufferPointer { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        _ = request.utf8CString.dropLast().withUnsafeBufferPointer {
+            send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+        }
         var data = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
@@ -220,7 +241,10 @@ enum RawHTTP {
         var index = 0
         while index < bytes.count {
             guard let lineEnd = bytes[index...].firstRange(of: Array("\r\n".utf8)) else { break }
-            let size = Int(String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";")[0], radix: 16) ?? 0
+            let size =
+                Int(
+                    String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";")[0],
+                    radix: 16) ?? 0
             if size == 0 { break }
             out += bytes[lineEnd.upperBound..<min(bytes.count, lineEnd.upperBound + size)]
             index = lineEnd.upperBound + size + 2

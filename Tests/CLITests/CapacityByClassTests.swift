@@ -7,14 +7,18 @@ import Testing
 /// floods them at scale).
 @Suite(
     "Capacity by class: held reloads and arriving bodies", .serialized,
-    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+    .enabled(
+        if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
 struct CapacityByClassTests {
     typealias RawConnection = ServerLimitsTests.RawConnection
 
     private func serve(_ arguments: [String]) async throws -> (cli: CLIRunner, server: ServerProcess) {
         let (_, cli, server) = try await ServerProcess.onFreshDatabase(extraArguments: arguments)
         for create in [
-            ["channel", "create", "one", "--segment-duration", "1", "--window", "6", "--rendition", "720p,1000000,720p/seg{n}.ts"],
+            [
+                "channel", "create", "one", "--segment-duration", "1", "--window", "6", "--rendition",
+                "720p,1000000,720p/seg{n}.ts",
+            ],
             [
                 "channel", "create", "ll", "--segment-duration", "8", "--part-duration", "2", "--window", "32",
                 "--rendition", "720p,1000000,720p/seg{n}.m4s", "--part", "720p=720p/seg{n}.{p}.m4s",
@@ -43,31 +47,45 @@ struct CapacityByClassTests {
 
     @Test("a request body that stops arriving is answered 408 naming the body, within --body-timeout of its head")
     func bodyTimeout() async throws {
-        let (_, server) = try await serve(["--body-timeout", "1", "--header-timeout", "10", "--unauthenticated-commands"])
+        let (_, server) = try await serve([
+            "--body-timeout", "1", "--header-timeout", "10", "--unauthenticated-commands",
+        ])
         defer { server.stop() }
         let slow = try RawConnection(port: server.port)
-        slow.send("POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"comm")
+        slow.send(
+            "POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"comm"
+        )
         let answer = slow.read(for: 5)
-        #expect(answer.closed && answer.text.hasPrefix("HTTP/1.1 408") && answer.text.contains("request body"), "\(answer)")
+        #expect(
+            answer.closed && answer.text.hasPrefix("HTTP/1.1 408") && answer.text.contains("request body"), "\(answer)")
         #expect(answer.after > 0.8 && answer.after < 2.5, "answered after \(answer.after) s")
     }
 
-    @Test("bodies still arriving past an address's share are refused 503 at once; a body that arrives whole takes no share; playlists are served meanwhile")
+    @Test(
+        "bodies still arriving past an address's share are refused 503 at once; a body that arrives whole takes no share; playlists are served meanwhile"
+    )
     func arrivingBodies() async throws {
-        let (_, server) = try await serve(["--max-arriving-bodies", "8", "--max-arriving-bodies-per-address", "2", "--body-timeout", "5"])
+        let (_, server) = try await serve([
+            "--max-arriving-bodies", "8", "--max-arriving-bodies-per-address", "2", "--body-timeout", "5",
+        ])
         defer { server.stop() }
-        let head = "POST /hooks/scores HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n{"
+        let head =
+            "POST /hooks/scores HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n{"
         let slow = try (0..<2).map { _ in try RawConnection(port: server.port) }
         for connection in slow { connection.send(head) }
         try await Task.sleep(for: .milliseconds(300))
         let third = try RawConnection(port: server.port)
         third.send(head)
         let refused = third.read(for: 3)
-        #expect(refused.closed && refused.text.hasPrefix("HTTP/1.1 503") && refused.text.contains("Retry-After: 1"), "\(refused)")
+        #expect(
+            refused.closed && refused.text.hasPrefix("HTTP/1.1 503") && refused.text.contains("Retry-After: 1"),
+            "\(refused)")
         #expect(refused.after < 1, "refused after \(refused.after) s")
         // A command whose body came with its head is not held up by the two.
         let whole = try RawConnection(port: server.port)
-        whole.send("POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+        whole.send(
+            "POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+        )
         let answered = whole.read(for: 3) { $0.contains("\r\n\r\n") }
         #expect(!answered.text.hasPrefix("HTTP/1.1 503"), "\(answered)")
         let (_, status) = try await HTTP.get(server.baseURL + "/channels/one/720p.m3u8")
@@ -79,7 +97,9 @@ struct CapacityByClassTests {
         }
     }
 
-    @Test("held blocking reloads past an address's share are answered 503 at once; the others are held and answered at their part")
+    @Test(
+        "held blocking reloads past an address's share are answered 503 at once; the others are held and answered at their part"
+    )
     func heldPerAddress() async throws {
         let (_, server) = try await serve(["--max-held-reloads-per-address", "2"])
         defer { server.stop() }
@@ -90,7 +110,9 @@ struct CapacityByClassTests {
         let third = try RawConnection(port: server.port)
         third.send(request)
         let refused = third.read(for: 3) { $0.contains("}") }
-        #expect(refused.text.hasPrefix("HTTP/1.1 503") && refused.text.contains("max_held_reloads_per_address"), "\(refused)")
+        #expect(
+            refused.text.hasPrefix("HTTP/1.1 503") && refused.text.contains("max_held_reloads_per_address"),
+            "\(refused)")
         #expect(refused.after < 1, "refused after \(refused.after) s")
         for connection in held {
             let answer = connection.read(for: 8) { $0.contains("PRELOAD-HINT") }
@@ -98,7 +120,9 @@ struct CapacityByClassTests {
         }
     }
 
-    @Test("at the connection cap with no connection idle, a new connection takes the oldest held reload's place: that one is answered 503 and closed, and the new one is served")
+    @Test(
+        "at the connection cap with no connection idle, a new connection takes the oldest held reload's place: that one is answered 503 and closed, and the new one is served"
+    )
     func evictsOldestHeld() async throws {
         let (_, server) = try await serve([
             "--max-connections", "16", "--max-held-reloads-per-address", "12", "--max-arriving-bodies", "4",
@@ -114,7 +138,9 @@ struct CapacityByClassTests {
         }
         let bodies = try (0..<4).map { _ in try RawConnection(port: server.port) }
         for connection in bodies {
-            connection.send("POST /hooks/scores HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n{")
+            connection.send(
+                "POST /hooks/scores HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 60000\r\n\r\n{"
+            )
         }
         try await Task.sleep(for: .milliseconds(200))
         // New players: each is served, the first ones in place of what is idle (this test's own HTTP client's
@@ -128,7 +154,9 @@ struct CapacityByClassTests {
             #expect(served.text.hasPrefix("HTTP/1.1 200"), "\(served)")
         }
         let oldest = held[0].read(for: 3)
-        #expect(oldest.closed && oldest.text.hasPrefix("HTTP/1.1 503") && oldest.text.contains("took this one's place"), "\(oldest)")
+        #expect(
+            oldest.closed && oldest.text.hasPrefix("HTTP/1.1 503") && oldest.text.contains("took this one's place"),
+            "\(oldest)")
         // The others are still held, and answered at their part.
         let next = held[1].read(for: 8) { $0.contains("PRELOAD-HINT") }
         #expect(next.text.hasPrefix("HTTP/1.1 200"), "\(next)")

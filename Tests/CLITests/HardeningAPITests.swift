@@ -7,7 +7,8 @@ import Testing
 /// route tells a token about another channel, and the media directory. Against a real server and database.
 @Suite(
     "Hardening: hook replays, SCTE-35 repeats and scope, media paths", .serialized,
-    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+    .enabled(
+        if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
 struct HardeningAPITests {
     static let secret = "a-feed-secret-of-32-bytes-length"
     static let out = "/DA0AAAAAAAA///wBQb+cr0AUAAeAhxDVUVJSAAAjn/PAAGlmbAICAAAAAAsoKGKNAIAmsnRfg=="
@@ -30,21 +31,33 @@ struct HardeningAPITests {
         let (url, cli) = try await CLIRunner.onFreshDatabase(channels: ["one", "two"])
         let tokens = try cli.createTokens([
             ("desk", ["--role", "operator"]),
-            ("scte", ["--role", "automation", "--channel", "one", "--command", "place_break", "--command", "cancel_current_event", "--command", "cancel_break"]),
+            (
+                "scte",
+                [
+                    "--role", "automation", "--channel", "one", "--command", "place_break", "--command",
+                    "cancel_current_event", "--command", "cancel_break",
+                ]
+            ),
             ("wall", ["--role", "viewer"]),
         ])
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("hardening-\(UUID().uuidString)")
         let media = temporary.appendingPathComponent("media")
         let outside = temporary.appendingPathComponent("outside")
-        try FileManager.default.createDirectory(at: media.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: media.appendingPathComponent("sub"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
         try Data("segment\n".utf8).write(to: media.appendingPathComponent("sub/seg1.ts"))
         try Data("secret\n".utf8).write(to: outside.appendingPathComponent("secret.txt"))
-        try FileManager.default.createSymbolicLink(atPath: media.appendingPathComponent("alias.ts").path, withDestinationPath: "sub/seg1.ts")
-        try FileManager.default.createSymbolicLink(atPath: media.appendingPathComponent("leak.txt").path, withDestinationPath: outside.appendingPathComponent("secret.txt").path)
-        try FileManager.default.createSymbolicLink(atPath: media.appendingPathComponent("out").path, withDestinationPath: outside.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: media.appendingPathComponent("alias.ts").path, withDestinationPath: "sub/seg1.ts")
+        try FileManager.default.createSymbolicLink(
+            atPath: media.appendingPathComponent("leak.txt").path,
+            withDestinationPath: outside.appendingPathComponent("secret.txt").path)
+        try FileManager.default.createSymbolicLink(
+            atPath: media.appendingPathComponent("out").path, withDestinationPath: outside.path)
         let hooks = temporary.appendingPathComponent("hooks.json")
-        try Data("""
+        try Data(
+            """
             {"hooks": [
               {"name": "feed", "secret": "\(Self.secret)", "tolerance_seconds": 300, "rules": [
                 {"when": {"event": "timeout"}, "channel": "one",
@@ -53,15 +66,20 @@ struct HardeningAPITests {
                 {"when": {"event": "timeout"}, "channel": "two",
                  "command": {"command": "place_break", "in": 2, "duration": 1, "asset_uri": "https://ads.example.com/t.m3u8"}}]}
             ]}
-            """.utf8).write(to: hooks)
-        let server = try ServerProcess(databaseURL: url, extraArguments: ["--hooks", hooks.path, "--media-dir", media.path])
+            """.utf8
+        ).write(to: hooks)
+        let server = try ServerProcess(
+            databaseURL: url, extraArguments: ["--hooks", hooks.path, "--media-dir", media.path])
         try await server.waitUntilReady()
         return Setup(cli: cli, server: server, tokens: tokens, media: media)
     }
 
     private func signed(_ body: String, at seconds: Int) -> [String: String] {
         let mac = hmacSHA256(key: Array(Self.secret.utf8), message: Array("\(seconds).\(body)".utf8))
-        return ["X-Cueline-Timestamp": String(seconds), "X-Cueline-Signature": "sha256=" + mac.map { String(format: "%02x", $0) }.joined()]
+        return [
+            "X-Cueline-Timestamp": String(seconds),
+            "X-Cueline-Signature": "sha256=" + mac.map { String(format: "%02x", $0) }.joined(),
+        ]
     }
 
     private func count(_ type: String, on channel: String, _ setup: Setup) async throws -> Int {
@@ -75,42 +93,57 @@ struct HardeningAPITests {
         defer { setup.server.stop() }
         let now = Int(Date().timeIntervalSince1970)
         let body = #"{"event":"timeout"}"#
-        let (placed, placedStatus) = try await HTTP.post(setup.url("/hooks/feed"), json: body, headers: signed(body, at: now).merging(["Idempotency-Key": "first"]) { $1 })
+        let (placed, placedStatus) = try await HTTP.post(
+            setup.url("/hooks/feed"), json: body,
+            headers: signed(body, at: now).merging(["Idempotency-Key": "first"]) { $1 })
         #expect(placedStatus == 201 && placed.contains(#""replayed":false"#), "\(placed)")
         // Late enough that a second break would not overlap the first: only the command id stops it.
         try await Task.sleep(for: .milliseconds(1500))
-        let (replayed, replayedStatus) = try await HTTP.post(setup.url("/hooks/feed"), json: body, headers: signed(body, at: now).merging(["Idempotency-Key": "second"]) { $1 })
+        let (replayed, replayedStatus) = try await HTTP.post(
+            setup.url("/hooks/feed"), json: body,
+            headers: signed(body, at: now).merging(["Idempotency-Key": "second"]) { $1 })
         #expect(replayedStatus == 201 && replayed.contains(#""replayed":true"#), "\(replayed)")
         #expect(try await count("BreakPlaced", on: "one", setup) == 1)
 
         // With a delivery id in the signed body, a retry re-signed with a new timestamp is the same command too.
         let delivery = #"{"event":"timeout","delivery":"d-1"}"#
-        let (first, firstStatus) = try await HTTP.post(setup.url("/hooks/ids"), json: delivery, headers: signed(delivery, at: now))
+        let (first, firstStatus) = try await HTTP.post(
+            setup.url("/hooks/ids"), json: delivery, headers: signed(delivery, at: now))
         #expect(firstStatus == 201, "\(first)")
-        let (retry, retryStatus) = try await HTTP.post(setup.url("/hooks/ids"), json: delivery, headers: signed(delivery, at: now + 1).merging(["Idempotency-Key": "x"]) { $1 })
+        let (retry, retryStatus) = try await HTTP.post(
+            setup.url("/hooks/ids"), json: delivery,
+            headers: signed(delivery, at: now + 1).merging(["Idempotency-Key": "x"]) { $1 })
         #expect(retryStatus == 201 && retry.contains(#""replayed":true"#), "\(retry)")
         let anonymous = #"{"event":"timeout"}"#
-        let (missing, missingStatus) = try await HTTP.post(setup.url("/hooks/ids"), json: anonymous, headers: signed(anonymous, at: now))
+        let (missing, missingStatus) = try await HTTP.post(
+            setup.url("/hooks/ids"), json: anonymous, headers: signed(anonymous, at: now))
         #expect(missingStatus == 422 && missing.contains("$.delivery"), "\(missing)")
         #expect(try await count("BreakPlaced", on: "two", setup) == 1)
     }
 
-    @Test("SCTE-35: the same out cue after its break ended places a new break; repeats while it is ahead or on air are ignored (defect 10)")
+    @Test(
+        "SCTE-35: the same out cue after its break ended places a new break; repeats while it is ahead or on air are ignored (defect 10)"
+    )
     func scte35CueAfterItsBreak() async throws {
         let setup = try await setUp()
         defer { setup.server.stop() }
         let url = setup.url("/channels/one/scte35")
         let out = #"{"section":"\#(Self.out)","asset_list":"https://ads.example.com/decide"}"#
         let (placed, placedStatus) = try await HTTP.post(url, json: out, headers: setup.auth("scte"))
-        #expect(placedStatus == 201 && placed.contains("scte35-1207959694") && !placed.contains("scte35-1207959694-2"), "\(placed)")
+        #expect(
+            placedStatus == 201 && placed.contains("scte35-1207959694") && !placed.contains("scte35-1207959694-2"),
+            "\(placed)")
         try await Task.sleep(for: .milliseconds(2200))  // on air
         let (onAir, onAirStatus) = try await HTTP.post(url, json: out, headers: setup.auth("scte"))
         #expect(onAirStatus == 200 && onAir.contains("already scheduled or on air"), "\(onAir)")
-        let (ended, endedStatus) = try await HTTP.post(url, json: #"{"section":"\#(Self.back)"}"#, headers: setup.auth("scte"))
+        let (ended, endedStatus) = try await HTTP.post(
+            url, json: #"{"section":"\#(Self.back)"}"#, headers: setup.auth("scte"))
         #expect(endedStatus == 201, "\(ended)")
         try await Task.sleep(for: .milliseconds(1100))
         let (again, againStatus) = try await HTTP.post(url, json: out, headers: setup.auth("scte"))
-        #expect(againStatus == 201 && again.contains("scte35-1207959694-2"), "the same bytes after the break are a new cue: \(again)")
+        #expect(
+            againStatus == 201 && again.contains("scte35-1207959694-2"),
+            "the same bytes after the break are a new cue: \(again)")
         let (repeated, repeatedStatus) = try await HTTP.post(url, json: out, headers: setup.auth("scte"))
         #expect(repeatedStatus == 200 && repeated.contains("scte35-1207959694-2"), "\(repeated)")
         #expect(try await count("BreakPlaced", on: "one", setup) == 2)
@@ -121,25 +154,31 @@ struct HardeningAPITests {
         let setup = try await setUp()
         defer { setup.server.stop() }
         let out = #"{"section":"\#(Self.out)","asset_list":"https://ads.example.com/decide"}"#
-        let (placed, placedStatus) = try await HTTP.post(setup.url("/channels/two/scte35"), json: out, headers: setup.auth("desk"))
+        let (placed, placedStatus) = try await HTTP.post(
+            setup.url("/channels/two/scte35"), json: out, headers: setup.auth("desk"))
         #expect(placedStatus == 201, "\(placed)")
         // Channel two has a break for this splice event; a token for channel one must not hear of it.
         for body in [out, #"{"section":"\#(Self.back)"}"#] {
-            let (answer, status) = try await HTTP.post(setup.url("/channels/two/scte35"), json: body, headers: setup.auth("scte"))
+            let (answer, status) = try await HTTP.post(
+                setup.url("/channels/two/scte35"), json: body, headers: setup.auth("scte"))
             #expect(status == 403 && !answer.contains("scte35-"), "\(answer)")
-            let (viewer, viewerStatus) = try await HTTP.post(setup.url("/channels/two/scte35"), json: body, headers: setup.auth("wall"))
+            let (viewer, viewerStatus) = try await HTTP.post(
+                setup.url("/channels/two/scte35"), json: body, headers: setup.auth("wall"))
             #expect(viewerStatus == 403 && !viewer.contains("scte35-"), "\(viewer)")
         }
         // Whether a channel exists is not told either.
-        let (_, unknown) = try await HTTP.post(setup.url("/channels/nope/scte35"), json: out, headers: setup.auth("scte"))
+        let (_, unknown) = try await HTTP.post(
+            setup.url("/channels/nope/scte35"), json: out, headers: setup.auth("scte"))
         #expect(unknown == 403)
         // A section that would not even decode is refused for the channel first.
-        let (_, garbage) = try await HTTP.post(setup.url("/channels/two/scte35"), json: #"{"section":"AAAA"}"#, headers: setup.auth("scte"))
+        let (_, garbage) = try await HTTP.post(
+            setup.url("/channels/two/scte35"), json: #"{"section":"AAAA"}"#, headers: setup.auth("scte"))
         #expect(garbage == 403)
     }
 
     /// A GET sent as is (no path normalisation, no redirect following): status, headers (lowercased names), body.
-    private func rawGet(_ setup: Setup, _ path: String) throws -> (status: Int, headers: [String: String], body: String) {
+    private func rawGet(_ setup: Setup, _ path: String) throws -> (status: Int, headers: [String: String], body: String)
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         process.arguments = ["-s", "-i", "--path-as-is", "--max-time", "5", setup.server.baseURL + path]
@@ -155,7 +194,8 @@ struct HardeningAPITests {
         var headers: [String: String] = [:]
         for line in head.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         return (status, headers, parts.dropFirst().joined(separator: "\r\n\r\n"))
     }
@@ -170,7 +210,8 @@ struct HardeningAPITests {
         #expect(alias.status == 200 && alias.body == "segment\n", "a symlink that stays inside is served")
         for path in [
             "/media//x", "/media//sub", "/media/sub//seg1.ts", "/media/./sub/seg1.ts", "/media/sub/../sub/seg1.ts",
-            "/media/../Package.swift", "/media/%2e%2e/outside/secret.txt", "/media/sub", "/media/sub/", "/media/", "/media",
+            "/media/../Package.swift", "/media/%2e%2e/outside/secret.txt", "/media/sub", "/media/sub/", "/media/",
+            "/media",
             "/media/leak.txt", "/media/out/secret.txt", "/media/out", "/media/%2F%2Fexample.com",
         ] {
             let answer = try rawGet(setup, path)

@@ -18,9 +18,14 @@ struct LintCommandTests {
     @Test("a changed attribute exits 1 naming the rule, the line and the fix")
     func changed() throws {
         let file = "\(fixtures)/lint/daterange.attribute-changed.fail.m3u8"
-        let result = try CLIRunner().run(["lint", file, "--previous", "\(fixtures)/lint/daterange.attribute-changed.previous.m3u8"])
+        let result = try CLIRunner().run([
+            "lint", file, "--previous", "\(fixtures)/lint/daterange.attribute-changed.previous.m3u8",
+        ])
         #expect(result.status == 1)
-        #expect(result.stdout.contains("\(file):20: error: date range brk-1: PLANNED-DURATION changed from 30.000 to 20.000 [daterange.attribute-changed]"))
+        #expect(
+            result.stdout.contains(
+                "\(file):20: error: date range brk-1: PLANNED-DURATION changed from 30.000 to 20.000 [daterange.attribute-changed]"
+            ))
         #expect(result.stdout.contains("fix: never change a published attribute"))
     }
 

@@ -6,7 +6,8 @@ import Testing
 /// The live channel against a real PostgreSQL and the running server, driven by the CLI as an operator would.
 @Suite(
     "Live channel end to end",
-    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+    .enabled(
+        if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
 struct LiveChannelEndToEndTests {
     struct Poll {
         var at: ContinuousClock.Instant
@@ -31,7 +32,10 @@ struct LiveChannelEndToEndTests {
             if !served { try await Task.sleep(for: .milliseconds(20)) }
         }
         #expect(served)
-        let place = try cli.run(["break", "place", "live", "--id", "brk-1", "--in", "15s", "--duration", "20s", "--asset-uri", "https://ads.example.com/a.m3u8", "--json"])
+        let place = try cli.run([
+            "break", "place", "live", "--id", "brk-1", "--in", "15s", "--duration", "20s", "--asset-uri",
+            "https://ads.example.com/a.m3u8", "--json",
+        ])
         #expect(place.status == 0, "\(place.stderr)")
         let placedAt = ContinuousClock.now
 
@@ -43,7 +47,8 @@ struct LiveChannelEndToEndTests {
             var playlists: [String: String] = [:]
             var ticks: [String: String] = [:]
             for rendition in renditions {
-                let (text, status, headers) = try await HTTP.getWithHeaders("\(server.baseURL)/channels/live/\(rendition).m3u8")
+                let (text, status, headers) = try await HTTP.getWithHeaders(
+                    "\(server.baseURL)/channels/live/\(rendition).m3u8")
                 #expect(status == 200, "\(text)")
                 playlists[rendition] = text
                 ticks[rendition] = headers["x-cueline-tick"]
@@ -77,7 +82,10 @@ struct LiveChannelEndToEndTests {
         // The rest of the 50 ms effect delay, then at most the 20 ms watermark poll: well under 100 ms on an idle
         // machine (the benchmark measures it); 1 s leaves room for a loaded CI machine and is still a sixth of a segment.
         #expect(latency < .seconds(1), "a schedule change must be served within 1 s, took \(latency)")
-        #expect(polls.contains { $0.playlists["720p"]!.contains(#"ID="brk-1""#) && !$0.playlists["720p"]!.contains(",DURATION=") }, "the break was announced with PLANNED-DURATION only")
+        #expect(
+            polls.contains {
+                $0.playlists["720p"]!.contains(#"ID="brk-1""#) && !$0.playlists["720p"]!.contains(",DURATION=")
+            }, "the break was announced with PLANNED-DURATION only")
 
         var previous: [String: ParsedMediaPlaylist] = [:]
         var comparedAcross = 0
@@ -87,7 +95,9 @@ struct LiveChannelEndToEndTests {
                 let current = try PlaylistParser.parseMedia(poll.playlists[rendition]!)
                 #expect(Lint.check(current).isEmpty, "poll \(index) \(rendition): \(Lint.check(current))")
                 if let before = previous[rendition] {
-                    #expect(current.playlist.mediaSequence >= before.playlist.mediaSequence, "media sequence went backwards")
+                    #expect(
+                        current.playlist.mediaSequence >= before.playlist.mediaSequence, "media sequence went backwards"
+                    )
                     let findings = Lint.checkUpdate(previous: before, current: current)
                     #expect(findings.isEmpty, "poll \(index) \(rendition): \(findings)")
                 }
@@ -103,7 +113,9 @@ struct LiveChannelEndToEndTests {
             }
         }
         // On a loaded machine the three fetches of a poll straddle a 1 s boundary more often: half is still plenty.
-        #expect(comparedAcross >= max(3, polls.count / 2), "most polls fetch every rendition at one tick: \(comparedAcross) of \(polls.count)")
+        #expect(
+            comparedAcross >= max(3, polls.count / 2),
+            "most polls fetch every rendition at one tick: \(comparedAcross) of \(polls.count)")
 
         // Every playlist served, replayed at the instant it was rendered for: byte-identical.
         var replayed = 0
@@ -112,7 +124,9 @@ struct LiveChannelEndToEndTests {
                 let tick = try #require(poll.ticks[rendition], "X-Cueline-Tick header missing")
                 let replay = try cli.run(["replay", "live", "--at", tick, "--rendition", rendition])
                 #expect(replay.status == 0, "\(replay.stderr)")
-                #expect(replay.stdout == poll.playlists[rendition], "replay at \(tick) of \(rendition) differs from what was served")
+                #expect(
+                    replay.stdout == poll.playlists[rendition],
+                    "replay at \(tick) of \(rendition) differs from what was served")
                 replayed += 1
             }
         }

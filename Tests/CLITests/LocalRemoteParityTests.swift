@@ -10,7 +10,8 @@ import Testing
 /// positions and hashes, `cli` against `http` as the source).
 @Suite(
     "CLI: the same output from the database and through --server",
-    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+    .enabled(
+        if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
 struct LocalRemoteParityTests {
     /// 4 s segments from one epoch: both channels of a pair share every segment boundary and live edge.
     static let segmentMilliseconds: Int64 = 4000
@@ -49,7 +50,10 @@ struct LocalRemoteParityTests {
         try await server.waitUntilReady()
         // The token's name is the actor through the API; the database path names the same actor.
         let local = CLIRunner(environment: ["DATABASE_URL": url, "USER": "ops"])
-        let remote = CLIRunner(environment: ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none", "CUELINE_SERVER": server.baseURL, "CUELINE_TOKEN": tokens["ops"]!])
+        let remote = CLIRunner(environment: [
+            "DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none", "CUELINE_SERVER": server.baseURL,
+            "CUELINE_TOKEN": tokens["ops"]!,
+        ])
         return Setup(local: local, remote: remote, server: server)
     }
 
@@ -64,7 +68,9 @@ struct LocalRemoteParityTests {
             stdout = Self.mask(output.stdout, channel: channel)
             // The database path logs what the server logs to its own log (an asset it could not read): only the
             // error line is the command's answer.
-            stderr = Self.mask(output.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }.joined(separator: "\n"), channel: channel)
+            stderr = Self.mask(
+                output.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }.joined(separator: "\n"),
+                channel: channel)
         }
 
         /// JSON pretty-printed (`"key" : value`) or compact (`log --json`'s lines).
@@ -93,13 +99,19 @@ struct LocalRemoteParityTests {
         /// The as-run CSV: the columns of when a command was decided and through which door (`*_at`, `*_via`).
         static func maskCSV(_ text: String) -> String {
             // By UTF-16 code unit: "\r\n" (the CSV's line end) is one Swift Character, which "\n" does not split.
-            var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+            var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map {
+                String(decoding: $0, as: UTF8.self)
+            }
             guard let header = lines.first, header.hasPrefix("break_id,") else { return text }
-            let names = header.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+            let names = header.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map {
+                String(decoding: $0, as: UTF8.self)
+            }
             let masked = Set(names.indices.filter { names[$0].hasSuffix("_at") || names[$0].hasSuffix("_via") })
             for index in lines.indices.dropFirst() where !lines[index].isEmpty {
-                let cells = lines[index].utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
-                lines[index] = cells.indices.map { masked.contains($0) && !cells[$0].isEmpty ? "…" : cells[$0] }.joined(separator: ",")
+                let cells = lines[index].utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map
+                { String(decoding: $0, as: UTF8.self) }
+                lines[index] = cells.indices.map { masked.contains($0) && !cells[$0].isEmpty ? "…" : cells[$0] }.joined(
+                    separator: ",")
             }
             return lines.joined(separator: "\n")
         }
@@ -116,8 +128,12 @@ struct LocalRemoteParityTests {
         let remote = try setup.remote.run(arguments.map { $0 == "CHANNEL" ? pair.api : $0 } + extra)
         let localPrinted = Printed(local, channel: pair.database)
         let remotePrinted = Printed(remote, channel: pair.api)
-        #expect(localPrinted == remotePrinted, "\(arguments.joined(separator: " ")) \(extra): database\n\(localPrinted)\nAPI\n\(remotePrinted)")
-        #expect(local.status == expectStatus, "\(arguments.joined(separator: " ")) \(extra): \(local.stdout)\(local.stderr)")
+        #expect(
+            localPrinted == remotePrinted,
+            "\(arguments.joined(separator: " ")) \(extra): database\n\(localPrinted)\nAPI\n\(remotePrinted)")
+        #expect(
+            local.status == expectStatus, "\(arguments.joined(separator: " ")) \(extra): \(local.stdout)\(local.stderr)"
+        )
         if expectStatus == 0 {
             #expect(!localPrinted.stdout.isEmpty)
         } else {
@@ -145,19 +161,37 @@ struct LocalRemoteParityTests {
         }
     }
 
-    @Test("break place, limit, cancel, event cancel-current and schedule: same stdout, stderr and exit code both ways, text and --json")
+    @Test(
+        "break place, limit, cancel, event cancel-current and schedule: same stdout, stderr and exit code both ways, text and --json"
+    )
     func parity() async throws {
         let setup = try await setUp()
         defer { setup.server.stop() }
         let later = boundary(after: 300)
         for json in [false, true] {
             // Placed, with the note both paths give (the asset cannot be read, so it is served whole).
-            let placed = try both(setup, json: json, ["break", "place", "CHANNEL", "--id", "b", "--at", later.text, "--duration", "1m", "--asset-uri", Self.asset, "--reason", "parity", "--restrict", "skip", "--cue", "none", "--attr", "X-COM-EXAMPLE-AD=abc"], expectStatus: 0)
+            let placed = try both(
+                setup, json: json,
+                [
+                    "break", "place", "CHANNEL", "--id", "b", "--at", later.text, "--duration", "1m", "--asset-uri",
+                    Self.asset, "--reason", "parity", "--restrict", "skip", "--cue", "none", "--attr",
+                    "X-COM-EXAMPLE-AD=abc",
+                ], expectStatus: 0)
             #expect(placed.stdout.contains("could not be read"), "\(placed.stdout)")
             // Refusals: a reused id (a conflict), an overlap, a limit on a break not on air, nothing on air to end,
             // an unknown break, a break already cancelled (a conflict), an unknown channel.
-            try both(setup, json: json, ["break", "place", "CHANNEL", "--id", "b", "--in", "10m", "--duration", "10", "--asset-uri", Self.asset], expectStatus: 3)
-            try both(setup, json: json, ["break", "place", "CHANNEL", "--id", "c", "--at", later.text, "--duration", "10", "--asset-uri", Self.asset], expectStatus: 1)
+            try both(
+                setup, json: json,
+                [
+                    "break", "place", "CHANNEL", "--id", "b", "--in", "10m", "--duration", "10", "--asset-uri",
+                    Self.asset,
+                ], expectStatus: 3)
+            try both(
+                setup, json: json,
+                [
+                    "break", "place", "CHANNEL", "--id", "c", "--at", later.text, "--duration", "10", "--asset-uri",
+                    Self.asset,
+                ], expectStatus: 1)
             try both(setup, json: json, ["break", "limit", "CHANNEL", "b", "--playout-limit", "10"], expectStatus: 1)
             try both(setup, json: json, ["event", "cancel-current", "CHANNEL"], expectStatus: 1)
             try both(setup, json: json, ["break", "cancel", "CHANNEL", "nope"], expectStatus: 1)
@@ -167,7 +201,10 @@ struct LocalRemoteParityTests {
             try both(setup, json: json, ["schedule", "no-such-channel"], expectStatus: 1)
         }
         // A retry with the same command id answers the original result, and says so.
-        let retry = ["break", "place", "CHANNEL", "--id", "d", "--at", boundary(after: 600).text, "--duration", "10", "--asset-uri", Self.asset, "--command-id", "same-key"]
+        let retry = [
+            "break", "place", "CHANNEL", "--id", "d", "--at", boundary(after: 600).text, "--duration", "10",
+            "--asset-uri", Self.asset, "--command-id", "same-key",
+        ]
         let first = try both(setup, json: false, retry, expectStatus: 0)
         #expect(!first.stdout.contains("already applied"))
         let again = try both(setup, json: false, retry, expectStatus: 0)
@@ -176,7 +213,12 @@ struct LocalRemoteParityTests {
 
         let onAir = boundary(after: 10)
         for json in [false, true] {
-            try both(setup, json: json, ["break", "place", "CHANNEL", "--id", "a", "--at", onAir.text, "--duration", "20", "--asset-uri", Self.asset, "--align", "exact"], expectStatus: 0)
+            try both(
+                setup, json: json,
+                [
+                    "break", "place", "CHANNEL", "--id", "a", "--at", onAir.text, "--duration", "20", "--asset-uri",
+                    Self.asset, "--align", "exact",
+                ], expectStatus: 0)
         }
         // On air: end one pair's break early with a limit, the other's at the live edge; then the refusals a
         // break on air gets.
@@ -196,9 +238,15 @@ struct LocalRemoteParityTests {
         #expect(table.stdout.contains("15.000s"), "\(table.stdout)")
         // The as-run, as CSV and as the API's JSON, with and without a window; an unknown channel.
         let csv = try both(setup, json: false, ["as-run", "CHANNEL"], expectStatus: 0)
-        #expect(csv.stdout.hasPrefix("break_id,") && csv.stdout.contains("\na,on-air,") && csv.stdout.contains(",…,"), "\(csv.stdout)")
-        let report = try both(setup, json: false, ["as-run", "CHANNEL", "--format", "json", "--from", onAir.text, "--to", later.text], expectStatus: 0)
-        #expect(report.stdout.contains(#""break_id" : "a""#) && !report.stdout.contains(#""break_id" : "b""#), "\(report.stdout)")
+        #expect(
+            csv.stdout.hasPrefix("break_id,") && csv.stdout.contains("\na,on-air,") && csv.stdout.contains(",…,"),
+            "\(csv.stdout)")
+        let report = try both(
+            setup, json: false, ["as-run", "CHANNEL", "--format", "json", "--from", onAir.text, "--to", later.text],
+            expectStatus: 0)
+        #expect(
+            report.stdout.contains(#""break_id" : "a""#) && !report.stdout.contains(#""break_id" : "b""#),
+            "\(report.stdout)")
         try both(setup, json: false, ["as-run", "CHANNEL", "--format", "json"], expectStatus: 0)
         try both(setup, json: false, ["as-run", "no-such-channel"], expectStatus: 1)
         // The audit trail, applied and refused commands in order, and replays of one instant and of a span.
@@ -215,7 +263,10 @@ struct LocalRemoteParityTests {
         let replayed = try both(setup, json: false, ["replay", "CHANNEL", "--at", during], expectStatus: 0)
         #expect(replayed.stdout.contains("com.apple.hls.interstitial"), "\(replayed.stdout)")
         try both(setup, json: false, ["replay", "CHANNEL", "--at", during, "--multivariant"], expectStatus: 0)
-        let span = try both(setup, json: false, ["replay", "CHANNEL", "--between", Timestamp(milliseconds: onAir.milliseconds - 4000).iso8601, during], expectStatus: 0)
+        let span = try both(
+            setup, json: false,
+            ["replay", "CHANNEL", "--between", Timestamp(milliseconds: onAir.milliseconds - 4000).iso8601, during],
+            expectStatus: 0)
         #expect(span.stdout.components(separatedBy: "=== ").count > 3, "\(span.stdout)")
         try both(setup, json: false, ["replay", "CHANNEL", "--at", during, "--rendition", "nope"], expectStatus: 1)
         try both(setup, json: false, ["replay", "no-such-channel", "--at", during], expectStatus: 1)
@@ -224,22 +275,32 @@ struct LocalRemoteParityTests {
             let extra = json ? ["--json"] : []
             let local = try setup.local.run(["channel", "list"] + extra)
             let remote = try setup.remote.run(["channel", "list"] + extra)
-            #expect(local.status == 0 && remote.status == 0 && local.stdout == remote.stdout, "database\n\(local.stdout)\(local.stderr)\nAPI\n\(remote.stdout)\(remote.stderr)")
-            #expect(["text-db", "text-ap", "json-db", "json-ap"].allSatisfy { local.stdout.contains($0) }, "\(local.stdout)")
+            #expect(
+                local.status == 0 && remote.status == 0 && local.stdout == remote.stdout,
+                "database\n\(local.stdout)\(local.stderr)\nAPI\n\(remote.stdout)\(remote.stderr)")
+            #expect(
+                ["text-db", "text-ap", "json-db", "json-ap"].allSatisfy { local.stdout.contains($0) }, "\(local.stdout)"
+            )
         }
     }
 
-    @Test("channel create and update-renditions have no --server: a clear usage error, text and --json, and nothing is written")
+    @Test(
+        "channel create and update-renditions have no --server: a clear usage error, text and --json, and nothing is written"
+    )
     func channelCommandsNeedTheDatabase() async throws {
         let setup = try await setUp()
         defer { setup.server.stop() }
         for json in [false, true] {
             for arguments in [
-                ["channel", "create", "made-remotely", "--segment-duration", "4", "--window", "6", "--rendition", "720p,1000000,720p/seg{n}.ts"],
+                [
+                    "channel", "create", "made-remotely", "--segment-duration", "4", "--window", "6", "--rendition",
+                    "720p,1000000,720p/seg{n}.ts",
+                ],
                 ["channel", "update-renditions", setup.text.api, "--rendition", "360p,500000,360p/seg{n}.ts"],
             ] {
                 let refused = try setup.remote.run(arguments + (json ? ["--json"] : []))
-                #expect(refused.status == 2 && refused.stdout.isEmpty, "\(arguments): \(refused.stdout)\(refused.stderr)")
+                #expect(
+                    refused.status == 2 && refused.stdout.isEmpty, "\(arguments): \(refused.stdout)\(refused.stderr)")
                 #expect(refused.stderr.contains("needs the database; leave out --server"), "\(refused.stderr)")
             }
         }
@@ -254,12 +315,20 @@ struct LocalRemoteParityTests {
         let setup = try await setUp()
         defer { setup.server.stop() }
         let start = boundary(after: 300).text
-        try both(setup, json: true, ["break", "place", "CHANNEL", "--id", "a", "--at", start, "--duration", "10", "--asset-uri", Self.asset], expectStatus: 0)
+        try both(
+            setup, json: true,
+            ["break", "place", "CHANNEL", "--id", "a", "--at", start, "--duration", "10", "--asset-uri", Self.asset],
+            expectStatus: 0)
         // Unmasked, from each path.
-        let placed = try setup.local.run(["break", "place", setup.json.database, "--id", "b", "--at", boundary(after: 400).text, "--duration", "10", "--asset-uri", Self.asset, "--json"])
+        let placed = try setup.local.run([
+            "break", "place", setup.json.database, "--id", "b", "--at", boundary(after: 400).text, "--duration", "10",
+            "--asset-uri", Self.asset, "--json",
+        ])
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(placed.stdout.utf8)) as? [String: Any])
         let event = try #require((answer["events"] as? [[String: Any]])?.first)
-        #expect(event["schema_version"] as? Int == 1 && event["decided_at"] != nil && event["schemaVersion"] == nil, "\(event)")
+        #expect(
+            event["schema_version"] as? Int == 1 && event["decided_at"] != nil && event["schemaVersion"] == nil,
+            "\(event)")
         let schedule = try setup.remote.run(["schedule", setup.json.api, "--json"])
         let view = try #require(try JSONSerialization.jsonObject(with: Data(schedule.stdout.utf8)) as? [String: Any])
         #expect((view["breaks"] as? [[String: Any]])?.first?["start_date"] != nil, "\(view)")
@@ -270,9 +339,14 @@ struct LocalRemoteParityTests {
         let setup = try await setUp()
         defer { setup.server.stop() }
         for runner in [setup.local, setup.remote] {
-            for arguments in [["break", "limit", "_x", "a", "--playout-limit", "10"], ["event", "cancel-current", "X"], ["break", "cancel", "text-db", "_a"]] {
+            for arguments in [
+                ["break", "limit", "_x", "a", "--playout-limit", "10"], ["event", "cancel-current", "X"],
+                ["break", "cancel", "text-db", "_a"],
+            ] {
                 let refused = try runner.run(arguments)
-                #expect(refused.status == 2 && refused.stderr.contains("starting with a letter or a digit"), "\(arguments): \(refused.stderr)")
+                #expect(
+                    refused.status == 2 && refused.stderr.contains("starting with a letter or a digit"),
+                    "\(arguments): \(refused.stderr)")
             }
             // A read is not a command: the channel is looked up (and here does not exist).
             let read = try runner.run(["schedule", "_x"])

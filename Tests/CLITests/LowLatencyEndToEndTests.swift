@@ -7,7 +7,8 @@ import Testing
 /// on every next part, as an LL-HLS player does, and an early return sent over HTTP in the middle of a break.
 @Suite(
     "Low-latency channel end to end",
-    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+    .enabled(
+        if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
 struct LowLatencyEndToEndTests {
     struct Answer {
         var asked: (msn: Int64, part: Int64)
@@ -44,31 +45,46 @@ struct LowLatencyEndToEndTests {
         var decidedAt: Date?
         while Date().timeIntervalSince(started) < seconds {
             let next = try #require(Self.hinted(answers.last?.text ?? text))
-            let (body, code, headers) = try await HTTP.getWithHeaders(playlist + "?_HLS_msn=\(next.msn)&_HLS_part=\(next.part)")
+            let (body, code, headers) = try await HTTP.getWithHeaders(
+                playlist + "?_HLS_msn=\(next.msn)&_HLS_part=\(next.part)")
             #expect(code == 200, "\(body)")
-            answers.append(Answer(asked: next, at: Date(), tick: Self.isoDate(headers["x-cueline-tick"] ?? "") ?? .distantPast, text: body))
+            answers.append(
+                Answer(
+                    asked: next, at: Date(), tick: Self.isoDate(headers["x-cueline-tick"] ?? "") ?? .distantPast,
+                    text: body))
             #expect(body.contains("seg\(next.msn).\(next.part).m4s\""), "asked \(next), got \(body.suffix(300))")
             if sentAt == nil, Date().timeIntervalSince(started) > 3.3 {
                 sentAt = Date()
                 let (answer, code) = try await HTTP.post(
-                    commands, json: #"{"command":"cancel_current_event"}"#, headers: ["Authorization": "Bearer \(token)"])
+                    commands, json: #"{"command":"cancel_current_event"}"#,
+                    headers: ["Authorization": "Bearer \(token)"])
                 #expect(code == 201, "\(answer)")
-                let decided = answer.range(of: #""decided_at":""#).map { answer[$0.upperBound...].prefix(while: { $0 != "\"" }) }
+                let decided = answer.range(of: #""decided_at":""#).map {
+                    answer[$0.upperBound...].prefix(while: { $0 != "\"" })
+                }
                 decidedAt = decided.flatMap { Self.isoDate(String($0)) }
             }
         }
         return (answers, try #require(sentAt), try #require(decidedAt))
     }
 
-    @Test("blocking reload answers each next part at its boundary; the early return is in the first answer at or after its effect")
+    @Test(
+        "blocking reload answers each next part at its boundary; the early return is in the first answer at or after its effect"
+    )
     func blockingClientSeesEarlyReturn() async throws {
         let (_, cli, server) = try await ServerProcess.onFreshDatabase()
         defer { server.stop() }
         let renditions = ["720p", "480p"]
         let create = try cli.run(
-            ["channel", "create", "ll", "--segment-duration", "1", "--part-duration", "0.25", "--window", "10", "--public-url", server.baseURL]
+            [
+                "channel", "create", "ll", "--segment-duration", "1", "--part-duration", "0.25", "--window", "10",
+                "--public-url", server.baseURL,
+            ]
                 + renditions.flatMap {
-                    ["--rendition", "\($0),1000000,\($0)/seg{n}.m4s", "--map", "\($0)=\($0)/init.mp4", "--part", "\($0)=\($0)/seg{n}.{p}.m4s"]
+                    [
+                        "--rendition", "\($0),1000000,\($0)/seg{n}.m4s", "--map", "\($0)=\($0)/init.mp4", "--part",
+                        "\($0)=\($0)/seg{n}.{p}.m4s",
+                    ]
                 })
         #expect(create.status == 0, "\(create.stderr)")
         let tokens = try cli.createTokens([("desk", ["--role", "operator"])])
@@ -89,21 +105,28 @@ struct LowLatencyEndToEndTests {
         let (_, skipStatus) = try await HTTP.get(playlist + "?_HLS_skip=v3")
         #expect(skipStatus == 400)
 
-        let place = try cli.run(["break", "place", "ll", "--id", "brk-1", "--in", "2s", "--duration", "20s", "--asset-uri", "https://ads.example.com/a.m3u8"])
+        let place = try cli.run([
+            "break", "place", "ll", "--id", "brk-1", "--in", "2s", "--duration", "20s", "--asset-uri",
+            "https://ads.example.com/a.m3u8",
+        ])
         #expect(place.status == 0, "\(place.stderr)")
         let (answers, sentAt, decidedAt) = try await Self.blockOnEveryPart(
-            playlist: playlist, from: text, seconds: 8, commands: "\(server.baseURL)/channels/ll/commands", token: tokens["desk"]!)
+            playlist: playlist, from: text, seconds: 8, commands: "\(server.baseURL)/channels/ll/commands",
+            token: tokens["desk"]!)
         let decided = decidedAt
         // Every answer rendered for a tick at or after the command's effect holds the augmenting tag; none before.
         for answer in answers {
-            #expect(answer.text.contains("X-PLAYOUT-LIMIT=") == (answer.tick >= decided), "tick \(answer.tick) decided \(decided)")
+            #expect(
+                answer.text.contains("X-PLAYOUT-LIMIT=") == (answer.tick >= decided),
+                "tick \(answer.tick) decided \(decided)")
         }
         let first = try #require(answers.first { $0.text.contains("X-PLAYOUT-LIMIT=") })
         let commandToClient = first.at.timeIntervalSince(sentAt)
         // The exact property is the one above; the time is a loose bound (a commit, a part boundary, two round trips).
         #expect(commandToClient < 3.0, "command → client holding the augmenting tag: \(commandToClient) s")
         // Answers come at part boundaries (parts end on multiples of 250 ms from a whole second), soon after them.
-        let late = answers.dropFirst().map { ($0.at.timeIntervalSince1970 * 1000).truncatingRemainder(dividingBy: 250) }.sorted()
+        let late = answers.dropFirst().map { ($0.at.timeIntervalSince1970 * 1000).truncatingRemainder(dividingBy: 250) }
+            .sorted()
         #expect(late.count > 16)
         #expect(late[late.count / 2] < 100, "median answer \(late[late.count / 2]) ms after its part boundary")
 

@@ -6,7 +6,8 @@ import Testing
 
 @Suite(
     "cueline migrate",
-    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+    .enabled(
+        if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
 struct MigrateCommandTests {
     private func recordCount(_ url: String) async throws -> String? {
         let connection = try await PostgresConnection.connect(url: url)
@@ -28,8 +29,12 @@ struct MigrateCommandTests {
         let report = try decoder.decode(MigrationReport.self, from: Data(second.stdout.utf8))
         #expect(report.applied.isEmpty)
         #expect(report.alreadyApplied.first == "0001_event_log.sql")
-        #expect(report.alreadyApplied.count == (try Migrator.load(directory: TestDatabase.migrationsDirectory)).migrations.count)
-        #expect(try await recordCount(url) == String((try Migrator.load(directory: TestDatabase.migrationsDirectory)).migrations.count))
+        #expect(
+            report.alreadyApplied.count
+                == (try Migrator.load(directory: TestDatabase.migrationsDirectory)).migrations.count)
+        #expect(
+            try await recordCount(url)
+                == String((try Migrator.load(directory: TestDatabase.migrationsDirectory)).migrations.count))
     }
 
     @Test("two processes at once both succeed, one record per file")
@@ -41,13 +46,18 @@ struct MigrateCommandTests {
         let (ra, rb) = try await (a, b)
         #expect(ra.status == 0, "\(ra.stderr)")
         #expect(rb.status == 0, "\(rb.stderr)")
-        #expect(try await recordCount(url) == String((try Migrator.load(directory: TestDatabase.migrationsDirectory)).migrations.count))
+        #expect(
+            try await recordCount(url)
+                == String((try Migrator.load(directory: TestDatabase.migrationsDirectory)).migrations.count))
     }
 
     @Test(
         "bad database settings: one clear line on stderr and a non-zero exit",
         arguments: [
-            ("postgresql://postgres@127.0.0.1:1/cueline", "cannot connect to PostgreSQL at postgres@127.0.0.1:1/cueline"),
+            (
+                "postgresql://postgres@127.0.0.1:1/cueline",
+                "cannot connect to PostgreSQL at postgres@127.0.0.1:1/cueline"
+            ),
             ("mysql://root@127.0.0.1/cueline", "must start with postgresql://"),
         ])
     func badURL(url: String, expected: String) throws {
@@ -77,10 +87,11 @@ struct MigrateCommandTests {
     func missingDirectory() throws {
         let result = try CLIRunner().run(["migrate", "--migrations", "/nonexistent/Migrations"])
         #expect(result.status == 1)
-        #expect(result.stderrLines == [
-            "error: cannot read the migrations directory /nonexistent/Migrations: no such directory or not readable; "
-                + "pass --migrations <dir> or set CUELINE_MIGRATIONS"
-        ])
+        #expect(
+            result.stderrLines == [
+                "error: cannot read the migrations directory /nonexistent/Migrations: no such directory or not readable; "
+                    + "pass --migrations <dir> or set CUELINE_MIGRATIONS"
+            ])
     }
 
     @Test("a usage error exits 2")

@@ -6,13 +6,16 @@ import Testing
 /// would answer, and in the order of the requests on a connection.
 @Suite(
     "Media playlists answered before the router: same answers, same order", .serialized,
-    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+    .enabled(
+        if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
 struct PlaylistFastPathTests {
     typealias RawConnection = ServerLimitsTests.RawConnection
 
     /// Splits a stream of HTTP/1.1 answers (each with a Content-Length) into (status line, headers, body).
     /// `bodies: false` for answers to HEAD (a Content-Length but no body).
-    static func answers(_ text: String, bodies: Bool = true) -> [(status: String, headers: [String: String], body: String, names: [String])] {
+    static func answers(_ text: String, bodies: Bool = true) -> [(
+        status: String, headers: [String: String], body: String, names: [String]
+    )] {
         var rest = Substring(text)
         var result: [(String, [String: String], String, [String])] = []
         while let end = rest.range(of: "\r\n\r\n") {
@@ -21,7 +24,8 @@ struct PlaylistFastPathTests {
             var names: [String] = []
             for line in lines.dropFirst() {
                 guard let colon = line.firstIndex(of: ":") else { continue }
-                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                    in: .whitespaces)
                 names.append(String(line[..<colon]))
             }
             let length = bodies ? Int(headers["content-length"] ?? "0") ?? 0 : 0
@@ -61,13 +65,19 @@ struct PlaylistFastPathTests {
         // Segments of 60 s: the window does not move between the two requests compared.
         let (_, cli, server) = try await ServerProcess.onFreshDatabase(extraArguments: ["--unauthenticated-commands"])
         defer { server.stop() }
-        #expect(try cli.run(["channel", "create", "one", "--segment-duration", "60", "--window", "3", "--epoch", "2020-01-01T00:00:00Z", "--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
+        #expect(
+            try cli.run([
+                "channel", "create", "one", "--segment-duration", "60", "--window", "3", "--epoch",
+                "2020-01-01T00:00:00Z", "--rendition", "720p,1000000,720p/seg{n}.ts",
+            ]).status == 0)
         try await Self.untilServed(server.baseURL + "/channels/one/720p.m3u8")
         let before = try await fastRequests(server.baseURL), rawBefore = try await rawRequests(server.baseURL)
         for (method, origin) in [("GET", ""), ("GET", "Origin: https://player.example\r\n"), ("HEAD", "")] {
             let connection = try RawConnection(port: server.port)
             // The same request twice: plain (answered before the router), and with a query (the router answers).
-            connection.send("\(method) /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\(origin)\r\n\(method) /channels/one/720p.m3u8?via=router HTTP/1.1\r\nHost: x\r\n\(origin)\r\n")
+            connection.send(
+                "\(method) /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\(origin)\r\n\(method) /channels/one/720p.m3u8?via=router HTTP/1.1\r\nHost: x\r\n\(origin)\r\n"
+            )
             let read = connection.read(for: 5) { Self.answers($0, bodies: method != "HEAD").count == 2 }
             let pair = Self.answers(read.text, bodies: method != "HEAD")
             try #require(pair.count == 2, "\(method): \(read.text)")
@@ -107,10 +117,15 @@ struct PlaylistFastPathTests {
     func pipelinedOrder() async throws {
         let (_, cli, server) = try await ServerProcess.onFreshDatabase(extraArguments: ["--unauthenticated-commands"])
         defer { server.stop() }
-        #expect(try cli.run(["channel", "create", "one", "--segment-duration", "2", "--window", "3", "--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
+        #expect(
+            try cli.run([
+                "channel", "create", "one", "--segment-duration", "2", "--window", "3", "--rendition",
+                "720p,1000000,720p/seg{n}.ts",
+            ]).status == 0)
         try await Self.untilServed(server.baseURL + "/channels/one/720p.m3u8")
         let before = try await fastRequests(server.baseURL)
-        let body = #"{"command":"place_break","id":"pipelined","in":60,"duration":10,"asset_uri":"https://ads.example.com/a.m3u8"}"#
+        let body =
+            #"{"command":"place_break","id":"pipelined","in":60,"duration":10,"asset_uri":"https://ads.example.com/a.m3u8"}"#
         let playlist = "GET /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n"
         let connection = try RawConnection(port: server.port)
         // One write: two playlist GETs (answered before the router), a command (the router's, slow: a database
@@ -121,14 +136,22 @@ struct PlaylistFastPathTests {
                 + playlist + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" + playlist + playlist)
         let read = connection.read(for: 10) { Self.answers($0).count == 7 }
         let answers = Self.answers(read.text)
-        #expect(answers.map { String($0.status.prefix(12)) } == ["HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 201", "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200"], "\(read.text)")
+        #expect(
+            answers.map { String($0.status.prefix(12)) } == [
+                "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 201", "HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200",
+                "HTTP/1.1 200",
+            ], "\(read.text)")
         #expect(answers.count == 7 && answers[2].body.contains("pipelined"))
-        #expect(answers.count == 7 && [0, 1, 3, 5, 6].allSatisfy { answers[$0].body.hasPrefix("#EXTM3U") } && answers[4].body.contains("ok"))
+        #expect(
+            answers.count == 7 && [0, 1, 3, 5, 6].allSatisfy { answers[$0].body.hasPrefix("#EXTM3U") }
+                && answers[4].body.contains("ok"))
         // The two before the command at least were answered here (the rest may be, once the command's answer has gone).
         #expect(try await fastRequests(server.baseURL) - before >= 2)
     }
 
-    @Test("an LL-HLS blocking reload is held on the event loop and answered at its part; requests behind it wait their turn")
+    @Test(
+        "an LL-HLS blocking reload is held on the event loop and answered at its part; requests behind it wait their turn"
+    )
     func heldInOrder() async throws {
         let (_, cli, server) = try await ServerProcess.onFreshDatabase()
         defer { server.stop() }
@@ -151,19 +174,23 @@ struct PlaylistFastPathTests {
         let before = try await fastRequests(server.baseURL), rawBefore = try await rawRequests(server.baseURL)
         let held = "GET /channels/ll/720p.m3u8?_HLS_msn=\(msn)&_HLS_part=\(part) HTTP/1.1\r\nHost: x\r\n\r\n"
         let connection = try RawConnection(port: server.port)
-        connection.send(held + "GET /channels/ll/master.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n" + "GET /channels/ll/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n")
+        connection.send(
+            held + "GET /channels/ll/master.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /channels/ll/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n")
         let answers = Self.answers(connection.read(for: 6) { Self.answers($0).count == 3 }.text)
         #expect(answers.map { String($0.status.prefix(12)) } == ["HTTP/1.1 200", "HTTP/1.1 200", "HTTP/1.1 200"])
         guard answers.count == 3 else { return }
         // The held answer holds the part asked for and may be cached; the multivariant playlist, then the plain GET, follow it.
-        #expect(answers[0].body.contains("seg\(msn).\(part).m4s\"") && answers[0].headers["cache-control"] == "max-age=6")
+        #expect(
+            answers[0].body.contains("seg\(msn).\(part).m4s\"") && answers[0].headers["cache-control"] == "max-age=6")
         #expect(answers[1].body.contains("#EXT-X-STREAM-INF") && answers[2].headers["cache-control"] == "max-age=1")
         // The held one was answered on raw bytes, the first of its connection; the multivariant playlist and the plain
         // GET behind it went to the codec (the plain one answered before the router, or by it).
         #expect(try await rawRequests(server.baseURL) - rawBefore == 1)
         #expect(try await fastRequests(server.baseURL) - before >= 1)
         // Malformed or far-ahead directives go up to the router: 400 naming the directive.
-        let (far, farStatus) = try await HTTP.get(server.baseURL + "/channels/ll/720p.m3u8?_HLS_msn=\(msn)&_HLS_part=99")
+        let (far, farStatus) = try await HTTP.get(
+            server.baseURL + "/channels/ll/720p.m3u8?_HLS_msn=\(msn)&_HLS_part=99")
         #expect(farStatus == 400 && far.contains(#""field":"_HLS_part""#))
     }
 }

@@ -3,14 +3,15 @@ import TestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Issue 11, defects 7 and 8, at small scale and exact: what `cueline serve` answers beyond each of its limits.
 /// (`scripts/fault-flood.sh` floods them at scale and measures the playlists meanwhile.)
 @Suite(
     "Limits of cueline serve: connections, timeouts, sizes, event streams", .serialized,
-    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+    .enabled(
+        if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
 struct ServerLimitsTests {
     struct ConnectFailed: Error {
         var errno: Int32
@@ -32,12 +33,16 @@ struct ServerLimitsTests {
         }
 
         func send(_ text: String) {
-            _ = text.utf8CString.dropLast().withUnsafeBufferPointer { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            _ = text.utf8CString.dropLast().withUnsafeBufferPointer {
+                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
         }
 
         /// What arrives until the server closes the connection or `seconds` pass; `closed` says which. With `until`, also
         /// until what has arrived satisfies it (a test waiting for answers, not for a time a loaded machine may not keep).
-        func read(for seconds: Double, until done: ((String) -> Bool)? = nil) -> (text: String, closed: Bool, after: Double) {
+        func read(for seconds: Double, until done: ((String) -> Bool)? = nil) -> (
+            text: String, closed: Bool, after: Double
+        ) {
             let started = Date()
             var data = [UInt8]()
             var buffer = [UInt8](repeating: 0, count: 65536)
@@ -47,7 +52,9 @@ struct ServerLimitsTests {
                 let left = Int32(max(1, (seconds - Date().timeIntervalSince(started)) * 1000))
                 guard poll(&poller, 1, left) > 0 else { continue }
                 let count = recv(descriptor, &buffer, buffer.count, 0)
-                if count <= 0 { return (String(decoding: data, as: UTF8.self), true, Date().timeIntervalSince(started)) }
+                if count <= 0 {
+                    return (String(decoding: data, as: UTF8.self), true, Date().timeIntervalSince(started))
+                }
                 data += buffer[..<count]
             }
             return (String(decoding: data, as: UTF8.self), false, Date().timeIntervalSince(started))
@@ -72,7 +79,11 @@ struct ServerLimitsTests {
         let url = try await TestDatabase.makeFreshDatabase()
         let cli = CLIRunner(environment: ["DATABASE_URL": url])
         #expect(try cli.run(["migrate"]).status == 0)
-        #expect(try cli.run(["channel", "create", "one", "--segment-duration", "1", "--window", "6", "--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
+        #expect(
+            try cli.run([
+                "channel", "create", "one", "--segment-duration", "1", "--window", "6", "--rendition",
+                "720p,1000000,720p/seg{n}.ts",
+            ]).status == 0)
         var tokens: [String: String] = [:]
         for name in ["wall-a", "wall-b", "wall-c"] {
             let created = try cli.run(["token", "create", name, "--role", "viewer"])
@@ -83,7 +94,9 @@ struct ServerLimitsTests {
         return Setup(cli: cli, server: server, tokens: tokens)
     }
 
-    @Test("a request head that does not arrive in time is answered 408 and closed; an idle connection is closed (slowloris)")
+    @Test(
+        "a request head that does not arrive in time is answered 408 and closed; an idle connection is closed (slowloris)"
+    )
     func timeouts() async throws {
         let setup = try await setUp(["--header-timeout", "1", "--idle-timeout", "2"])
         defer { setup.server.stop() }
@@ -116,14 +129,18 @@ struct ServerLimitsTests {
             #expect(refusedHeader.closed && refusedHeader.text.hasPrefix("HTTP/1.1 431"), "\(path): \(refusedHeader)")
         }
         let body = try RawConnection(port: setup.server.port)
-        body.send("POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n")
+        body.send(
+            "POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
+        )
         let refusedBody = body.read(for: 3)
         #expect(refusedBody.closed && refusedBody.text.hasPrefix("HTTP/1.1 413"), "\(refusedBody)")
         let (_, fine) = try await HTTP.get(setup.server.baseURL + "/channels/one/720p.m3u8")
         #expect(fine == 200)
     }
 
-    @Test("a client that sends requests and never reads the answers gets no more than the send buffers hold, then is closed; others are answered")
+    @Test(
+        "a client that sends requests and never reads the answers gets no more than the send buffers hold, then is closed; others are answered"
+    )
     func unreadAnswers() async throws {
         let setup = try await setUp([])
         defer { setup.server.stop() }
@@ -148,7 +165,9 @@ struct ServerLimitsTests {
         #expect(rest.closed, "still open after \(rest.after) s and \(rest.text.utf8.count) bytes")
     }
 
-    @Test("requests for the router sent in a row are answered one at a time as the client reads, all of them and in order, also after a half-close")
+    @Test(
+        "requests for the router sent in a row are answered one at a time as the client reads, all of them and in order, also after a half-close"
+    )
     func pipelinedThroughTheRouter() async throws {
         let setup = try await setUp([])
         defer { setup.server.stop() }
@@ -159,7 +178,9 @@ struct ServerLimitsTests {
         client.finishSending()
         let answers = client.read(for: 10)
         let statuses = answers.text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { $0.prefix(3) }
-        #expect(statuses == ["200", "200", "200", "200", "200"], "\(statuses) after \(answers.after) s, closed: \(answers.closed)")
+        #expect(
+            statuses == ["200", "200", "200", "200", "200"],
+            "\(statuses) after \(answers.after) s, closed: \(answers.closed)")
         #expect(answers.closed, "the connection ends after the last answer")
         // Far more than a player would send ahead, never read: closed, and the server answers others.
         let greedy = try RawConnection(port: setup.server.port, receiveBuffer: 1024)
@@ -169,7 +190,9 @@ struct ServerLimitsTests {
         #expect(greedy.read(for: 10).closed, "closed once 256 parts wait behind unread answers")
     }
 
-    @Test("HTTP/1.0 without keep-alive, Connection: Close and CONNECT end the connection after the answer; Expect: 100-continue is answered 100, in turn, its clock starting then; a refusal behind an answer waits for it")
+    @Test(
+        "HTTP/1.0 without keep-alive, Connection: Close and CONNECT end the connection after the answer; Expect: 100-continue is answered 100, in turn, its clock starting then; a refusal behind an answer waits for it"
+    )
     func connectionSemantics() async throws {
         let setup = try await setUp(["--header-timeout", "1"])
         defer { setup.server.stop() }
@@ -184,7 +207,9 @@ struct ServerLimitsTests {
             let answer = client.read(for: 3)
             #expect(answer.text.hasPrefix("HTTP/1.1 200") && answer.closed && answer.after < 1, "\(request): \(answer)")
         }
-        for request in ["GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"] {
+        for request in [
+            "GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+        ] {
             let client = try RawConnection(port: setup.server.port)
             client.send(request)
             let answer = client.read(for: 1)
@@ -192,7 +217,8 @@ struct ServerLimitsTests {
         }
         // The body is sent once the server asks for it (curl waits a second otherwise, other clients longer).
         // A viewer's token: the body is read (the command's type decides what the token may do) before the 403.
-        let command = "POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(setup.tokens["wall-a"]!)\r\n"
+        let command =
+            "POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(setup.tokens["wall-a"]!)\r\n"
             + "Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n"
         let expecting = try RawConnection(port: setup.server.port)
         expecting.send(command)
@@ -207,19 +233,24 @@ struct ServerLimitsTests {
         pipelined.send("GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n" + command)
         let first = pipelined.read(for: 2) { $0.contains("100 Continue\r\n\r\n") }
         let answers = first.text.components(separatedBy: "HTTP/1.1 ")
-        #expect(answers.count == 3 && answers[1].hasPrefix("200") && answers[1].hasSuffix("}\n") && answers[2] == "100 Continue\r\n\r\n", "\(first.text.suffix(200))")
+        #expect(
+            answers.count == 3 && answers[1].hasPrefix("200") && answers[1].hasSuffix("}\n")
+                && answers[2] == "100 Continue\r\n\r\n", "\(first.text.suffix(200))")
         // Held behind an answer slower than the header timeout (a blocking reload two segments ahead), an expecting
         // request's clock starts when its turn comes: both are answered, nothing is cut off.
-        #expect(try setup.cli.run([
-            "channel", "create", "ll", "--segment-duration", "2", "--part-duration", "0.5", "--window", "6",
-            "--rendition", "720p,1000000,720p/seg{n}.m4s", "--map", "720p=720p/init.mp4", "--part", "720p=720p/seg{n}.{p}.m4s",
-        ]).status == 0)
+        #expect(
+            try setup.cli.run([
+                "channel", "create", "ll", "--segment-duration", "2", "--part-duration", "0.5", "--window", "6",
+                "--rendition", "720p,1000000,720p/seg{n}.m4s", "--map", "720p=720p/init.mp4", "--part",
+                "720p=720p/seg{n}.{p}.m4s",
+            ]).status == 0)
         var playlist = ""
         for _ in 0..<50 where !playlist.contains("#EXTINF") {
             (playlist, _) = try await HTTP.get(setup.server.baseURL + "/channels/ll/720p.m3u8")
             try await Task.sleep(for: .milliseconds(100))
         }
-        let sequence = Int(playlist.split(separator: "\n").first { $0.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") }!.dropFirst(22))!
+        let sequence = Int(
+            playlist.split(separator: "\n").first { $0.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") }!.dropFirst(22))!
         let segments = playlist.components(separatedBy: "#EXTINF").count - 1
         // Four parts (2 s) after the last one listed, within the server's horizon of 6. A body length keeps the
         // reload off the raw path, into the codec, where requests are held.
@@ -230,8 +261,12 @@ struct ServerLimitsTests {
             "GET /channels/ll/720p.m3u8?_HLS_msn=\(target.segment)&_HLS_part=\(target.part) HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
                 + command.replacingOccurrences(of: "/channels/one/", with: "/channels/ll/"))
         let reloaded = blocked.read(for: 8) { $0.hasSuffix("100 Continue\r\n\r\n") }
-        #expect(reloaded.text.hasPrefix("HTTP/1.1 200") && reloaded.text.hasSuffix("\nHTTP/1.1 100 Continue\r\n\r\n"), "\(reloaded)")
-        #expect(reloaded.after > 1.2, "the reload was not slower than the header timeout: this checks nothing (\(reloaded.after) s)")
+        #expect(
+            reloaded.text.hasPrefix("HTTP/1.1 200") && reloaded.text.hasSuffix("\nHTTP/1.1 100 Continue\r\n\r\n"),
+            "\(reloaded)")
+        #expect(
+            reloaded.after > 1.2,
+            "the reload was not slower than the header timeout: this checks nothing (\(reloaded.after) s)")
         blocked.send("{}")
         let held = blocked.read(for: 2) { $0.contains("}") }
         #expect(held.text.hasPrefix("HTTP/1.1 422") && !held.closed, "\(held)")
@@ -243,7 +278,9 @@ struct ServerLimitsTests {
         let one = afterClose.read(for: 2)
         #expect(one.text.hasPrefix("HTTP/1.1 200") && one.text.hasSuffix("\r\n\r\nok\n") && one.closed, "\(one)")
         let behind = try RawConnection(port: setup.server.port)
-        behind.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n")
+        behind.send(
+            "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n"
+        )
         let both = behind.read(for: 2)
         #expect(both.text.hasPrefix("HTTP/1.1 200") && both.text.contains("ok\nHTTP/1.1 413") && both.closed, "\(both)")
         // A 1.0 client that asked to keep the connection is told it is kept; a CONNECT is answered and closed (its
@@ -268,7 +305,10 @@ struct ServerLimitsTests {
     @Test("at the connection cap the longest idle connection makes room; when all are busy, 503 with Retry-After")
     func connectionCap() async throws {
         // Without tokens, so the command route waits for the body: a request in progress.
-        let setup = try await setUp(["--max-connections", "4", "--max-arriving-bodies-per-address", "4", "--header-timeout", "5", "--unauthenticated-commands"])
+        let setup = try await setUp([
+            "--max-connections", "4", "--max-arriving-bodies-per-address", "4", "--header-timeout", "5",
+            "--unauthenticated-commands",
+        ])
         defer { setup.server.stop() }
         let idle = try (0..<4).map { _ in try RawConnection(port: setup.server.port) }
         try await Task.sleep(for: .milliseconds(200))
@@ -280,13 +320,17 @@ struct ServerLimitsTests {
         // live event stream. Nothing can be evicted.
         let busy = try (0..<4).map { _ in try RawConnection(port: setup.server.port) }
         for connection in busy.prefix(3) {
-            connection.send("POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+            connection.send(
+                "POST /channels/one/commands HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
+            )
         }
         busy[3].send("GET /channels/one/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
         try await Task.sleep(for: .milliseconds(300))
         let refused = try RawConnection(port: setup.server.port)
         let answer = refused.read(for: 3)
-        #expect(answer.closed && answer.text.hasPrefix("HTTP/1.1 503") && answer.text.lowercased().contains("retry-after: 1"), "\(answer)")
+        #expect(
+            answer.closed && answer.text.hasPrefix("HTTP/1.1 503")
+                && answer.text.lowercased().contains("retry-after: 1"), "\(answer)")
         _ = idle
     }
 
@@ -296,7 +340,9 @@ struct ServerLimitsTests {
         defer { setup.server.stop() }
         func open(_ token: String) throws -> RawConnection {
             let connection = try RawConnection(port: setup.server.port)
-            connection.send("GET /channels/one/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer \(setup.tokens[token]!)\r\n\r\n")
+            connection.send(
+                "GET /channels/one/events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer \(setup.tokens[token]!)\r\n\r\n"
+            )
             return connection
         }
         let first = try open("wall-a")
@@ -312,7 +358,9 @@ struct ServerLimitsTests {
         // Playlists are not affected, and JSON pages of the log are not streams.
         let (_, playlist) = try await HTTP.get(setup.server.baseURL + "/channels/one/720p.m3u8")
         #expect(playlist == 200)
-        let (_, page) = try await HTTP.get(setup.server.baseURL + "/channels/one/events", headers: ["Authorization": "Bearer \(setup.tokens["wall-c"]!)"])
+        let (_, page) = try await HTTP.get(
+            setup.server.baseURL + "/channels/one/events",
+            headers: ["Authorization": "Bearer \(setup.tokens["wall-c"]!)"])
         #expect(page == 200)
         // A client that goes away frees its place at the next write (a keep-alive comment at the latest, 5 s).
         first.hangUp()
@@ -332,20 +380,25 @@ struct ServerLimitsTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("limits-\(UUID().uuidString).conf")
         try Data("header_timeout = 0\nmax_streams = lots\n".utf8).write(to: file)
         let check = try cli.run(["config", "check", file.path])
-        #expect(check.status == 1 && check.stdout.contains("header_timeout") && check.stdout.contains("max_streams"), "\(check.stdout)")
+        #expect(
+            check.status == 1 && check.stdout.contains("header_timeout") && check.stdout.contains("max_streams"),
+            "\(check.stdout)")
     }
 
     /// The threads of a process by name, with the CPUs each may run on (`Cpus_allowed_list`).
     static func threadCPUs(_ pid: Int32) throws -> [(name: String, cpus: String)] {
         try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").map { task in
-            let name = try String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            let name = try String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8).trimmingCharacters(
+                in: .whitespacesAndNewlines)
             let status = try String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
             let line = status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") } ?? ""
             return (name, line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces))
         }
     }
 
-    @Test("--pin-event-loops: one event loop on each CPU the server may use, each pinned to its own, and it serves; without it the loops may run anywhere; a bad value is refused naming the key")
+    @Test(
+        "--pin-event-loops: one event loop on each CPU the server may use, each pinned to its own, and it serves; without it the loops may run anywhere; a bad value is refused naming the key"
+    )
     func pinnedEventLoops() async throws {
         let (url, cli, pinned) = try await ServerProcess.onFreshDatabase(extraArguments: ["--pin-event-loops"])
         defer { pinned.stop() }
@@ -376,6 +429,8 @@ struct ServerLimitsTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("pin-\(UUID().uuidString).conf")
         try Data("pin_event_loops = yes\n".utf8).write(to: file)
         let check = try cli.run(["config", "check", file.path])
-        #expect(check.status == 1 && check.stdout.contains("pin_event_loops") && check.stdout.contains("true or false"), "\(check.stdout)")
+        #expect(
+            check.status == 1 && check.stdout.contains("pin_event_loops") && check.stdout.contains("true or false"),
+            "\(check.stdout)")
     }
 }

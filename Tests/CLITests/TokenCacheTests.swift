@@ -8,14 +8,20 @@ import Testing
 /// costs the database nothing, and a revoked token stops working, open event streams included, within 5 s.
 @Suite(
     "Tokens in memory: made-up tokens never reach the database; revocation ends streams", .serialized,
-    .enabled(if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
+    .enabled(
+        if: TestDatabase.isConfigured && CLIRunner.isAvailable, "needs DATABASE_URL and CUELINE_BIN (scripts/test.sh)"))
 struct TokenCacheTests {
     private func setUp() async throws -> (url: String, cli: CLIRunner, server: ServerProcess, wall: String) {
         let url = try await TestDatabase.makeFreshDatabase()
         let cli = CLIRunner(environment: ["DATABASE_URL": url])
         #expect(try cli.run(["migrate"]).status == 0)
-        #expect(try cli.run(["channel", "create", "one", "--segment-duration", "1", "--window", "6", "--rendition", "720p,1000000,720p/seg{n}.ts"]).status == 0)
-        let wall = try cli.run(["token", "create", "wall", "--role", "viewer"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(
+            try cli.run([
+                "channel", "create", "one", "--segment-duration", "1", "--window", "6", "--rendition",
+                "720p,1000000,720p/seg{n}.ts",
+            ]).status == 0)
+        let wall = try cli.run(["token", "create", "wall", "--role", "viewer"]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let server = try ServerProcess(databaseURL: url)
         try await server.waitUntilReady()
         return (url, cli, server, wall)
@@ -26,7 +32,8 @@ struct TokenCacheTests {
         let connection = try await PostgresConnection.connect(url: url)
         defer { connection.close() }
         let rows = try await connection.query(
-            "SELECT (coalesce(seq_scan, 0) + coalesce(idx_scan, 0))::text FROM pg_stat_user_tables WHERE relname = 'cueline_tokens'")
+            "SELECT (coalesce(seq_scan, 0) + coalesce(idx_scan, 0))::text FROM pg_stat_user_tables WHERE relname = 'cueline_tokens'"
+        )
         return Int(rows.rows.first?.first.flatMap { $0 } ?? "") ?? -1
     }
 
@@ -34,17 +41,21 @@ struct TokenCacheTests {
         "cue_" + (0..<64).map { _ in String("0123456789abcdef".randomElement()!) }.joined()
     }
 
-    @Test("300 made-up tokens are 401 without a database lookup each; malformed ones are refused as such; a new token works at once")
+    @Test(
+        "300 made-up tokens are 401 without a database lookup each; malformed ones are refused as such; a new token works at once"
+    )
     func madeUpTokens() async throws {
         let (url, cli, server, wall) = try await setUp()
         defer { server.stop() }
         let path = "/channels/one/schedule"
-        #expect(RawHTTP.get(port: server.port, path: path, headers: ["Authorization": "Bearer \(wall)"]).1.status == 200)
+        #expect(
+            RawHTTP.get(port: server.port, path: path, headers: ["Authorization": "Bearer \(wall)"]).1.status == 200)
         try await Task.sleep(for: .seconds(2))
         let before = try await tokenTableScans(url)
         let started = ContinuousClock.now
         for _ in 0..<300 {
-            let (_, answer) = RawHTTP.get(port: server.port, path: path, headers: ["Authorization": "Bearer \(Self.madeUpToken())"])
+            let (_, answer) = RawHTTP.get(
+                port: server.port, path: path, headers: ["Authorization": "Bearer \(Self.madeUpToken())"])
             #expect(answer.status == 401 && answer.text.contains("unknown or revoked"), "\(answer.head) \(answer.text)")
         }
         let elapsed = ContinuousClock.now - started
@@ -53,14 +64,22 @@ struct TokenCacheTests {
         // The table is loaded every second, and at most once a second more for a token it does not hold; statistics
         // reach pg_stat a second or so late, so the window is a few seconds wider. Each lookup used to be a scan.
         let bound = 3 * Int((elapsed + .seconds(4)) / .seconds(1)) + 5
-        #expect(scans >= 0 && scans <= bound, "300 made-up tokens in \(elapsed): \(scans) scans of cueline_tokens (bound \(bound))")
+        #expect(
+            scans >= 0 && scans <= bound,
+            "300 made-up tokens in \(elapsed): \(scans) scans of cueline_tokens (bound \(bound))")
 
-        for malformed in ["cue_123", "cue_" + String(repeating: "g", count: 64), String(repeating: "a", count: 68), "cue_" + String(repeating: "A", count: 64), "cue_" + String(repeating: "0", count: 4000)] {
-            let (_, answer) = RawHTTP.get(port: server.port, path: path, headers: ["Authorization": "Bearer \(malformed)"])
-            #expect(answer.status == 401 && answer.text.contains("malformed"), "\(malformed.prefix(20)): \(answer.text)")
+        for malformed in [
+            "cue_123", "cue_" + String(repeating: "g", count: 64), String(repeating: "a", count: 68),
+            "cue_" + String(repeating: "A", count: 64), "cue_" + String(repeating: "0", count: 4000),
+        ] {
+            let (_, answer) = RawHTTP.get(
+                port: server.port, path: path, headers: ["Authorization": "Bearer \(malformed)"])
+            #expect(
+                answer.status == 401 && answer.text.contains("malformed"), "\(malformed.prefix(20)): \(answer.text)")
         }
         // A token created while the server runs works on its first request.
-        let fresh = try cli.run(["token", "create", "fresh", "--role", "viewer"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let fresh = try cli.run(["token", "create", "fresh", "--role", "viewer"]).stdout.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let (_, first) = RawHTTP.get(port: server.port, path: path, headers: ["Authorization": "Bearer \(fresh)"])
         #expect(first.status == 200, "\(first.text)")
     }
@@ -70,10 +89,12 @@ struct TokenCacheTests {
         let (_, cli, server, wall) = try await setUp()
         defer { server.stop() }
         let url = "\(server.baseURL)/channels/one/events"
-        let stream = try CurlStream(["-H", "Accept: text/event-stream", "-H", "Authorization: Bearer \(wall)", url], seconds: 60)
+        let stream = try CurlStream(
+            ["-H", "Accept: text/event-stream", "-H", "Authorization: Bearer \(wall)", url], seconds: 60)
         defer { stream.stop() }
         #expect(await stream.wait(for: ["retry: 1000", "id: 1\n"]), "\(stream.text)")
-        let other = try CurlStream(["-H", "Accept: text/event-stream", "-H", "Authorization: Bearer \(wall)", url], seconds: 60)
+        let other = try CurlStream(
+            ["-H", "Accept: text/event-stream", "-H", "Authorization: Bearer \(wall)", url], seconds: 60)
         defer { other.stop() }
         #expect(await other.wait(for: ["id: 1\n"]), "\(other.text)")
 
@@ -81,15 +102,23 @@ struct TokenCacheTests {
         let revoked = ContinuousClock.now
         var refusedAfter: Duration?
         while ContinuousClock.now - revoked < .seconds(10) {
-            if RawHTTP.get(port: server.port, path: "/channels/one/schedule", headers: ["Authorization": "Bearer \(wall)"]).1.status == 401 {
+            if RawHTTP.get(
+                port: server.port, path: "/channels/one/schedule", headers: ["Authorization": "Bearer \(wall)"]
+            ).1.status == 401 {
                 refusedAfter = ContinuousClock.now - revoked
                 break
             }
             try await Task.sleep(for: .milliseconds(100))
         }
         #expect(refusedAfter != nil && refusedAfter! < .seconds(5), "refused after \(String(describing: refusedAfter))")
-        #expect(await stream.waitForEnd(timeout: .seconds(5) - (ContinuousClock.now - revoked) + .milliseconds(500)), "the stream still runs \(ContinuousClock.now - revoked) after revocation")
-        #expect(await other.waitForEnd(timeout: .seconds(5) - (ContinuousClock.now - revoked) + .milliseconds(500)), "every stream of the token ends")
-        print("revocation: refused after \(refusedAfter.map { "\($0)" } ?? "never"), streams ended after \(ContinuousClock.now - revoked)")
+        #expect(
+            await stream.waitForEnd(timeout: .seconds(5) - (ContinuousClock.now - revoked) + .milliseconds(500)),
+            "the stream still runs \(ContinuousClock.now - revoked) after revocation")
+        #expect(
+            await other.waitForEnd(timeout: .seconds(5) - (ContinuousClock.now - revoked) + .milliseconds(500)),
+            "every stream of the token ends")
+        print(
+            "revocation: refused after \(refusedAfter.map { "\($0)" } ?? "never"), streams ended after \(ContinuousClock.now - revoked)"
+        )
     }
 }

@@ -30,7 +30,9 @@ enum AuditStoreKind: String, CustomStringConvertible, Sendable {
 
 @Suite("RefusalStore contract (in-memory and PostgreSQL)")
 struct RefusalStoreContractTests {
-    @Test("refused commands read back field for field, per channel, in decision order", arguments: AuditStoreKind.available)
+    @Test(
+        "refused commands read back field for field, per channel, in decision order",
+        arguments: AuditStoreKind.available)
     func recordAndRead(kind: AuditStoreKind) async throws {
         let store = kind.refusals()
         let channel = uniqueChannel()
@@ -38,16 +40,20 @@ struct RefusalStoreContractTests {
         // The database dates a refusal by its own clock when the given time is not plausible (Migrations/0005): these
         // are close to now, so both stores keep them as given.
         let later = Refusal(
-            channel: channel, commandID: "c2", command: "cancel-break", request: #"{"cancelBreak":{"id":"y"}}"#, actor: "mallory'; --",
+            channel: channel, commandID: "c2", command: "cancel-break", request: #"{"cancelBreak":{"id":"y"}}"#,
+            actor: "mallory'; --",
             source: "http", reason: "break y does not exist", decidedAt: Timestamp(milliseconds: now + 80))
         let earlier = Refusal(
-            channel: channel, commandID: "c1", command: "set-playout-limit", request: #"{"limit":{"id":"x"}}"#, actor: "eve",
+            channel: channel, commandID: "c1", command: "set-playout-limit", request: #"{"limit":{"id":"x"}}"#,
+            actor: "eve",
             source: "cli", reason: "break x is not on air \"yet\"", decidedAt: Timestamp(milliseconds: now + 50))
         try await store.recordRefusal(later)
         try await store.recordRefusal(earlier)
-        try await store.recordRefusal(Refusal(
-            channel: uniqueChannel(), commandID: "c3", command: "cancel-break", request: "{}", actor: "a", source: "http",
-            reason: "elsewhere", decidedAt: Timestamp(milliseconds: now + 60)))
+        try await store.recordRefusal(
+            Refusal(
+                channel: uniqueChannel(), commandID: "c3", command: "cancel-break", request: "{}", actor: "a",
+                source: "http",
+                reason: "elsewhere", decidedAt: Timestamp(milliseconds: now + 60)))
         #expect(try await store.refusals(of: channel) == [earlier, later])
         #expect(try await store.refusals(of: uniqueChannel()).isEmpty)
     }
@@ -55,14 +61,17 @@ struct RefusalStoreContractTests {
 
 @Suite("RenderSampleStore contract (in-memory and PostgreSQL)")
 struct RenderSampleStoreContractTests {
-    @Test("samples are kept once per channel, tick and rendition, oldest first, at most the limit", arguments: AuditStoreKind.available)
+    @Test(
+        "samples are kept once per channel, tick and rendition, oldest first, at most the limit",
+        arguments: AuditStoreKind.available)
     func recordAndRead(kind: AuditStoreKind) async throws {
         let store = kind.samples()
         let channel = uniqueChannel()
         let now = wallClockMilliseconds()
         func sample(_ offset: Int64, _ rendition: Identifier, _ digit: String = "ab") -> RenderSample {
             RenderSample(
-                channel: channel, tick: Timestamp(milliseconds: now - 10_000 + offset), rendition: rendition, rendererVersion: 1,
+                channel: channel, tick: Timestamp(milliseconds: now - 10_000 + offset), rendition: rendition,
+                rendererVersion: 1,
                 sha256: String(repeating: digit, count: 32))
         }
         try await store.recordRenderSamples([sample(2000, "720p"), sample(2000, "720p")])
@@ -70,7 +79,10 @@ struct RenderSampleStoreContractTests {
         // Same channel, tick and rendition: the first digest recorded stays.
         try await store.recordRenderSamples([sample(2000, "720p", "cd")])
         try await store.recordRenderSamples([])
-        #expect(try await store.renderSamples(of: channel, limit: 10) == [sample(1000, "360p"), sample(1000, "720p"), sample(2000, "720p")])
+        #expect(
+            try await store.renderSamples(of: channel, limit: 10) == [
+                sample(1000, "360p"), sample(1000, "720p"), sample(2000, "720p"),
+            ])
         #expect(try await store.renderSamples(of: channel, limit: 2) == [sample(1000, "360p"), sample(1000, "720p")])
         #expect(try await store.renderSamples(of: uniqueChannel(), limit: 10).isEmpty)
     }

@@ -26,7 +26,9 @@ struct ConcurrentAppendTests {
     /// a reader polls by position up to the watermark throughout and must see every committed event once, in
     /// order, never one past a head it was given (positions are not gap-free: rolled-back appends leave holes, and
     /// appends of different channels commit in any order).
-    @Test("16 appenders on 4 channels: versions gap-free, a reader up to the watermark sees every event exactly once", arguments: StoreKind.available)
+    @Test(
+        "16 appenders on 4 channels: versions gap-free, a reader up to the watermark sees every event exactly once",
+        arguments: StoreKind.available)
     func sixteenAppendersFourChannels(kind: StoreKind) async throws {
         // A database of its own: the rolled-back appends hold the log head across awaits, which on a loaded machine
         // would stall every other test's appends to the shared database.
@@ -52,7 +54,9 @@ struct ConcurrentAppendTests {
                 let batch = try await store.read(after: last, through: head, limit: 200)
                 for event in batch {
                     // Never see one twice, never go backwards, never past the head.
-                    #expect(event.position > last && event.position <= head, "reader at \(last) (head \(head)) got position \(event.position)")
+                    #expect(
+                        event.position > last && event.position <= head,
+                        "reader at \(last) (head \(head)) got position \(event.position)")
                     last = event.position
                     seen.append(event)
                 }
@@ -118,7 +122,9 @@ struct ConcurrentAppendTests {
             #expect(stream.map(\.version) == Array(1...Int64(max(1, stream.count))).prefix(stream.count).map { $0 })
             let seenHere = seen.filter { $0.channel == channel }
             #expect(seenHere == stream, "the position reader saw exactly the committed events of \(channel)")
-            #expect(zip(stream, stream.dropFirst()).allSatisfy { $0.position < $1.position }, "a channel's positions grow with its versions")
+            #expect(
+                zip(stream, stream.dropFirst()).allSatisfy { $0.position < $1.position },
+                "a channel's positions grow with its versions")
         }
         #expect(seen.filter { rolledBack.contains($0.commandID) }.isEmpty, "rolled-back events must never be read")
         if kind == .postgres { #expect(!rolledBack.isEmpty) }

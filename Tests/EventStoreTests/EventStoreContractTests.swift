@@ -6,16 +6,21 @@ import Testing
 
 @Suite("EventStore contract (in-memory and PostgreSQL)")
 struct EventStoreContractTests {
-    @Test("appended events read back field for field, with gap-free versions and growing positions", arguments: StoreKind.available)
+    @Test(
+        "appended events read back field for field, with gap-free versions and growing positions",
+        arguments: StoreKind.available)
     func appendAndRead(kind: StoreKind) async throws {
         let store = kind.make()
         let channel = uniqueChannel()
-        let tricky = #"{"text":"Robert'); DROP TABLE cueline_events;--","quote":"\"","emoji":"⚽️","nested":{"a":[1,2.5]}}"#
+        let tricky =
+            #"{"text":"Robert'); DROP TABLE cueline_events;--","quote":"\"","emoji":"⚽️","nested":{"a":[1,2.5]}}"#
         let decided = wallClockMilliseconds() + 15_123
         let result = try await store.append(
             makeRequest(
                 channel: channel, expected: .noStream,
-                events: [NewEvent(type: "Noted", payload: tricky), NewEvent(type: "Noted", schemaVersion: 2, payload: "{}")],
+                events: [
+                    NewEvent(type: "Noted", payload: tricky), NewEvent(type: "Noted", schemaVersion: 2, payload: "{}"),
+                ],
                 actor: "op'; --", reason: "goal \"scored\"", at: decided))
         #expect(result.version == 2)
         #expect(result.replayed == false)
@@ -98,13 +103,17 @@ struct EventStoreContractTests {
         let store = kind.make()
         let (channel, other) = (uniqueChannel(), uniqueChannel())
         let id = "shared-key"
-        let mine = try await store.append(makeRequest(channel: channel, expected: .any, commandID: id, request: "place 30s"))
-        let theirs = try await store.append(makeRequest(channel: other, expected: .any, commandID: id, request: "place 60s"))
-        let another = try await store.append(makeRequest(channel: channel, expected: .any, commandID: id, request: "place 90s", actor: "bob"))
+        let mine = try await store.append(
+            makeRequest(channel: channel, expected: .any, commandID: id, request: "place 30s"))
+        let theirs = try await store.append(
+            makeRequest(channel: other, expected: .any, commandID: id, request: "place 60s"))
+        let another = try await store.append(
+            makeRequest(channel: channel, expected: .any, commandID: id, request: "place 90s", actor: "bob"))
         #expect(!mine.replayed && !theirs.replayed && !another.replayed)
         #expect(try await store.version(of: channel) == 2)
         #expect(try await store.version(of: other) == 1)
-        let retry = try await store.append(makeRequest(channel: channel, expected: .any, commandID: id, request: "place 30s"))
+        let retry = try await store.append(
+            makeRequest(channel: channel, expected: .any, commandID: id, request: "place 30s"))
         #expect(retry.replayed && retry.events == mine.events)
     }
 
@@ -133,11 +142,16 @@ struct EventStoreContractTests {
         #expect(try await store.append(request).replayed)
     }
 
-    @Test("every event is chained to the previous one of its channel, and an edit breaks the chain there", arguments: StoreKind.available)
+    @Test(
+        "every event is chained to the previous one of its channel, and an edit breaks the chain there",
+        arguments: StoreKind.available)
     func hashChain(kind: StoreKind) async throws {
         let store = kind.make()
         let channel = uniqueChannel()
-        _ = try await store.append(makeRequest(channel: channel, expected: .noStream, events: [NewEvent(type: "A", payload: "{}"), NewEvent(type: "B", payload: #"{"x":1}"#)]))
+        _ = try await store.append(
+            makeRequest(
+                channel: channel, expected: .noStream,
+                events: [NewEvent(type: "A", payload: "{}"), NewEvent(type: "B", payload: #"{"x":1}"#)]))
         _ = try await store.append(makeRequest(channel: channel, expected: .exactly(2), reason: "why"))
         let events = try await store.readStream(channel, after: 0, limit: 10)
         #expect(events.allSatisfy { $0.hash != nil })

@@ -9,7 +9,9 @@ import Testing
 @Suite("PostgreSQL lock order", .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
 struct LockOrderTests {
     /// The outcome of an append run in the background, with how long it took.
-    private static func timedAppend(_ store: PostgresEventStore, _ request: AppendRequest) -> Task<(Result<AppendResult, any Error>, Duration), Never> {
+    private static func timedAppend(_ store: PostgresEventStore, _ request: AppendRequest) -> Task<
+        (Result<AppendResult, any Error>, Duration), Never
+    > {
         Task {
             let started = ContinuousClock.now
             do {
@@ -21,7 +23,9 @@ struct LockOrderTests {
         }
     }
 
-    @Test("a transaction holding one channel's row: that channel's append is refused after 2 s with nothing written, while the watermark and other channels' appends go on at once")
+    @Test(
+        "a transaction holding one channel's row: that channel's append is refused after 2 s with nothing written, while the watermark and other channels' appends go on at once"
+    )
     func heldStreamRow() async throws {
         let store = TestDatabase.makeStore()
         let held = uniqueChannel("held"), other = uniqueChannel("free")
@@ -30,7 +34,8 @@ struct LockOrderTests {
         // An operator's psql: BEGIN; SELECT ... FOR UPDATE; and then nothing.
         let holder = try await PostgresConnection.connect(url: TestDatabase.url!)
         defer { holder.close() }
-        try await holder.executeScript("BEGIN; SELECT 1 FROM cueline_streams WHERE channel = '\(held.rawValue)' FOR UPDATE;")
+        try await holder.executeScript(
+            "BEGIN; SELECT 1 FROM cueline_streams WHERE channel = '\(held.rawValue)' FOR UPDATE;")
 
         let blocked = Self.timedAppend(store, makeRequest(channel: held, expected: .any))
         try await Task.sleep(for: .milliseconds(300))  // the append is waiting on the row by now
@@ -62,7 +67,9 @@ struct LockOrderTests {
         #expect(try await store.append(makeRequest(channel: held, expected: .any)).version == 2)
     }
 
-    @Test("a session that calls cueline_append inside a transaction and then sits idle is ended after 1 s: its append is rolled back and the log head is free again")
+    @Test(
+        "a session that calls cueline_append inside a transaction and then sits idle is ended after 1 s: its append is rolled back and the log head is free again"
+    )
     func idleAppendTransaction() async throws {
         let store = TestDatabase.makeStore()
         let stuck = uniqueChannel("stuck"), other = uniqueChannel("free")
@@ -81,6 +88,7 @@ struct LockOrderTests {
         #expect(throws: Never.self) { try outcome.get() }
         #expect(took < .milliseconds(500))
         await #expect(throws: (any Error).self) { try await client.executeScript("COMMIT") }
-        #expect(try await store.readStream(stuck, after: 0, limit: 10).isEmpty, "the idle transaction's append was kept")
+        #expect(
+            try await store.readStream(stuck, after: 0, limit: 10).isEmpty, "the idle transaction's append was kept")
     }
 }

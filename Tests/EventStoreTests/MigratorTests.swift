@@ -8,7 +8,8 @@ import Testing
 @Suite("Migrations", .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
 struct MigratorTests {
     let one = Migration(version: 1, name: "0001_first.sql", sql: "CREATE TABLE t1 (id int);")
-    let two = Migration(version: 2, name: "0002_second.sql", sql: "CREATE TABLE t2 (id int); INSERT INTO t2 VALUES (1);")
+    let two = Migration(
+        version: 2, name: "0002_second.sql", sql: "CREATE TABLE t2 (id int); INSERT INTO t2 VALUES (1);")
 
     private func recorded(_ url: String) async throws -> [[String?]] {
         let connection = try await PostgresConnection.connect(url: url)
@@ -45,7 +46,10 @@ struct MigratorTests {
         let url = try await TestDatabase.makeFreshDatabase()
         _ = try await Migrator(migrations: [one]).migrate(url: url)
         let edited = Migration(version: 1, name: "0001_first.sql", sql: "CREATE TABLE t1 (id bigint);")
-        await #expect(throws: MigrationError.changedAfterApplied(name: "0001_first.sql", recorded: one.checksum, now: edited.checksum)) {
+        await #expect(
+            throws: MigrationError.changedAfterApplied(
+                name: "0001_first.sql", recorded: one.checksum, now: edited.checksum)
+        ) {
             try await Migrator(migrations: [edited, two]).migrate(url: url)
         }
         #expect(try await recorded(url).count == 1, "nothing after the refusal may be applied")
@@ -55,7 +59,8 @@ struct MigratorTests {
     func missingFile() async throws {
         let url = try await TestDatabase.makeFreshDatabase()
         _ = try await Migrator(migrations: [one, two]).migrate(url: url)
-        await #expect(throws: MigrationError.missingFile(version: 2, name: "0002_second.sql", directory: "(built in)")) {
+        await #expect(throws: MigrationError.missingFile(version: 2, name: "0002_second.sql", directory: "(built in)"))
+        {
             try await Migrator(migrations: [one]).migrate(url: url)
         }
     }
@@ -63,7 +68,8 @@ struct MigratorTests {
     @Test("a failing migration is rolled back whole and not recorded")
     func failing() async throws {
         let url = try await TestDatabase.makeFreshDatabase()
-        let broken = Migration(version: 2, name: "0002_broken.sql", sql: "CREATE TABLE t2 (id int); SELECT no_such_function();")
+        let broken = Migration(
+            version: 2, name: "0002_broken.sql", sql: "CREATE TABLE t2 (id int); SELECT no_such_function();")
         do {
             _ = try await Migrator(migrations: [one, broken]).migrate(url: url)
             Issue.record("a broken migration was applied")
@@ -77,10 +83,12 @@ struct MigratorTests {
         #expect(try await connection.query("SELECT to_regclass('t2') IS NULL").scalar() == "t")
     }
 
-    @Test("file names are checked", arguments: [
-        ("0001_event_log.sql", true), ("1_x.sql", false), ("0001-x.sql", false), ("0001_Upper.sql", false),
-        ("0000_zero.sql", false), ("0012_two_words2.sql", true),
-    ])
+    @Test(
+        "file names are checked",
+        arguments: [
+            ("0001_event_log.sql", true), ("1_x.sql", false), ("0001-x.sql", false), ("0001_Upper.sql", false),
+            ("0000_zero.sql", false), ("0012_two_words2.sql", true),
+        ])
     func fileNames(name: String, valid: Bool) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

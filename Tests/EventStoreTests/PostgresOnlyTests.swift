@@ -9,14 +9,16 @@ import Testing
 
 @Suite("PostgreSQL event log", .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
 struct PostgresOnlyTests {
-    @Test("UPDATE, DELETE and TRUNCATE on the log are refused", arguments: [
-        "UPDATE cueline_events SET actor = 'mallory' WHERE channel = $1",
-        "DELETE FROM cueline_events WHERE channel = $1",
-        "TRUNCATE cueline_events",
-        "UPDATE cueline_commands SET request_hash = 'x' WHERE channel = $1",
-        "DELETE FROM cueline_commands WHERE channel = $1",
-        "TRUNCATE cueline_commands CASCADE",
-    ])
+    @Test(
+        "UPDATE, DELETE and TRUNCATE on the log are refused",
+        arguments: [
+            "UPDATE cueline_events SET actor = 'mallory' WHERE channel = $1",
+            "DELETE FROM cueline_events WHERE channel = $1",
+            "TRUNCATE cueline_events",
+            "UPDATE cueline_commands SET request_hash = 'x' WHERE channel = $1",
+            "DELETE FROM cueline_commands WHERE channel = $1",
+            "TRUNCATE cueline_commands CASCADE",
+        ])
     func immutable(statement: String) async throws {
         let store = TestDatabase.makeStore()
         let channel = uniqueChannel()
@@ -24,7 +26,8 @@ struct PostgresOnlyTests {
         let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
         defer { connection.close() }
         do {
-            try await connection.query(PostgresQuery(sql: statement, binds: statement.contains("$1") ? [channel.rawValue] : []))
+            try await connection.query(
+                PostgresQuery(sql: statement, binds: statement.contains("$1") ? [channel.rawValue] : []))
             Issue.record("\(statement) succeeded on the append-only log")
         } catch let error as PostgresError {
             #expect(error.sqlState == "42501")
@@ -43,7 +46,8 @@ struct PostgresOnlyTests {
         init(_ admin: PostgresConnection, table: String, channel: ChannelID, times: Int) async throws {
             self.admin = admin
             self.table = table
-            try await admin.executeScript("""
+            try await admin.executeScript(
+                """
                 CREATE SEQUENCE \(name);
                 CREATE FUNCTION \(name)() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN
@@ -62,11 +66,14 @@ struct PostgresOnlyTests {
         }
 
         func drop() async throws {
-            try await admin.executeScript("DROP TRIGGER \(name) ON \(table); DROP FUNCTION \(name)(); DROP SEQUENCE \(name);")
+            try await admin.executeScript(
+                "DROP TRIGGER \(name) ON \(table); DROP FUNCTION \(name)(); DROP SEQUENCE \(name);")
         }
     }
 
-    @Test("an append whose server process ends under it, before its commit, is sent once more on another connection and applied once")
+    @Test(
+        "an append whose server process ends under it, before its commit, is sent once more on another connection and applied once"
+    )
     func appendRetriedAfterLostConnection() async throws {
         let store = TestDatabase.makeStore()
         let channel = uniqueChannel("lost")
@@ -118,7 +125,10 @@ struct PostgresOnlyTests {
         let reused = try await ServerProcessEnder(admin, table: "cueline_streams", channel: channel, times: 1)
         defer { Task { try? await reused.drop() } }
         await #expect(throws: StoreError.commandIDReused(commandID: "k1")) {
-            try await store.append(makeRequest(channel: channel, expected: .any, events: [NewEvent(type: "Noted", payload: #"{"n":2}"#)], commandID: "k1"))
+            try await store.append(
+                makeRequest(
+                    channel: channel, expected: .any, events: [NewEvent(type: "Noted", payload: #"{"n":2}"#)],
+                    commandID: "k1"))
         }
         #expect(try await reused.ended() == "1")
         #expect(try await admin.query("SELECT count(*) FROM cueline_events WHERE channel = \(channel)").scalar() == "1")
@@ -130,12 +140,17 @@ struct PostgresOnlyTests {
         defer { connection.close() }
         try await connection.query("SET ROLE cueline_app")
         let channel = uniqueChannel()
-        let appended = try await PostgresEventStore.append(makeRequest(channel: channel, expected: .noStream), on: connection)
+        let appended = try await PostgresEventStore.append(
+            makeRequest(channel: channel, expected: .noStream), on: connection)
         #expect(appended.events.count == 1)
-        #expect(try await connection.query("SELECT count(*) FROM cueline_events WHERE channel = \(channel)").scalar() == "1")
+        #expect(
+            try await connection.query("SELECT count(*) FROM cueline_events WHERE channel = \(channel)").scalar() == "1"
+        )
         for statement in [
-            "ALTER TABLE cueline_events DISABLE TRIGGER ALL", "DROP TABLE cueline_events", "UPDATE cueline_events SET actor = 'x'",
-            "DELETE FROM cueline_commands", "UPDATE cueline_streams SET version = 0", "UPDATE cueline_log_head SET position = 0",
+            "ALTER TABLE cueline_events DISABLE TRIGGER ALL", "DROP TABLE cueline_events",
+            "UPDATE cueline_events SET actor = 'x'",
+            "DELETE FROM cueline_commands", "UPDATE cueline_streams SET version = 0",
+            "UPDATE cueline_log_head SET position = 0",
             "INSERT INTO cueline_commands (command_id, channel, request_hash, result_version) VALUES ('x', 'x', 'x', 0)",
         ] {
             do {
@@ -147,7 +162,8 @@ struct PostgresOnlyTests {
         }
     }
 
-    @Test("the red team's forgery fails: as the service role, a backdated event with a recomputed hash cannot be written")
+    @Test(
+        "the red team's forgery fails: as the service role, a backdated event with a recomputed hash cannot be written")
     func forgeryAsServiceRole() async throws {
         // Issue 11, defect 6: cueline_app could INSERT a backdated event with a hash it computed, UPDATE
         // cueline_streams to match, and `cueline verify` passed.
@@ -204,15 +220,19 @@ struct PostgresOnlyTests {
         }
         let store = PostgresEventStore(pool: PostgresPool(url: TestDatabase.url!))
         // Through the functions: a backdated refusal is dated by the database clock, a far tick is not recorded.
-        try await connection.query("SELECT cueline_record_refusal(\(channel), 'x', 'c', '{}'::json, 'a', 's', 'r', 1577836800000)")
+        try await connection.query(
+            "SELECT cueline_record_refusal(\(channel), 'x', 'c', '{}'::json, 'a', 's', 'r', 1577836800000)")
         let refusals = try await PostgresRefusalStore(pool: store.pool).refusals(of: channel)
         #expect(refusals.count == 1 && refusals[0].decidedAt.milliseconds > wallClockMilliseconds() - 60_000)
         try await connection.query(
-            "SELECT cueline_record_samples(\(#"[{"channel":"\#(channel)","tick_ms":9223372036854775807,"rendition":"r","renderer_version":1,"sha256":"\#(String(repeating: "a", count: 64))"}]"#)::json)")
+            "SELECT cueline_record_samples(\(#"[{"channel":"\#(channel)","tick_ms":9223372036854775807,"rendition":"r","renderer_version":1,"sha256":"\#(String(repeating: "a", count: 64))"}]"#)::json)"
+        )
         #expect(try await PostgresRenderSampleStore(pool: store.pool).renderSamples(of: channel, limit: 10).isEmpty)
     }
 
-    @Test("the watermark writes nothing (no transaction id, no WAL, no fsync) and still waits for an append holding the log head")
+    @Test(
+        "the watermark writes nothing (no transaction id, no WAL, no fsync) and still waits for an append holding the log head"
+    )
     func watermarkWithoutWrites() async throws {
         let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
         defer { connection.close() }
@@ -227,9 +247,13 @@ struct PostgresOnlyTests {
         // An append in flight (it has moved the head, not committed): the watermark waits for it and sees its head.
         let appender = try await PostgresConnection.connect(url: TestDatabase.url!)
         defer { appender.close() }
-        let before = try #require(Int64(try await connection.query("SELECT head FROM cueline_watermark()").scalar() ?? ""))
+        let before = try #require(
+            Int64(try await connection.query("SELECT head FROM cueline_watermark()").scalar() ?? ""))
         try await appender.query("BEGIN")
-        _ = try #require(Int64(try await appender.query("UPDATE cueline_log_head SET position = position RETURNING position").scalar() ?? ""))
+        _ = try #require(
+            Int64(
+                try await appender.query("UPDATE cueline_log_head SET position = position RETURNING position").scalar()
+                    ?? ""))
         let started = ContinuousClock.now
         async let watermark = connection.query("SELECT head FROM cueline_watermark()").scalar()
         try await Task.sleep(for: .milliseconds(300))
@@ -247,28 +271,40 @@ struct PostgresOnlyTests {
         let channel = uniqueChannel()
         let decided = wallClockMilliseconds() + 15_000
         let created = #"{"id":"\#(channel)"}"#
-        _ = try await store.append(makeRequest(channel: channel, expected: .noStream, events: [NewEvent(type: "ChannelCreated", payload: created)], at: decided))
+        _ = try await store.append(
+            makeRequest(
+                channel: channel, expected: .noStream, events: [NewEvent(type: "ChannelCreated", payload: created)],
+                at: decided))
         let ghostStart = Timestamp(milliseconds: decided - 300_000).iso8601
         for payload in [
             #"{"id":"ghost","start":"\#(ghostStart)","plannedDurationMilliseconds":60000,"asset":{"uri":{"_0":"https://a.example/x.m3u8"}}}"#,
             "{}", #"{"id":"ok","start":"not a date","plannedDurationMilliseconds":60000,"asset":{}}"#, "[]",
         ] {
             await #expect(throws: StoreError.self, "\(payload)") {
-                try await store.append(makeRequest(channel: channel, expected: .exactly(1), events: [NewEvent(type: "BreakPlaced", payload: payload)], at: decided))
+                try await store.append(
+                    makeRequest(
+                        channel: channel, expected: .exactly(1),
+                        events: [NewEvent(type: "BreakPlaced", payload: payload)], at: decided))
             }
         }
         await #expect(throws: StoreError.self) {
-            try await store.append(makeRequest(channel: channel, expected: .exactly(1), events: [NewEvent(type: "ChannelCreated", payload: created)], at: decided))
+            try await store.append(
+                makeRequest(
+                    channel: channel, expected: .exactly(1),
+                    events: [NewEvent(type: "ChannelCreated", payload: created)], at: decided))
         }
         #expect(try await store.version(of: channel) == 1)
     }
 
-    @Test("a NUL in any value is refused before it reaches libpq, nothing is written", arguments: ["commandID", "actor", "reason", "payload"])
+    @Test(
+        "a NUL in any value is refused before it reaches libpq, nothing is written",
+        arguments: ["commandID", "actor", "reason", "payload"])
     func nulRefused(field: String) async throws {
         // Issue 11, defect 4: values were passed as C strings, so "before\0after" was stored as "before" after a 201.
         let store = TestDatabase.makeStore()
         let channel = uniqueChannel()
-        var request = makeRequest(channel: channel, expected: .noStream, commandID: "c-" + UUID().uuidString, reason: "ok")
+        var request = makeRequest(
+            channel: channel, expected: .noStream, commandID: "c-" + UUID().uuidString, reason: "ok")
         switch field {
         case "commandID": request.command.commandID += "\u{0}tail"
         case "actor": request.command.actor = "before\u{0}after"
@@ -366,7 +402,9 @@ struct PostgresOnlyTests {
         #expect(seen.withLock { $0.contains("\(other) \(appended.events[0].position)") })
     }
 
-    @Test("cueline_append's own transaction sends no NOTIFY (it would serialize every channel's commits); the store's hint follows the commit")
+    @Test(
+        "cueline_append's own transaction sends no NOTIFY (it would serialize every channel's commits); the store's hint follows the commit"
+    )
     func hintAfterCommit() async throws {
         let store = TestDatabase.makeStore()
         let listener = PostgresListener(url: TestDatabase.url!, channel: PostgresEventStore.notifyChannel)
@@ -385,7 +423,8 @@ struct PostgresOnlyTests {
             #expect(await events.next() == .listening)
             let channel = uniqueChannel()
             // The function alone, committed on its own (autocommit): nothing for this channel may arrive.
-            let direct = try await PostgresEventStore.append(makeRequest(channel: channel, expected: .noStream), on: connection)
+            let direct = try await PostgresEventStore.append(
+                makeRequest(channel: channel, expected: .noStream), on: connection)
             // Then through the store: its hint names the later append's position. Hints arrive in commit order, so
             // had the function notified, its payload would come first.
             let result = try await store.append(makeRequest(channel: channel, expected: .exactly(direct.version)))
@@ -425,10 +464,14 @@ struct PostgresOnlyTests {
 
 @Suite("PostgreSQL tokens", .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
 struct PostgresTokenScopeTests {
-    @Test("a stored token whose scope this build cannot read is refused and left out of lists, not widened; the other tokens keep working")
+    @Test(
+        "a stored token whose scope this build cannot read is refused and left out of lists, not widened; the other tokens keep working"
+    )
     func unreadableScope() async throws {
         let store = PostgresTokenStore(pool: TestDatabase.makeStore().pool)
-        let good = try await store.create(name: "scope-ok-\(UUID().uuidString.prefix(8).lowercased())", role: .operator, channels: [], commands: [], createdBy: "test")
+        let good = try await store.create(
+            name: "scope-ok-\(UUID().uuidString.prefix(8).lowercased())", role: .operator, channels: [], commands: [],
+            createdBy: "test")
         // An automation token scoped to a command type of a newer build: read with it dropped, it would be allowed
         // every command (an empty list means all).
         let name = "scope-new-\(UUID().uuidString.prefix(8).lowercased())"
@@ -436,7 +479,8 @@ struct PostgresTokenScopeTests {
         let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
         defer { connection.close() }
         try await connection.query(
-            "INSERT INTO cueline_tokens (name, role, channels, commands, token_sha256, created_by) VALUES (\(name), 'automation', '{news}', '{skip_break}', \(TokenSecret.digest(secret)), 'test')")
+            "INSERT INTO cueline_tokens (name, role, channels, commands, token_sha256, created_by) VALUES (\(name), 'automation', '{news}', '{skip_break}', \(TokenSecret.digest(secret)), 'test')"
+        )
         let active = try await store.activeTokens()
         #expect(active[TokenSecret.digest(secret)] == nil)
         #expect(active[TokenSecret.digest(good)] != nil)

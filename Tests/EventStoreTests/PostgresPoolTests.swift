@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 @testable import Postgres
 import ServiceLifecycle
@@ -41,9 +41,13 @@ private actor Tally {
     }
 }
 
-@Suite("PostgreSQL connection pool", .serialized, .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
+@Suite(
+    "PostgreSQL connection pool", .serialized,
+    .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
 struct PostgresPoolTests {
-    @Test("a TCP connection finds out that the database's host is gone: keepalive probes and a user timeout, the URL's values first")
+    @Test(
+        "a TCP connection finds out that the database's host is gone: keepalive probes and a user timeout, the URL's values first"
+    )
     func deadPeerDetection() async throws {
         let url = try #require(TestDatabase.url)
         try #require(url.contains("127.0.0.1") || url.contains("localhost"), "the test database is reached over TCP")
@@ -54,7 +58,8 @@ struct PostgresPoolTests {
         #expect(connection.socketOption(level: Int32(IPPROTO_TCP), name: TCP_KEEPINTVL) == 1)
         #expect(connection.socketOption(level: Int32(IPPROTO_TCP), name: TCP_KEEPCNT) == 3)
         #expect(connection.socketOption(level: Int32(IPPROTO_TCP), name: 18 /* TCP_USER_TIMEOUT */) == 6000)
-        let overridden = try await PostgresConnection.connect(url: url + (url.contains("?") ? "&" : "?") + "keepalives_idle=7&tcp_user_timeout=0")
+        let overridden = try await PostgresConnection.connect(
+            url: url + (url.contains("?") ? "&" : "?") + "keepalives_idle=7&tcp_user_timeout=0")
         defer { overridden.close() }
         #expect(overridden.socketOption(level: Int32(IPPROTO_TCP), name: TCP_KEEPIDLE) == 7)
         #expect(overridden.socketOption(level: Int32(IPPROTO_TCP), name: 18) == 0)
@@ -99,7 +104,9 @@ struct PostgresPoolTests {
         #expect(state.checkin(connection, at: .now) == nil, "no one is in line yet: the connection goes idle")
         #expect(state.idle.count == 1)
         let taken = try await Self.enqueue(id, into: &state)
-        guard case .connection? = taken else { Issue.record("the waiter must take the connection that came back, not wait"); return }
+        guard case .connection? = taken else {
+            Issue.record("the waiter must take the connection that came back, not wait"); return
+        }
         #expect(state.idle.isEmpty && state.waiters.isEmpty)
         // And a slot freed before queueing (a connection closed): the waiter may open one.
         let second = state.nextWaiterID()
@@ -112,7 +119,8 @@ struct PostgresPoolTests {
     private static func enqueue(_ id: Int, into state: inout PostgresPool.State) async throws -> PostgresPool.Lease? {
         struct Queued: Error {}
         do {
-            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PostgresPool.Lease, any Error>) in
+            return try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<PostgresPool.Lease, any Error>) in
                 switch state.enqueue(id, continuation, maximum: 1) {
                 case .lease(let lease): continuation.resume(returning: lease)
                 case .queued: state.removeWaiter(id)?.resume(throwing: Queued())
@@ -199,12 +207,16 @@ struct PostgresPoolTests {
         }
     }
 
-    @Test("run() keeps keepIdle connections open: opened at start, replaced (not closed) once idle past the timeout; the rest close")
+    @Test(
+        "run() keeps keepIdle connections open: opened at start, replaced (not closed) once idle past the timeout; the rest close"
+    )
     func keepsSpareConnections() async throws {
-        let pool = PostgresPool(url: TestDatabase.url!, maximumConnections: 4, idleTimeout: .milliseconds(200), keepIdle: 2)
+        let pool = PostgresPool(
+            url: TestDatabase.url!, maximumConnections: 4, idleTimeout: .milliseconds(200), keepIdle: 2)
         let plain = PostgresPool(url: TestDatabase.url!, maximumConnections: 4, idleTimeout: .milliseconds(200))
         let runners = [Task { try await pool.run() }, Task { try await plain.run() }]
-        #expect(try await eventually { pool.counts == (open: 2, idle: 2, waiting: 0) }, "opened at start: \(pool.counts)")
+        #expect(
+            try await eventually { pool.counts == (open: 2, idle: 2, waiting: 0) }, "opened at start: \(pool.counts)")
         let first = try await lentPIDs(pool)
         #expect(first.count == 2)
         // Three lent at once: a third is opened; once idle past the timeout it is closed, as every one of a plain pool.
@@ -258,7 +270,9 @@ struct PostgresPoolTests {
         await #expect(throws: PostgresError.self) { try await pool.withConnection { _ in } }
     }
 
-    @Test("a statement sent without waiting runs after the first, on its own, before the connection's next call; its failure is dropped")
+    @Test(
+        "a statement sent without waiting runs after the first, on its own, before the connection's next call; its failure is dropped"
+    )
     func followUpStatement() async throws {
         let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
         defer { connection.close() }
@@ -275,7 +289,8 @@ struct PostgresPoolTests {
         try await connection.query("SELECT 1", preparedAs: "follow_again") { _ in
             PostgresQuery(sql: "SELECT 1 / (nextval('follow_up_sent') - 1)")
         }
-        #expect(try await connection.query("SELECT last_value, is_called FROM follow_up_sent").rows.first == ["1", "t"])
+        #expect(
+            try await connection.query("SELECT last_value, is_called FROM follow_up_sent").rows.first == ["1", "t"])
         // Inside the caller's transaction nothing is sent: the follow-up is never part of someone else's work.
         try await connection.withTransaction { connection in
             try await connection.query("SELECT 7", preparedAs: "follow_in_tx") { rows in
@@ -285,7 +300,9 @@ struct PostgresPoolTests {
         #expect(try await connection.query("SELECT count(*) FROM follow_up WHERE n = 7").scalar() == "0")
     }
 
-    @Test("a connection that breaks while a follow-up runs is opened again before the next call, which is then sent, not failed")
+    @Test(
+        "a connection that breaks while a follow-up runs is opened again before the next call, which is then sent, not failed"
+    )
     func followUpBreaksTheConnection() async throws {
         let connection = try await PostgresConnection.connect(url: TestDatabase.url!)
         defer { connection.close() }
@@ -302,7 +319,9 @@ struct PostgresPoolTests {
         #expect(try await connection.query("SELECT 1", preparedAs: "follow_kill").scalar() == "1")
     }
 
-    @Test("an idle connection whose server process ended is replaced before it is lent: the borrower's statement is sent, not failed")
+    @Test(
+        "an idle connection whose server process ended is replaced before it is lent: the borrower's statement is sent, not failed"
+    )
     func deadIdleConnectionReplaced() async throws {
         let pool = PostgresPool(url: TestDatabase.url!, maximumConnections: 1, checkoutTimeout: .seconds(5))
         let first = try await pool.withConnection { try await $0.query("SELECT pg_backend_pid()").scalar() }
@@ -312,7 +331,9 @@ struct PostgresPoolTests {
         // Gone from the server's list of processes (the termination is asynchronous).
         var gone = false
         for _ in 0..<500 where !gone {
-            gone = try await admin.query("SELECT count(*) FROM pg_stat_activity WHERE pid = \(first ?? "0")::integer").scalar() == "0"
+            gone =
+                try await admin.query("SELECT count(*) FROM pg_stat_activity WHERE pid = \(first ?? "0")::integer")
+                .scalar() == "0"
             if !gone { try await Task.sleep(for: .milliseconds(10)) }
         }
         #expect(gone)

@@ -22,7 +22,8 @@ struct PreparedAppendTests {
         }
         #expect(versions == [1, 2, 3])
         let count = try await pool.withConnection { connection in
-            try await connection.query("SELECT count(*) FROM pg_prepared_statements WHERE name = 'cueline_append'").scalar()
+            try await connection.query("SELECT count(*) FROM pg_prepared_statements WHERE name = 'cueline_append'")
+                .scalar()
         }
         #expect(count == "1")
     }

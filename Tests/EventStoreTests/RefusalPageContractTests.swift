@@ -7,14 +7,17 @@ import Testing
 
 @Suite("RefusalStore pages (in-memory and PostgreSQL)")
 struct RefusalPageContractTests {
-    @Test("pages in recording order after a cursor, at most the limit, next is the last cursor; break filter on the stored request", arguments: AuditStoreKind.available)
+    @Test(
+        "pages in recording order after a cursor, at most the limit, next is the last cursor; break filter on the stored request",
+        arguments: AuditStoreKind.available)
     func pages(kind: AuditStoreKind) async throws {
         let store = kind.refusals()
         let channel = uniqueChannel()
         let now = wallClockMilliseconds()
         func refusal(_ id: String, _ request: String) -> Refusal {
             Refusal(
-                channel: channel, commandID: id, command: "cancel-break", request: request, actor: "desk", source: "http",
+                channel: channel, commandID: id, command: "cancel-break", request: request, actor: "desk",
+                source: "http",
                 reason: "refused \(id)", decidedAt: Timestamp(milliseconds: now))
         }
         let all = [
@@ -27,9 +30,11 @@ struct RefusalPageContractTests {
         for (index, item) in all.enumerated() {
             try await store.recordRefusal(item)
             if index == 1 {  // another channel's refusal between them is not in this channel's pages
-                try await store.recordRefusal(Refusal(
-                    channel: uniqueChannel(), commandID: "x", command: "cancel-break", request: #"{"cancelBreak":{"id":"brk-1"}}"#,
-                    actor: "a", source: "http", reason: "elsewhere", decidedAt: Timestamp(milliseconds: now)))
+                try await store.recordRefusal(
+                    Refusal(
+                        channel: uniqueChannel(), commandID: "x", command: "cancel-break",
+                        request: #"{"cancelBreak":{"id":"brk-1"}}"#,
+                        actor: "a", source: "http", reason: "elsewhere", decidedAt: Timestamp(milliseconds: now)))
             }
         }
         #expect(all.compactMap(\.breakID) == ["brk-1", "brk-1", "brk-2", "brk-1' OR '1'='1"])
@@ -59,7 +64,8 @@ struct RefusalPageContractTests {
 
         let brk1 = try await store.refusals(of: channel, breakID: "brk-1", after: 0, limit: 10)
         #expect(brk1.refusals == [all[0], all[2]])
-        let brk1Later = try await store.refusals(of: channel, breakID: "brk-1", after: try #require(first.next), limit: 10)
+        let brk1Later = try await store.refusals(
+            of: channel, breakID: "brk-1", after: try #require(first.next), limit: 10)
         #expect(brk1Later.refusals == [all[2]] && brk1Later.next == brk1.next)
         #expect(try await store.refusals(of: channel, breakID: "brk-2", after: 0, limit: 10).refusals == [all[3]])
         // The filter is a break id: the injection-shaped text recorded above cannot even be asked for.

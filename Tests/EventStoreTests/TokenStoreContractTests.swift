@@ -50,12 +50,15 @@ struct TokenStoreContractTests {
         #expect(try await store.token(digest: TokenSecret.digest(TokenSecret.generate())) == nil)
     }
 
-    @Test("a revoked token is no longer active but stays listed, and its name stays taken", arguments: TokenStoreKind.available)
+    @Test(
+        "a revoked token is no longer active but stays listed, and its name stays taken",
+        arguments: TokenStoreKind.available)
     func revoke(kind: TokenStoreKind) async throws {
         let store = kind.make()
         let name = uniqueTokenName()
         let secret = try await store.create(name: name, role: .viewer, channels: [], commands: [], createdBy: "bob")
-        let other = try await store.create(name: uniqueTokenName(), role: .operator, channels: [], commands: [], createdBy: "bob")
+        let other = try await store.create(
+            name: uniqueTokenName(), role: .operator, channels: [], commands: [], createdBy: "bob")
 
         try await store.revoke(name: name)
         #expect(try await store.token(digest: TokenSecret.digest(secret)) == nil)
@@ -79,7 +82,8 @@ struct TokenStoreContractTests {
             _ = try await store.create(name: "Bad Name", role: .viewer, channels: [], commands: [], createdBy: "x")
         }
         do {
-            _ = try await store.create(name: uniqueTokenName(), role: .automation, channels: [], commands: [], createdBy: "x")
+            _ = try await store.create(
+                name: uniqueTokenName(), role: .automation, channels: [], commands: [], createdBy: "x")
             Issue.record("an automation token without channels was created")
         } catch let error as TokenError {
             guard case .invalid(let field, _) = error else { Issue.record("\(error)"); return }
@@ -100,7 +104,10 @@ struct TokenStoreContractTests {
     func scopeFromText() throws {
         let scope = try APIToken.scope(channels: ["news"], commands: ["cancel_break"])
         #expect(scope.channels.map(\.rawValue) == ["news"] && scope.commands == [.cancelBreak])
-        for (channels, commands, field) in [(["_news"], [String](), "channel"), (["News"], [], "channel"), ([], ["create_channel"], "command"), ([], ["nope"], "command")] {
+        for (channels, commands, field) in [
+            (["_news"], [String](), "channel"), (["News"], [], "channel"), ([], ["create_channel"], "command"),
+            ([], ["nope"], "command"),
+        ] {
             #expect(throws: TokenError.self) { try APIToken.scope(channels: channels, commands: commands) }
             do {
                 _ = try APIToken.scope(channels: channels, commands: commands)

@@ -6,8 +6,12 @@ import Testing
 @Suite("Extreme values")
 struct ExtremeValuesTests {
     // Issue 11 #1: `_HLS_start_offset=9223372036854775807` trapped in `DecimalNumber.milliseconds`.
-    @Test("milliseconds of huge decimals saturate; checkedMilliseconds says they do not fit",
-          arguments: ["9223372036854775807", "9223372036854775.9", "9223372036854776", "-9223372036854775807", "18446744073709551"])
+    @Test(
+        "milliseconds of huge decimals saturate; checkedMilliseconds says they do not fit",
+        arguments: [
+            "9223372036854775807", "9223372036854775.9", "9223372036854776", "-9223372036854775807",
+            "18446744073709551",
+        ])
     func hugeDecimals(text: String) throws {
         let value = try #require(DecimalNumber(text))
         #expect(value.checkedMilliseconds == nil)
@@ -44,7 +48,9 @@ struct ExtremeValuesTests {
 
     @Test("JSON numbers out of range are a decoding error, not a trap", arguments: ["1e300", "-1e300", "9.3e15"])
     func decodeHugeNumbers(json: String) throws {
-        #expect(throws: (any Error).self) { try JSONDecoder().decode([DecimalNumber].self, from: Data("[\(json)]".utf8)) }
+        #expect(throws: (any Error).self) {
+            try JSONDecoder().decode([DecimalNumber].self, from: Data("[\(json)]".utf8))
+        }
     }
 
     @Test("seconds as a Double convert to milliseconds only when they fit")
@@ -61,29 +67,36 @@ struct ExtremeValuesTests {
     }
 
     // Issue 11 #3: "9999-12-31T23:59:59.999-23:59" parsed into year 10000, which could not be read back.
-    @Test("every parsed instant formats and parses back to itself", arguments: [
-        "0000-01-01T00:00:00Z", "0000-01-01T23:59:00+23:59", "9999-12-31T23:59:59.999Z", "9999-12-31T00:00:00-23:59",
-        "2026-03-01T12:00:00.5+01:00", "2000-02-29T00:00:00Z", "1970-01-01T00:00:00Z",
-    ])
+    @Test(
+        "every parsed instant formats and parses back to itself",
+        arguments: [
+            "0000-01-01T00:00:00Z", "0000-01-01T23:59:00+23:59", "9999-12-31T23:59:59.999Z",
+            "9999-12-31T00:00:00-23:59",
+            "2026-03-01T12:00:00.5+01:00", "2000-02-29T00:00:00Z", "1970-01-01T00:00:00Z",
+        ])
     func roundTrip(text: String) throws {
         let parsed = try #require(Timestamp(iso8601: text))
         #expect(Timestamp.representable.contains(parsed))
         #expect(Timestamp(iso8601: parsed.iso8601) == parsed)
     }
 
-    @Test("instants outside years 0000–9999 in UTC are refused", arguments: [
-        "9999-12-31T23:59:59.999-23:59", "9999-12-31T23:59:59.999-00:01", "0000-01-01T00:00:00+00:01",
-        "0000-01-01T00:00:00.000+23:59", "10000-01-01T00:00:00Z", "-0001-01-01T00:00:00Z",
-    ])
+    @Test(
+        "instants outside years 0000–9999 in UTC are refused",
+        arguments: [
+            "9999-12-31T23:59:59.999-23:59", "9999-12-31T23:59:59.999-00:01", "0000-01-01T00:00:00+00:01",
+            "0000-01-01T00:00:00.000+23:59", "10000-01-01T00:00:00Z", "-0001-01-01T00:00:00Z",
+        ])
     func outsideCalendar(text: String) {
         #expect(Timestamp(iso8601: text) == nil)
     }
 
-    @Test("malformed instants are refused without trapping", arguments: [
-        "2026-02-30T00:00:00Z", "2025-02-29T00:00:00Z", "2026-03-01T24:00:00Z", "2026-03-01T12:00:60Z",
-        "2026-03-01T12:00:00+24:00", "2026-03-01T12:00:00", "2026-03-01T12:00:00.Z",
-        "2026-03-01T12:00:00.9Z\u{0}", "\u{0}", "",
-    ])
+    @Test(
+        "malformed instants are refused without trapping",
+        arguments: [
+            "2026-02-30T00:00:00Z", "2025-02-29T00:00:00Z", "2026-03-01T24:00:00Z", "2026-03-01T12:00:60Z",
+            "2026-03-01T12:00:00+24:00", "2026-03-01T12:00:00", "2026-03-01T12:00:00.Z",
+            "2026-03-01T12:00:00.9Z\u{0}", "\u{0}", "",
+        ])
     func malformed(text: String) {
         #expect(Timestamp(iso8601: text) == nil)
     }
@@ -120,14 +133,19 @@ struct ExtremeValuesTests {
 
     @Test("printable text, including non-ASCII, is left alone")
     func printable() {
-        for text in ["plain", "café — “quoted” 🎬", "\u{A0}", "\u{2010}", "\u{2030}", "\u{2065}", "\u{206A}", "\u{FEFE}"] {
+        for text in [
+            "plain", "café — “quoted” 🎬", "\u{A0}", "\u{2010}", "\u{2030}", "\u{2065}", "\u{206A}", "\u{FEFE}",
+        ] {
             #expect(!text.containsControlCharacter)
             #expect(text.escapingControlCharacters == text)
         }
     }
 
-    @Test("line and paragraph separators, bidi overrides and isolates, zero-width characters are escaped for a terminal",
-        arguments: [0x2028, 0x2029] + Array(0x202A...0x202E) + Array(0x2066...0x2069) + Array(0x200B...0x200F) + [0xFEFF])
+    @Test(
+        "line and paragraph separators, bidi overrides and isolates, zero-width characters are escaped for a terminal",
+        arguments: [0x2028, 0x2029] + Array(0x202A...0x202E) + Array(0x2066...0x2069) + Array(0x200B...0x200F) + [
+            0xFEFF
+        ])
     func invisibleCharacters(code: Int) throws {
         let scalar = try #require(Unicode.Scalar(code))
         let text = "a" + String(Character(scalar)) + "b"
@@ -137,12 +155,15 @@ struct ExtremeValuesTests {
     }
 
     // Issue 11 #11: NUL, TAB, ESC, DEL in asset URIs and attribute values passed `cueline lint`.
-    @Test("lint reports control characters in quoted attribute values and URI lines", arguments: [0x00, 0x09, 0x1B, 0x7F, 0x85])
+    @Test(
+        "lint reports control characters in quoted attribute values and URI lines",
+        arguments: [0x00, 0x09, 0x1B, 0x7F, 0x85])
     func lintControlCharacters(code: Int) throws {
         let character = String(Character(try #require(Unicode.Scalar(code))))
         let clean = try Fixtures.text("lint/syntax.control-character.pass.m3u8")
         #expect(Lint.check(clean).isEmpty)
-        let inValue = clean.replacingOccurrences(of: "ads.example.com/p.m3u8", with: "ads.example.com/\(character)p.m3u8")
+        let inValue = clean.replacingOccurrences(
+            of: "ads.example.com/p.m3u8", with: "ads.example.com/\(character)p.m3u8")
         let finding = try #require(Lint.check(inValue).first { $0.rule == "syntax.control-character" })
         #expect(finding.line == 20)
         #expect(finding.message.contains("X-ASSET-URI"))
@@ -179,7 +200,8 @@ struct ExtremeValuesTests {
         let parsed = try PlaylistParser.parseMedia(huge)
         #expect(parsed.playlist.sequenceNumbers.lowerBound == .max)
         _ = Lint.checkUpdate(previous: parsed, current: parsed)
-        let later = try PlaylistParser.parseMedia(huge.replacingOccurrences(of: "SEQUENCE:9223372036854775807\n#EXT-X-DISC", with: "SEQUENCE:0\n#EXT-X-DISC"))
+        let later = try PlaylistParser.parseMedia(
+            huge.replacingOccurrences(of: "SEQUENCE:9223372036854775807\n#EXT-X-DISC", with: "SEQUENCE:0\n#EXT-X-DISC"))
         _ = Lint.checkUpdate(previous: later, current: parsed)
         _ = Lint.checkUpdate(previous: parsed, current: later)
     }

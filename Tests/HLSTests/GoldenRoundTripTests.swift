@@ -88,18 +88,24 @@ struct RenderErrorTests {
     @Test("a client attribute that collides with a typed one is a duplicate")
     func duplicate() {
         let range = DateRange(
-            id: "x", assetURI: "https://a/b.m3u8", clientAttributes: [ClientAttribute(name: "X-ASSET-URI", value: .string("v"))])
-        #expect(throws: RenderError.duplicateAttribute("X-ASSET-URI")) { try PlaylistRenderer.render(playlist(with: range)) }
+            id: "x", assetURI: "https://a/b.m3u8",
+            clientAttributes: [ClientAttribute(name: "X-ASSET-URI", value: .string("v"))])
+        #expect(throws: RenderError.duplicateAttribute("X-ASSET-URI")) {
+            try PlaylistRenderer.render(playlist(with: range))
+        }
     }
 
     @Test("a target duration under 1 is an error")
     func targetDuration() {
-        #expect(throws: RenderError.invalidTargetDuration(0)) { try PlaylistRenderer.render(MediaPlaylist(targetDuration: 0)) }
+        #expect(throws: RenderError.invalidTargetDuration(0)) {
+            try PlaylistRenderer.render(MediaPlaylist(targetDuration: 0))
+        }
     }
 
     @Test("a segment URI with a line break is an error")
     func badURI() {
-        let playlist = MediaPlaylist(targetDuration: 6, segments: [Segment(duration: DecimalNumber(integer: 6), uri: "a.ts\n#EXT-X-ENDLIST")])
+        let playlist = MediaPlaylist(
+            targetDuration: 6, segments: [Segment(duration: DecimalNumber(integer: 6), uri: "a.ts\n#EXT-X-ENDLIST")])
         #expect(throws: RenderError.invalidURI("a.ts\n#EXT-X-ENDLIST")) { try PlaylistRenderer.render(playlist) }
     }
 
@@ -129,7 +135,12 @@ struct ValueTests {
         #expect(Timestamp(iso8601: input)?.iso8601 == rendered)
     }
 
-    @Test("invalid timestamps are refused", arguments: ["2026-03-01T12:00:06", "2026-02-30T00:00:00Z", "2026-13-01T00:00:00Z", "2026-03-01 12:00Z", "", "2026-03-01T12:00:06.Z"])
+    @Test(
+        "invalid timestamps are refused",
+        arguments: [
+            "2026-03-01T12:00:06", "2026-02-30T00:00:00Z", "2026-13-01T00:00:00Z", "2026-03-01 12:00Z", "",
+            "2026-03-01T12:00:06.Z",
+        ])
     func badTimestamps(input: String) {
         #expect(Timestamp(iso8601: input) == nil)
     }
@@ -139,7 +150,9 @@ struct ValueTests {
         #expect(DecimalNumber(text)?.description == text)
     }
 
-    @Test("decimal numbers reject what the draft does not allow", arguments: ["", "-", "1e3", "1.", ".5", "1.2.3", "1,5", "0.1234567891"])
+    @Test(
+        "decimal numbers reject what the draft does not allow",
+        arguments: ["", "-", "1e3", "1.", ".5", "1.2.3", "1,5", "0.1234567891"])
     func badDecimals(text: String) {
         #expect(DecimalNumber(text) == nil)
     }

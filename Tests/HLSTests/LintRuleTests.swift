@@ -12,13 +12,17 @@ struct LintRuleTests {
         try? Fixtures.text("lint/" + name)
     }
 
-    private func findings(_ current: String, previous: String?, rendition2: String?, full: String? = nil) throws -> [Finding] {
+    private func findings(_ current: String, previous: String?, rendition2: String?, full: String? = nil) throws
+        -> [Finding]
+    {
         var findings = Lint.check(current)
         if let full {
-            findings += Lint.checkDelta(full: try PlaylistParser.parseMedia(full), delta: try PlaylistParser.parseMedia(current))
+            findings += Lint.checkDelta(
+                full: try PlaylistParser.parseMedia(full), delta: try PlaylistParser.parseMedia(current))
         }
         if let previous {
-            findings += Lint.checkUpdate(previous: try PlaylistParser.parseMedia(previous), current: try PlaylistParser.parseMedia(current))
+            findings += Lint.checkUpdate(
+                previous: try PlaylistParser.parseMedia(previous), current: try PlaylistParser.parseMedia(current))
         }
         if let rendition2 {
             findings += Lint.check(rendition2)
@@ -29,7 +33,9 @@ struct LintRuleTests {
         return findings
     }
 
-    @Test("the failing fixture triggers the rule and the passing fixture is clean", arguments: LintRules.catalogue.map(\.id))
+    @Test(
+        "the failing fixture triggers the rule and the passing fixture is clean",
+        arguments: LintRules.catalogue.map(\.id))
     func rule(id: String) throws {
         let fail = try Fixtures.text("lint/\(id).fail.m3u8")
         let pass = try Fixtures.text("lint/\(id).pass.m3u8")
@@ -38,10 +44,12 @@ struct LintRuleTests {
 
         // Delta rules: `<rule>.full.m3u8` is the full playlist both fixtures are delta updates of.
         let full = optional("\(id).full.m3u8")
-        let failing = try findings(fail, previous: previous, rendition2: optional("\(id).fail.rendition2.m3u8"), full: full)
+        let failing = try findings(
+            fail, previous: previous, rendition2: optional("\(id).fail.rendition2.m3u8"), full: full)
         #expect(failing.contains { $0.rule == id }, "expected \(id), got \(failing.map(\.rule))")
 
-        let passing = try findings(pass, previous: passPrevious, rendition2: optional("\(id).pass.rendition2.m3u8"), full: full)
+        let passing = try findings(
+            pass, previous: passPrevious, rendition2: optional("\(id).pass.rendition2.m3u8"), full: full)
         #expect(passing.isEmpty, "\(passing.map(\.description).joined(separator: "\n"))")
         for earlier in [previous, passPrevious].compactMap({ $0 }) {
             #expect(Lint.check(earlier).isEmpty, "the previous playlist itself must be clean")
@@ -51,9 +59,11 @@ struct LintRuleTests {
     @Test("every fixture file belongs to a rule in the catalogue")
     func noStrayFixtures() throws {
         let ids = Set(LintRules.catalogue.map(\.id))
-        let files = try FileManager.default.contentsOfDirectory(atPath: Fixtures.root.appendingPathComponent("lint").path)
+        let files = try FileManager.default.contentsOfDirectory(
+            atPath: Fixtures.root.appendingPathComponent("lint").path)
         for file in files {
-            let rule = file.components(separatedBy: ".").prefix { !["fail", "pass", "previous", "full"].contains($0) }.joined(separator: ".")
+            let rule = file.components(separatedBy: ".").prefix { !["fail", "pass", "previous", "full"].contains($0) }
+                .joined(separator: ".")
             #expect(ids.contains(rule), "\(file) names no rule")
         }
     }

@@ -73,7 +73,8 @@ enum ReferenceRenderer {
         try a.decimal("X-SKIP-CONTROL-DURATION", range.skipControlDuration)
         try a.quoted("X-SKIP-CONTROL-LABEL-ID", range.skipControlLabelID)
         for attribute in range.clientAttributes {
-            guard attribute.name.hasPrefix("X-"), attribute.name.count > 2, referenceIsAttributeName(attribute.name) else {
+            guard attribute.name.hasPrefix("X-"), attribute.name.count > 2, referenceIsAttributeName(attribute.name)
+            else {
                 throw .invalidClientAttributeName(attribute.name)
             }
             switch attribute.value {
@@ -197,7 +198,8 @@ struct ReferenceAttributeWriter {
 
     mutating func enumerated(_ name: String, _ value: String?) throws(RenderError) {
         guard let value else { return }
-        guard !value.isEmpty, value.utf8.allSatisfy({ $0 > 0x20 && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "\"") && $0 < 0x7F })
+        guard !value.isEmpty,
+            value.utf8.allSatisfy({ $0 > 0x20 && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "\"") && $0 < 0x7F })
         else { throw .invalidEnumeratedString(attribute: name, value: value) }
         try append(name, raw: value)
     }
@@ -249,4 +251,3 @@ func referenceIsAttributeName(_ name: String) -> Bool {
     !name.isEmpty
         && name.utf8.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: "-") }
 }
-

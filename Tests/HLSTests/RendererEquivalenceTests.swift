@@ -65,9 +65,13 @@ struct RendererEquivalenceTests {
         for n in 0..<100 {
             var tags: [SegmentTag] = [.programDateTime(epoch.adding(milliseconds: Int64(n) * 6000))]
             if n % 25 == 3 {
-                tags.append(.dateRange(DateRange(
-                    id: "brk-\(n)", classAttribute: DateRange.interstitialClass, startDate: epoch.adding(milliseconds: Int64(n) * 6000),
-                    plannedDuration: DecimalNumber(milliseconds: 30_000), assetURI: "https://ads.example/\(n).m3u8", snap: [.out, .in])))
+                tags.append(
+                    .dateRange(
+                        DateRange(
+                            id: "brk-\(n)", classAttribute: DateRange.interstitialClass,
+                            startDate: epoch.adding(milliseconds: Int64(n) * 6000),
+                            plannedDuration: DecimalNumber(milliseconds: 30_000),
+                            assetURI: "https://ads.example/\(n).m3u8", snap: [.out, .in])))
             }
             segments.append(Segment(duration: DecimalNumber(milliseconds: 6000), uri: "720p/seg\(n).ts", tags: tags))
         }
@@ -75,7 +79,6 @@ struct RendererEquivalenceTests {
         #expect(try PlaylistRenderer.render(playlist) == ReferenceRenderer.render(playlist))
     }
 }
-
 
 /// Playlists of every shape the model allows. `valid` keeps to values both renderers accept; otherwise about one
 /// value in forty is broken (a line break or quote in a string, a negative number, an empty hex value, a bad or
@@ -85,7 +88,8 @@ enum Generator {
         let g = Draw(random: r, valid: valid)
         defer { r = g.random }
         var playlist = MediaPlaylist(
-            version: g.maybe { Int(g.integer()) }, targetDuration: g.broken ? 0 : Int.random(in: 1...10, using: &g.random),
+            version: g.maybe { Int(g.integer()) },
+            targetDuration: g.broken ? 0 : Int.random(in: 1...10, using: &g.random),
             mediaSequence: g.integer(), discontinuitySequence: g.chance(0.3) ? g.integer() : 0,
             playlistType: g.maybe { Bool.random(using: &g.random) ? .event : .vod },
             independentSegments: g.chance(0.5), iFramesOnly: g.chance(0.1))
@@ -97,7 +101,9 @@ enum Generator {
         }
         playlist.partTarget = g.maybe(0.2) { g.decimal() }
         playlist.skip = g.maybe(0.1) {
-            Skip(skippedSegments: Int(g.count()), recentlyRemovedDateRanges: (0..<Int.random(in: 0...3, using: &g.random)).map { _ in g.text() })
+            Skip(
+                skippedSegments: Int(g.count()),
+                recentlyRemovedDateRanges: (0..<Int.random(in: 0...3, using: &g.random)).map { _ in g.text() })
         }
         playlist.unknownHeaderTags = (0..<Int.random(in: 0...2, using: &g.random)).map { _ in g.tagLine() }
         playlist.segments = (0..<Int.random(in: 0...12, using: &g.random)).map { _ in
@@ -147,23 +153,36 @@ enum Generator {
                 : Int64.random(in: 0...100_000_000, using: &random)
             if mantissa > 0, signed ? chance(0.3) : broken { mantissa = -mantissa }
             if chance(0.01) { mantissa = .min }
-            return DecimalNumber(mantissa: signed || mantissa >= 0 || !valid ? mantissa : 0, scale: Int.random(in: 0...9, using: &random))
+            return DecimalNumber(
+                mantissa: signed || mantissa >= 0 || !valid ? mantissa : 0, scale: Int.random(in: 0...9, using: &random)
+            )
         }
 
         func timestamp() -> Timestamp {
             switch Int.random(in: 0..<12, using: &random) {
-            case 0: return Timestamp(milliseconds: [Int64.max, Int64.min, 0, -1, -62_167_219_200_001, 253_402_300_800_000][Int.random(in: 0..<6, using: &random)])
+            case 0:
+                return Timestamp(
+                    milliseconds: [Int64.max, Int64.min, 0, -1, -62_167_219_200_001, 253_402_300_800_000][
+                        Int.random(in: 0..<6, using: &random)])
             case 1: return Timestamp(milliseconds: Int64.random(in: Int64.min...Int64.max, using: &random))
-            default: return Timestamp(milliseconds: Int64.random(in: -62_167_219_200_000...253_402_300_799_999, using: &random))
+            default:
+                return Timestamp(
+                    milliseconds: Int64.random(in: -62_167_219_200_000...253_402_300_799_999, using: &random))
             }
         }
 
         /// Text for a quoted string: ASCII, non-ASCII, empty; broken: with CR, LF or `"`.
         func text() -> String {
-            let pieces = ["a", "brk-", "42", " ", "é", "日本", "https://x.example/p?q=1&r=2", "#", "-", ",", "=", "\u{301}", "\t"]
+            let pieces = [
+                "a", "brk-", "42", " ", "é", "日本", "https://x.example/p?q=1&r=2", "#", "-", ",", "=", "\u{301}", "\t",
+            ]
             var out = ""
             for _ in 0..<Int.random(in: 0...6, using: &random) { out += pieces.randomElement(using: &random)! }
-            if broken { out.insert(["\n", "\r", "\""].randomElement(using: &random)!, at: out.index(out.startIndex, offsetBy: Int.random(in: 0...out.count, using: &random))) }
+            if broken {
+                out.insert(
+                    ["\n", "\r", "\""].randomElement(using: &random)!,
+                    at: out.index(out.startIndex, offsetBy: Int.random(in: 0...out.count, using: &random)))
+            }
             return out
         }
 
@@ -171,7 +190,8 @@ enum Generator {
             if broken { return ["", "#x.ts", "a.ts\n#EXT-X-ENDLIST", "a\r.ts"].randomElement(using: &random)! }
             // `#` and a combining mark is one character that is not `#`: a valid URI to the String renderer.
             if chance(0.02) { return "#\u{301}seg.ts" }
-            return "720p/seg\(Int.random(in: 0...100_000, using: &random)).ts" + (chance(0.1) ? text().filter { !"\n\r\"".contains($0) } : "")
+            return "720p/seg\(Int.random(in: 0...100_000, using: &random)).ts"
+                + (chance(0.1) ? text().filter { !"\n\r\"".contains($0) } : "")
         }
 
         func tagLine() -> String {
@@ -180,7 +200,11 @@ enum Generator {
         }
 
         func hex() -> HexBytes {
-            HexBytes(broken ? [] : (0..<Int.random(in: 1...12, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+            HexBytes(
+                broken
+                    ? []
+                    : (0..<Int.random(in: 1...12, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random)
+                    })
         }
 
         func byteRange() -> ByteRange {
@@ -192,15 +216,32 @@ enum Generator {
             case 0: return .discontinuity
             case 1, 2: return .programDateTime(timestamp())
             case 3:
-                let method = broken ? ["", "A,B", "A B", "\"X\""].randomElement(using: &random)! : ["NONE", "AES-128", "SAMPLE-AES"].randomElement(using: &random)!
-                return .key(Key(method: method, uri: maybe { text() }, iv: maybe { hex() }, keyFormat: maybe { text() }, keyFormatVersions: maybe { text() }))
+                let method =
+                    broken
+                    ? ["", "A,B", "A B", "\"X\""].randomElement(using: &random)!
+                    : ["NONE", "AES-128", "SAMPLE-AES"].randomElement(using: &random)!
+                return .key(
+                    Key(
+                        method: method, uri: maybe { text() }, iv: maybe { hex() }, keyFormat: maybe { text() },
+                        keyFormatVersions: maybe { text() }))
             case 4: return .map(MediaInitialization(uri: text(), byteRange: maybe { byteRange() }))
             case 5: return .byteRange(byteRange())
             case 6: return .gap
             case 7: return .bitrate(Int(integer()))
-            case 8: return .part(Part(duration: decimal(), uri: text(), independent: chance(0.5), byteRange: maybe { byteRange() }, gap: chance(0.2)))
-            case 9: return .preloadHint(PreloadHint(type: chance(0.5) ? .part : .map, uri: text(), byteRangeStart: maybe { count() }, byteRangeLength: maybe { count() }))
-            case 10: return .renditionReport(RenditionReport(uri: text(), lastMediaSequence: maybe { count() }, lastPart: maybe { Int(count()) }))
+            case 8:
+                return .part(
+                    Part(
+                        duration: decimal(), uri: text(), independent: chance(0.5), byteRange: maybe { byteRange() },
+                        gap: chance(0.2)))
+            case 9:
+                return .preloadHint(
+                    PreloadHint(
+                        type: chance(0.5) ? .part : .map, uri: text(), byteRangeStart: maybe { count() },
+                        byteRangeLength: maybe { count() }))
+            case 10:
+                return .renditionReport(
+                    RenditionReport(uri: text(), lastMediaSequence: maybe { count() }, lastPart: maybe { Int(count()) })
+                )
             case 11: return .unknown(tagLine())
             default: return .dateRange(dateRange())
             }
@@ -235,7 +276,11 @@ enum Generator {
             var range = DateRange(id: chance(0.9) ? "brk-\(Int.random(in: 0...999, using: &random))" : text())
             range.classAttribute = maybe(0.7) { chance(0.8) ? DateRange.interstitialClass : text() }
             range.startDate = maybe(0.9) { timestamp() }
-            range.cue = maybe(0.2) { (0..<Int.random(in: 0...3, using: &random)).map { _ in DateRange.Cue.allCases.randomElement(using: &random)! } }
+            range.cue = maybe(0.2) {
+                (0..<Int.random(in: 0...3, using: &random)).map { _ in
+                    DateRange.Cue.allCases.randomElement(using: &random)!
+                }
+            }
             range.endDate = maybe(0.1) { timestamp() }
             range.duration = maybe(0.4) { decimal() }
             range.plannedDuration = maybe(0.6) { decimal() }
@@ -243,8 +288,16 @@ enum Generator {
             range.assetList = maybe(0.2) { text() }
             range.resumeOffset = maybe(0.2) { decimal(signed: true) }
             range.playoutLimit = maybe(0.3) { decimal() }
-            range.snap = maybe(0.3) { (0..<Int.random(in: 0...2, using: &random)).map { _ in DateRange.Snap.allCases.randomElement(using: &random)! } }
-            range.restrict = maybe(0.3) { (0..<Int.random(in: 0...2, using: &random)).map { _ in DateRange.Restriction.allCases.randomElement(using: &random)! } }
+            range.snap = maybe(0.3) {
+                (0..<Int.random(in: 0...2, using: &random)).map { _ in
+                    DateRange.Snap.allCases.randomElement(using: &random)!
+                }
+            }
+            range.restrict = maybe(0.3) {
+                (0..<Int.random(in: 0...2, using: &random)).map { _ in
+                    DateRange.Restriction.allCases.randomElement(using: &random)!
+                }
+            }
             range.contentMayVary = maybe(0.1) { chance(0.5) }
             range.timelineOccupies = maybe(0.1) { chance(0.5) ? .point : .range }
             range.timelineStyle = maybe(0.1) { chance(0.5) ? .highlight : .primary }

@@ -18,7 +18,9 @@ struct AppendIngestTests {
         private func counted() { lock.withLock { reads += 1 } }
 
         func append(_ request: AppendRequest) async throws -> AppendResult { try inner.append(request) }
-        func previousResult(of request: AppendRequest) async throws -> AppendResult? { try inner.previousResult(of: request) }
+        func previousResult(of request: AppendRequest) async throws -> AppendResult? {
+            try inner.previousResult(of: request)
+        }
         func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
             counted()
             return inner.readStream(channel, after: version, limit: limit)
@@ -50,7 +52,10 @@ struct AppendIngestTests {
         let readsBefore = store.readCount
         for index in 0..<5 {
             let outcome = try await handler.handle(
-                .placeBreak(PlaceBreak(id: BreakID("brk-\(index)")!, start: .inMilliseconds(60_000 + Int64(index) * 40_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+                .placeBreak(
+                    PlaceBreak(
+                        id: BreakID("brk-\(index)")!, start: .inMilliseconds(60_000 + Int64(index) * 40_000),
+                        plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
                 channel: "demo", context: context())
             // Folded as decided (the command's own events, not decoded again): the same state as the log's, below.
             #expect(follower.ingest(outcome))
@@ -63,9 +68,13 @@ struct AppendIngestTests {
         // The read cursor moves with reads of the log only; the read then meets the ingested events and skips them.
         #expect(follower.position == 0)
         try await follower.catchUp()
-        #expect(follower.position == reader.position && follower.followedState(of: "demo") == reader.followedState(of: "demo"))
+        #expect(
+            follower.position == reader.position
+                && follower.followedState(of: "demo") == reader.followedState(of: "demo"))
         clock.set(75)
-        #expect(try follower.mediaPlaylist("demo", rendition: "720p").text == reader.mediaPlaylist("demo", rendition: "720p").text)
+        #expect(
+            try follower.mediaPlaylist("demo", rendition: "720p").text
+                == reader.mediaPlaylist("demo", rendition: "720p").text)
     }
 
     @Test("a NOTIFY hint of events the follower folded already (its own command's) is known; others are not")
@@ -87,7 +96,9 @@ struct AppendIngestTests {
         #expect(!follower.hasFolded(hint: "other \(position)"))
         #expect(follower.hasFolded(hint: "other 1"))
         #expect(!follower.hasFolded(hint: "unknown 1"))
-        for odd in ["", "demo", "demo x", "demo  \(position)", " \(position)", "Demo \(position)", "unknown 0", "unknown -1"] {
+        for odd in [
+            "", "demo", "demo x", "demo  \(position)", " \(position)", "Demo \(position)", "unknown 0", "unknown -1",
+        ] {
             #expect(!follower.hasFolded(hint: odd), "\(odd)")
         }
     }
@@ -98,9 +109,13 @@ struct AppendIngestTests {
         let clock = TestClock()
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         let handler = CommandHandler(store: store, clock: clock.read, knownState: { follower.followedState(of: $0) })
-        #expect(follower.ingest(try await handler.handle(.createChannel(config()), channel: "demo", context: context())))
+        #expect(
+            follower.ingest(try await handler.handle(.createChannel(config()), channel: "demo", context: context())))
         // A break 60 s from now; its answer is lost (not folded here), and the client retries 10 s later.
-        let place = ScheduleCommand.placeBreak(PlaceBreak(id: "retried", start: .inMilliseconds(60_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8")))
+        let place = ScheduleCommand.placeBreak(
+            PlaceBreak(
+                id: "retried", start: .inMilliseconds(60_000), plannedDurationMilliseconds: 30_000,
+                asset: .uri("https://a.example/ad.m3u8")))
         let retryContext = context("retry-1")
         clock.set(60)
         let first = try await handler.handle(place, channel: "demo", context: retryContext)
@@ -118,7 +133,9 @@ struct AppendIngestTests {
         #expect(start < epoch.adding(milliseconds: 130_000))
     }
 
-    @Test("events of another writer of the same channel first: nothing is folded out of order, and reading the log folds them all; another channel's unread events do not matter")
+    @Test(
+        "events of another writer of the same channel first: nothing is folded out of order, and reading the log folds them all; another channel's unread events do not matter"
+    )
     func gapFallsBackToReading() async throws {
         let store = InMemoryEventStore()
         let clock = TestClock()
@@ -129,20 +146,28 @@ struct AppendIngestTests {
         // Channel a's event (position 1) is unread; b's first version is b's next: folded.
         let created = try await mine.handle(.createChannel(config("b")), channel: "b", context: context())
         #expect(follower.ingest(appended: created.result.events))
-        #expect(follower.position == 0 && follower.followedState(of: "b")?.version == 1 && follower.state(of: "a") == nil)
+        #expect(
+            follower.position == 0 && follower.followedState(of: "b")?.version == 1 && follower.state(of: "a") == nil)
         // Another writer moves b to version 2; this instance's command is version 3, after one it has not read: refused.
         clock.set(60)
         _ = try await other.handle(
-            .placeBreak(PlaceBreak(id: "x", start: .inMilliseconds(60_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+            .placeBreak(
+                PlaceBreak(
+                    id: "x", start: .inMilliseconds(60_000), plannedDurationMilliseconds: 30_000,
+                    asset: .uri("https://a.example/ad.m3u8"))),
             channel: "b", context: context())
         let placed = try await mine.handle(
-            .placeBreak(PlaceBreak(id: "y", start: .inMilliseconds(120_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+            .placeBreak(
+                PlaceBreak(
+                    id: "y", start: .inMilliseconds(120_000), plannedDurationMilliseconds: 30_000,
+                    asset: .uri("https://a.example/ad.m3u8"))),
             channel: "b", context: context())
         #expect(placed.result.version == 3)
         #expect(!follower.ingest(appended: placed.result.events))
         #expect(follower.followedState(of: "b")?.version == 1)
         try await follower.catchUp()
-        #expect(follower.position == 4 && follower.state(of: "a") != nil && follower.followedState(of: "b")?.version == 3)
+        #expect(
+            follower.position == 4 && follower.state(of: "a") != nil && follower.followedState(of: "b")?.version == 3)
         #expect(follower.followedState(of: "b")?.breaks.map(\.id) == ["x", "y"])
         // Already folded: accepted and nothing changes.
         #expect(follower.ingest(appended: placed.result.events))
@@ -161,30 +186,40 @@ struct AppendIngestTests {
         try await followerB.catchUp()
         clock.set(60)
         _ = try await handlerA.handle(
-            .placeBreak(PlaceBreak(id: "late-news", start: .inMilliseconds(0), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+            .placeBreak(
+                PlaceBreak(
+                    id: "late-news", start: .inMilliseconds(0), plannedDurationMilliseconds: 30_000,
+                    asset: .uri("https://a.example/ad.m3u8"))),
             channel: "demo", context: context())
         clock.set(80)
         // B does not know late-news; the limit must still apply (decided again on the stream as read).
-        let limited = try await handlerB.handle(.setPlayoutLimit(id: "late-news", limitMilliseconds: 20_000), channel: "demo", context: context())
+        let limited = try await handlerB.handle(
+            .setPlayoutLimit(id: "late-news", limitMilliseconds: 20_000), channel: "demo", context: context())
         #expect(limited.result.version == 3 && !limited.result.replayed)
         // If-Match with the real version is honoured although B's state is older.
         let placed = try await handlerB.handle(
-            .placeBreak(PlaceBreak(id: "second", start: .inMilliseconds(100_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+            .placeBreak(
+                PlaceBreak(
+                    id: "second", start: .inMilliseconds(100_000), plannedDurationMilliseconds: 30_000,
+                    asset: .uri("https://a.example/ad.m3u8"))),
             channel: "demo", context: context(), expectedVersion: 3)
         #expect(placed.result.version == 4)
         // A real refusal is still a refusal (decided on the stream).
         await #expect(throws: CommandError.self) {
-            _ = try await handlerB.handle(.setPlayoutLimit(id: "no-such-break", limitMilliseconds: 10_000), channel: "demo", context: context())
+            _ = try await handlerB.handle(
+                .setPlayoutLimit(id: "no-such-break", limitMilliseconds: 10_000), channel: "demo", context: context())
         }
     }
 
-    @Test("placements sent at once to one channel are decided one after another: all applied, none loses a version race")
+    @Test(
+        "placements sent at once to one channel are decided one after another: all applied, none loses a version race")
     func oneChannelsCommandsTakeTurns() async throws {
         let store = CountingStore()
         let clock = TestClock()
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         let handler = CommandHandler(
-            store: store, clock: clock.read, knownState: { follower.followedState(of: $0) }, applied: { await follower.applied($0) })
+            store: store, clock: clock.read, knownState: { follower.followedState(of: $0) },
+            applied: { await follower.applied($0) })
         _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
         clock.set(60)
         let readsBefore = store.readCount
@@ -192,8 +227,12 @@ struct AppendIngestTests {
             for index in 0..<30 {
                 group.addTask {
                     try await handler.handle(
-                        .placeBreak(PlaceBreak(id: BreakID("brk-\(index)")!, start: .inMilliseconds(120_000 + Int64(index) * 40_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
-                        channel: "demo", context: context()).result.version
+                        .placeBreak(
+                            PlaceBreak(
+                                id: BreakID("brk-\(index)")!, start: .inMilliseconds(120_000 + Int64(index) * 40_000),
+                                plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+                        channel: "demo", context: context()
+                    ).result.version
                 }
             }
             return try await group.reduce(into: [Int64]()) { $0.append($1) }

@@ -17,16 +17,20 @@ struct BlockingReloadTests {
         config.windowSegments = 10
         config.partDurationMilliseconds = 250
         for index in config.renditions.indices {
-            config.renditions[index].partURITemplate = "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s"
+            config.renditions[index].partURITemplate =
+                "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s"
         }
         return config
     }
 
     /// A follower of one LL channel at 60.6 s (242 parts ended), with the log known up to `knownUntil`, its ticker running.
-    static func running(knownUntil seconds: Double) async throws -> (ChannelFollower, TestClock, LatenessTests.HeldWatermarkStore, Task<Void, any Error>) {
+    static func running(knownUntil seconds: Double) async throws -> (
+        ChannelFollower, TestClock, LatenessTests.HeldWatermarkStore, Task<Void, any Error>
+    ) {
         let store = LatenessTests.HeldWatermarkStore()
         let clock = TestClock()
-        _ = try await CommandHandler(store: store, clock: clock.read).handle(.createChannel(lowLatency()), channel: "demo", context: context())
+        _ = try await CommandHandler(store: store, clock: clock.read).handle(
+            .createChannel(lowLatency()), channel: "demo", context: context())
         store.knownUntil.withLock { $0 = epoch.adding(milliseconds: Int64(seconds * 1000)) }
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         try await follower.catchUp()
@@ -54,7 +58,9 @@ struct BlockingReloadTests {
         func wake() { state.withLock { $0.wakes.append($0.resumed) } }
     }
 
-    @Test("a boundary's channels are released one after another: their loop is woken at the first release, then in steps, not once per channel")
+    @Test(
+        "a boundary's channels are released one after another: their loop is woken at the first release, then in steps, not once per channel"
+    )
     func stagedWakeups() async throws {
         let store = LatenessTests.HeldWatermarkStore()
         let clock = TestClock()
@@ -69,11 +75,15 @@ struct BlockingReloadTests {
         clock.set(60.6)
         // Served at 60.6 s (part 242: the channel's creation in effect for good), and every window of the boundary at
         // 60.75 s (part 243) rendered ahead, as the ticker does half a part before it.
-        for name in names { #expect(try follower.servedMedia(ChannelID(name)!, rendition: "720p").completedTicks == 242) }
+        for name in names {
+            #expect(try follower.servedMedia(ChannelID(name)!, rendition: "720p").completedTicks == 242)
+        }
         #expect(names.allSatisfy { follower.renderAhead(ChannelID($0)!, boundary: epoch.adding(milliseconds: 60_750)) })
         let batch = CountingBatch()
         for name in names {
-            let id = follower.whenWindow(ChannelID(name)!, completedTicks: 243, timeoutMilliseconds: 60_000, batch: batch) { ready in
+            let id = follower.whenWindow(
+                ChannelID(name)!, completedTicks: 243, timeoutMilliseconds: 60_000, batch: batch
+            ) { ready in
                 batch.state.withLock { state in
                     state.resumed += 1
                     if ready { state.answeredTrue += 1 }
@@ -130,18 +140,24 @@ struct BlockingReloadTests {
     /// The answer of a held request once it is released; false (and the request cancelled) when it is still held
     /// after 5 s, so a release that never comes fails the test instead of hanging it.
     static func answered(_ request: Task<Bool, Never>, _ follower: ChannelFollower) async -> Bool {
-        if (try? await eventually { follower.blockedRequests == 0 }) != true { request.cancel(); _ = await request.value; return false }
+        if (try? await eventually { follower.blockedRequests == 0 }) != true {
+            request.cancel(); _ = await request.value; return false
+        }
         return await request.value
     }
 
-    @Test("across a database outage: a held request is released by the wall clock while the log is unreachable, by the watermark after it returns; the served part never goes back")
+    @Test(
+        "across a database outage: a held request is released by the wall clock while the log is unreachable, by the watermark after it returns; the served part never goes back"
+    )
     func outageAndRecovery() async throws {
         let store = LatenessTests.HeldWatermarkStore()
         let clock = TestClock()
-        _ = try await CommandHandler(store: store, clock: clock.read).handle(.createChannel(Self.lowLatency()), channel: "demo", context: context())
+        _ = try await CommandHandler(store: store, clock: clock.read).handle(
+            .createChannel(Self.lowLatency()), channel: "demo", context: context())
         store.knownUntil.withLock { $0 = epoch.adding(milliseconds: 60_600) }
         // The whole follower (its polls of the watermark every 20 ms, its ticker), as `serve` runs it.
-        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read, pollInterval: .milliseconds(20))
+        let follower = ChannelFollower(
+            store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read, pollInterval: .milliseconds(20))
         clock.set(60.6)
         let running = Task { try await follower.run() }
         defer { running.cancel() }
@@ -181,7 +197,9 @@ struct BlockingReloadTests {
 
 @Suite("Render samples spread over ticks")
 struct SampleOffsetTests {
-    @Test("each channel's every-30th sample falls on a tick of its own: 100 channels on one boundary are spread over the 30, the same on every run")
+    @Test(
+        "each channel's every-30th sample falls on a tick of its own: 100 channels on one boundary are spread over the 30, the same on every run"
+    )
     func spread() throws {
         let offsets = try (0..<100).map { ChannelFollower.sampleOffset(try #require(ChannelID("ll-\($0)"))) }
         #expect(offsets.allSatisfy { (0..<30).contains($0) })

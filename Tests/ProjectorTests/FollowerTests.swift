@@ -20,7 +20,9 @@ let epoch = Timestamp(iso8601: "2026-03-01T12:00:00Z")!
 func config(_ id: String = "demo", source: ChannelConfig.Source = .clock) -> ChannelConfig {
     ChannelConfig(
         id: ChannelID(id)!, segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch,
-        renditions: ["720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: source == .clock ? "\($0)/seg{n}.ts" : "") },
+        renditions: ["720p", "360p"].map {
+            RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: source == .clock ? "\($0)/seg{n}.ts" : "")
+        },
         source: source, publicBaseURL: "http://127.0.0.1:8080")
 }
 
@@ -31,13 +33,18 @@ func context(_ id: String = UUID().uuidString) -> CommandContext {
 import Foundation
 
 /// A channel "demo" created at the epoch, with brk-1 placed at 60 s to start at 90 s for 30 s.
-func channelWithBreak(_ store: any EventStore, refusals: (any RefusalStore)? = nil) async throws -> (CommandHandler, TestClock) {
+func channelWithBreak(_ store: any EventStore, refusals: (any RefusalStore)? = nil) async throws -> (
+    CommandHandler, TestClock
+) {
     let clock = TestClock()
     let handler = CommandHandler(store: store, refusals: refusals, clock: clock.read)
     _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
     clock.set(60)
     _ = try await handler.handle(
-        .placeBreak(PlaceBreak(id: "brk-1", start: .at(epoch.adding(milliseconds: 90_000)), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+        .placeBreak(
+            PlaceBreak(
+                id: "brk-1", start: .at(epoch.adding(milliseconds: 90_000)), plannedDurationMilliseconds: 30_000,
+                asset: .uri("https://a.example/ad.m3u8"))),
         channel: "demo", context: context())
     return (handler, clock)
 }
@@ -56,7 +63,10 @@ struct FollowerTests {
         #expect(try follower.mediaPlaylist("demo", rendition: "720p").text.hasPrefix("#EXTM3U"))
         let before = try follower.mediaPlaylist("demo", rendition: "720p").text
         _ = try await handler.handle(
-            .placeBreak(PlaceBreak(id: "brk-1", start: .inMilliseconds(30_000), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+            .placeBreak(
+                PlaceBreak(
+                    id: "brk-1", start: .inMilliseconds(30_000), plannedDurationMilliseconds: 30_000,
+                    asset: .uri("https://a.example/ad.m3u8"))),
             channel: "demo", context: context())
         try await follower.catchUp()
         // Commands take effect EffectiveTime.effectDelayMilliseconds after they arrive, on every instance alike.
@@ -65,7 +75,10 @@ struct FollowerTests {
         let after = try follower.mediaPlaylist("demo", rendition: "720p").text
         #expect(!before.contains("brk-1"))
         #expect(after.contains(#"ID="brk-1""#))
-        #expect(Lint.checkUpdate(previous: try PlaylistParser.parseMedia(before), current: try PlaylistParser.parseMedia(after)).isEmpty)
+        #expect(
+            Lint.checkUpdate(
+                previous: try PlaylistParser.parseMedia(before), current: try PlaylistParser.parseMedia(after)
+            ).isEmpty)
         #expect(follower.isReady)
     }
 
@@ -73,7 +86,8 @@ struct FollowerTests {
     func clockStepsBack() async throws {
         let store = InMemoryEventStore()
         let clock = TestClock()
-        _ = try await CommandHandler(store: store, clock: clock.read).handle(.createChannel(config()), channel: "demo", context: context())
+        _ = try await CommandHandler(store: store, clock: clock.read).handle(
+            .createChannel(config()), channel: "demo", context: context())
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         try await follower.catchUp()
         clock.set(120)
@@ -88,11 +102,16 @@ struct FollowerTests {
         let store = InMemoryEventStore()
         let clock = TestClock()
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
-        _ = try await CommandHandler(store: store, clock: clock.read).handle(.createChannel(config()), channel: "demo", context: context())
+        _ = try await CommandHandler(store: store, clock: clock.read).handle(
+            .createChannel(config()), channel: "demo", context: context())
         try await follower.catchUp()
         clock.set(61)
-        #expect(throws: ChannelFollower.LookupError.unknownChannel("nope")) { try follower.mediaPlaylist("nope", rendition: "720p") }
-        #expect(throws: ChannelFollower.LookupError.unknownRendition(channel: "demo", rendition: "1080p")) { try follower.mediaPlaylist("demo", rendition: "1080p") }
+        #expect(throws: ChannelFollower.LookupError.unknownChannel("nope")) {
+            try follower.mediaPlaylist("nope", rendition: "720p")
+        }
+        #expect(throws: ChannelFollower.LookupError.unknownRendition(channel: "demo", rendition: "1080p")) {
+            try follower.mediaPlaylist("demo", rendition: "1080p")
+        }
     }
 
     @Test("relay channels serve the decorated upstream once it arrives")
@@ -101,13 +120,20 @@ struct FollowerTests {
         let clock = TestClock()
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         _ = try await CommandHandler(store: store, clock: clock.read).handle(
-            .createChannel(config(source: .relay(upstream: "http://encoder.example/{rendition}.m3u8"))), channel: "demo", context: context())
+            .createChannel(config(source: .relay(upstream: "http://encoder.example/{rendition}.m3u8"))),
+            channel: "demo", context: context())
         try await follower.catchUp()
         clock.set(61)
-        #expect(throws: ChannelFollower.LookupError.upstreamMissing(channel: "demo", rendition: "720p")) { try follower.mediaPlaylist("demo", rendition: "720p") }
+        #expect(throws: ChannelFollower.LookupError.upstreamMissing(channel: "demo", rendition: "720p")) {
+            try follower.mediaPlaylist("demo", rendition: "720p")
+        }
         let upstream = MediaPlaylist(
             version: 3, targetDuration: 6, mediaSequence: 7,
-            segments: (7..<11).map { Segment(duration: DecimalNumber(milliseconds: 6000), uri: "s\($0).ts", tags: $0 == 7 ? [.programDateTime(epoch.adding(milliseconds: 42_000))] : []) })
+            segments: (7..<11).map {
+                Segment(
+                    duration: DecimalNumber(milliseconds: 6000), uri: "s\($0).ts",
+                    tags: $0 == 7 ? [.programDateTime(epoch.adding(milliseconds: 42_000))] : [])
+            })
         follower.updateUpstream("demo", rendition: "720p", playlist: upstream)
         let text = try follower.mediaPlaylist("demo", rendition: "720p").text
         #expect(text.contains("http://encoder.example/s7.ts"))
@@ -144,11 +170,15 @@ struct FollowerTests {
         async let second = endCurrent()
         let outcomes = await [first, second]
         #expect(outcomes.filter { $0 == "applied" }.count == 1, "\(outcomes)")
-        #expect(outcomes.contains { $0.contains("already has a playout limit") }, "got: \(outcomes.joined(separator: " | "))")
+        #expect(
+            outcomes.contains { $0.contains("already has a playout limit") },
+            "got: \(outcomes.joined(separator: " | "))")
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)
         try await follower.catchUp()
         clock.set(104)
-        #expect(try follower.mediaPlaylist("demo", rendition: "720p").text.components(separatedBy: "X-PLAYOUT-LIMIT").count == 2)
+        #expect(
+            try follower.mediaPlaylist("demo", rendition: "720p").text.components(separatedBy: "X-PLAYOUT-LIMIT").count
+                == 2)
     }
 
     @Test("a refused command is recorded for the audit trail, not applied")
@@ -157,7 +187,9 @@ struct FollowerTests {
         let refused = InMemoryRefusalStore()
         let (handler, _) = try await channelWithBreak(store, refusals: refused)
         do {
-            _ = try await handler.handle(.cancelBreak(id: "nope"), channel: "demo", context: CommandContext(commandID: "r1", actor: "eve", source: "http"))
+            _ = try await handler.handle(
+                .cancelBreak(id: "nope"), channel: "demo",
+                context: CommandContext(commandID: "r1", actor: "eve", source: "http"))
             Issue.record("cancelling an unknown break succeeded")
         } catch {}
         let refusals = refused.refusals(of: "demo")
@@ -175,11 +207,17 @@ struct FollowerTests {
         let cached = CommandHandler(store: store, clock: clock.read, knownState: { follower.followedState(of: $0) })
         // Another writer appends after the follower read: the handler must still see it.
         _ = try await plain.handle(
-            .placeBreak(PlaceBreak(id: "brk-2", start: .at(epoch.adding(milliseconds: 300_000)), plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/b.m3u8"))),
+            .placeBreak(
+                PlaceBreak(
+                    id: "brk-2", start: .at(epoch.adding(milliseconds: 300_000)), plannedDurationMilliseconds: 10_000,
+                    asset: .uri("https://a.example/b.m3u8"))),
             channel: "demo", context: context())
         do {
             _ = try await cached.handle(
-                .placeBreak(PlaceBreak(id: "brk-2", start: .at(epoch.adding(milliseconds: 400_000)), plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/b.m3u8"))),
+                .placeBreak(
+                    PlaceBreak(
+                        id: "brk-2", start: .at(epoch.adding(milliseconds: 400_000)),
+                        plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/b.m3u8"))),
                 channel: "demo", context: context())
             Issue.record("a reused id was accepted: the handler did not read past the follower's state")
         } catch {
@@ -195,7 +233,10 @@ struct FollowerTests {
         let (handler, clock) = try await channelWithBreak(store)
         for n in 2...20 {
             _ = try await handler.handle(
-                .placeBreak(PlaceBreak(id: BreakID("brk-\(n)")!, start: .at(epoch.adding(milliseconds: Int64(n) * 100_000)), plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/b.m3u8"))),
+                .placeBreak(
+                    PlaceBreak(
+                        id: BreakID("brk-\(n)")!, start: .at(epoch.adding(milliseconds: Int64(n) * 100_000)),
+                        plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/b.m3u8"))),
                 channel: "demo", context: context())
         }
         let serial = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read)

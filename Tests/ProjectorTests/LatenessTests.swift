@@ -19,8 +19,12 @@ struct LatenessTests {
         /// While true the watermark read neither answers nor fails: the database's host gone, the socket still open.
         let hanging = Mutex(false)
         func append(_ request: AppendRequest) async throws -> AppendResult { try inner.append(request) }
-        func previousResult(of request: AppendRequest) async throws -> AppendResult? { try inner.previousResult(of: request) }
-        func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent] { inner.read(after: position, through: head, limit: limit) }
+        func previousResult(of request: AppendRequest) async throws -> AppendResult? {
+            try inner.previousResult(of: request)
+        }
+        func read(after position: Int64, through head: Int64, limit: Int) async throws -> [RecordedEvent] {
+            inner.read(after: position, through: head, limit: limit)
+        }
         func readStream(_ channel: ChannelID, after version: Int64, limit: Int) async throws -> [RecordedEvent] {
             inner.readStream(channel, after: version, limit: limit)
         }
@@ -60,7 +64,8 @@ struct LatenessTests {
         let handler = CommandHandler(store: store, clock: clock.read)
         _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
         // The last check comes 6.5 s after the last watermark: about the watermark, not about a log that went silent.
-        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read, silenceLimit: .seconds(30))
+        let follower = ChannelFollower(
+            store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read, silenceLimit: .seconds(30))
         let boundary = epoch.adding(milliseconds: 60_000)
         // The log is known up to 59.990 s: the boundary is not reached yet, whatever the wall clock says.
         store.knownUntil.withLock { $0 = epoch.adding(milliseconds: 59_990) }
@@ -73,7 +78,8 @@ struct LatenessTests {
         // Nothing was rendered ahead: the first request renders the window at 60.030 s.
         clock.set(60.030)
         let served = try follower.rendered("demo")
-        #expect(served.tick == epoch.adding(milliseconds: 60_010) && served.readyAt == epoch.adding(milliseconds: 60_030))
+        #expect(
+            served.tick == epoch.adding(milliseconds: 60_010) && served.readyAt == epoch.adding(milliseconds: 60_030))
         #expect(follower.servableInstant(served, boundary: boundary) == epoch.adding(milliseconds: 60_030))
         // The same window as if it had been rendered before the boundary: servable when the watermark passed it.
         var early = served
@@ -81,16 +87,21 @@ struct LatenessTests {
         #expect(follower.servableInstant(early, boundary: boundary) == epoch.adding(milliseconds: 60_015))
         // A boundary the watermark has not reached is not servable yet: counted up to now.
         clock.set(66.5)
-        #expect(follower.servableInstant(early, boundary: epoch.adding(milliseconds: 66_000)) == epoch.adding(milliseconds: 66_500))
+        #expect(
+            follower.servableInstant(early, boundary: epoch.adding(milliseconds: 66_000))
+                == epoch.adding(milliseconds: 66_500))
     }
 
-    @Test("a watermark read that never answers: playlists follow the wall clock after the silence limit, and never go back")
+    @Test(
+        "a watermark read that never answers: playlists follow the wall clock after the silence limit, and never go back"
+    )
     func silentLog() async throws {
         let store = HeldWatermarkStore()
         let clock = TestClock()
         let handler = CommandHandler(store: store, clock: clock.read)
         _ = try await handler.handle(.createChannel(config()), channel: "demo", context: context())
-        let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read, silenceLimit: .seconds(5))
+        let follower = ChannelFollower(
+            store: store, wakeups: { AsyncStream { _ in } }, clock: clock.read, silenceLimit: .seconds(5))
         store.knownUntil.withLock { $0 = epoch.adding(milliseconds: 60_010) }
         clock.set(60.015)
         try await follower.catchUp()
@@ -102,11 +113,15 @@ struct LatenessTests {
         #expect(follower.servingTime() == epoch.adding(milliseconds: 60_010), "held at the known instant within 5 s")
         #expect(try follower.rendered("demo").tick == epoch.adding(milliseconds: 60_010))
         clock.set(65.125)
-        #expect(follower.servingTime() == epoch.adding(milliseconds: 65_125), "the wall clock once the log is silent for 5 s")
+        #expect(
+            follower.servingTime() == epoch.adding(milliseconds: 65_125),
+            "the wall clock once the log is silent for 5 s")
         clock.set(66.0)
         let byWallClock = try follower.rendered("demo")
         #expect(byWallClock.tick == epoch.adding(milliseconds: 66_000))
-        #expect(follower.servableInstant(byWallClock, boundary: epoch.adding(milliseconds: 66_000)) == epoch.adding(milliseconds: 66_000))
+        #expect(
+            follower.servableInstant(byWallClock, boundary: epoch.adding(milliseconds: 66_000))
+                == epoch.adding(milliseconds: 66_000))
         // The connection is dropped (keepalives) and the next read answers, known up to an instant before what was
         // served meanwhile: the serving time is the log's again, and the playlist does not go back.
         reader.cancel()

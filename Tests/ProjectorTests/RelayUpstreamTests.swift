@@ -22,12 +22,17 @@ struct RelayUpstreamTests {
     @Test("a good LL-HLS upstream is taken")
     func good() throws {
         let playlist = try RelayPoller.upstreamPlaylist(Self.good)
-        #expect(RelayDecorator.partsPosition(playlist) == RelayDecorator.PartsPosition(lastSegment: 0, partial: 1, partTargetMilliseconds: 250))
+        #expect(
+            RelayDecorator.partsPosition(playlist)
+                == RelayDecorator.PartsPosition(lastSegment: 0, partial: 1, partTargetMilliseconds: 250))
     }
 
-    @Test("a control character in a URI or a quoted value is refused before it can fail every render of the channel", arguments: [
-        ("seg1.m4s", "se\rg1.m4s"), (#"URI="seg2.0.m4s""#, "URI=\"seg2\u{1B}[2J.0.m4s\""), ("seg1.m4s", "seg1\u{7F}.m4s"),
-    ])
+    @Test(
+        "a control character in a URI or a quoted value is refused before it can fail every render of the channel",
+        arguments: [
+            ("seg1.m4s", "se\rg1.m4s"), (#"URI="seg2.0.m4s""#, "URI=\"seg2\u{1B}[2J.0.m4s\""),
+            ("seg1.m4s", "seg1\u{7F}.m4s"),
+        ])
     func controlCharacters(from: String, to: String) throws {
         let text = Self.good.replacingOccurrences(of: from, with: to)
         #expect(text != Self.good)
@@ -41,7 +46,8 @@ struct RelayUpstreamTests {
     @Test("an upstream out of bounds is refused with the reason")
     func outOfBounds() {
         #expect(throws: RelayDecorator.Failure.outOfRange("EXT-X-TARGETDURATION 0 is not between 1 and 3600 s")) {
-            _ = try RelayPoller.upstreamPlaylist(Self.good.replacingOccurrences(of: "TARGETDURATION:1", with: "TARGETDURATION:0"))
+            _ = try RelayPoller.upstreamPlaylist(
+                Self.good.replacingOccurrences(of: "TARGETDURATION:1", with: "TARGETDURATION:0"))
         }
     }
 }

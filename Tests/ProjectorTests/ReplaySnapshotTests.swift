@@ -27,7 +27,9 @@ enum SnapshotLog {
     static func config(_ channel: ChannelID) -> ChannelConfig {
         ChannelConfig(
             id: channel, segmentDurationMilliseconds: 2000, windowSegments: 10, epoch: epoch,
-            renditions: ["1080p", "720p", "360p"].map { RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "\($0)/seg{n}.ts") },
+            renditions: ["1080p", "720p", "360p"].map {
+                RenditionConfig(name: $0, bandwidth: 1_000_000, uriTemplate: "\($0)/seg{n}.ts")
+            },
             publicBaseURL: "http://127.0.0.1:8080")
     }
 
@@ -59,17 +61,27 @@ enum SnapshotLog {
                 let start = now.adding(milliseconds: Int64.random(in: 10_000...3_600_000, using: &random))
                 let id = BreakID("b\(placed % 60)")!  // reused once the earlier break of that id has retired
                 let asset: BreakAsset = .uri("https://ads.example.com/\(placed).m3u8")
-                apply(.placeBreak(PlaceBreak(id: id, start: .at(start), plannedDurationMilliseconds: Int64.random(in: 6_000...120_000, using: &random), asset: asset)), skew: skew)
+                apply(
+                    .placeBreak(
+                        PlaceBreak(
+                            id: id, start: .at(start),
+                            plannedDurationMilliseconds: Int64.random(in: 6_000...120_000, using: &random), asset: asset
+                        )), skew: skew)
             case 55..<65:
                 if let item = live.randomElement(using: &random) {
-                    apply(.setPlayoutLimit(id: item.id, limitMilliseconds: max(2_000, item.spec.plannedDurationMilliseconds / 2)), skew: skew)
+                    apply(
+                        .setPlayoutLimit(
+                            id: item.id, limitMilliseconds: max(2_000, item.spec.plannedDurationMilliseconds / 2)),
+                        skew: skew)
                 }
             case 65..<75:
                 apply(.cancelCurrentEvent, skew: skew)
             case 75..<88:
                 if let item = live.randomElement(using: &random) { apply(.cancelBreak(id: item.id), skew: skew) }
             case 88..<95:
-                if let item = live.first(where: { $0.start <= now }) { apply(.returnFromBreak(id: item.id, scte35In: nil), skew: skew) }
+                if let item = live.first(where: { $0.start <= now }) {
+                    apply(.returnFromBreak(id: item.id, scte35In: nil), skew: skew)
+                }
             default:
                 let count = Int.random(in: 1...3, using: &random)
                 apply(.updateRenditions(Array(config(channel).renditions.prefix(count))), skew: skew)
@@ -126,7 +138,9 @@ struct ReplaySnapshotTests {
         #expect(retiredSeen, "the log must be long enough for breaks to retire, or the checkpoints hold every break")
     }
 
-    @Test("replay from a checkpoint and the events after it renders the same bytes as the fold of the whole log, at many instants")
+    @Test(
+        "replay from a checkpoint and the events after it renders the same bytes as the fold of the whole log, at many instants"
+    )
     func sameBytesAsTheFullFold() throws {
         let events = SnapshotLog.make("snap", commands: 1500, seed: 99)
         var random = SnapshotLog.Generator(state: 7)
@@ -134,14 +148,19 @@ struct ReplaySnapshotTests {
         var compared = 0
         var playlists = 0
         for cut in stride(from: 30, to: events.count, by: 45) {
-            let snapshot = try #require(ChannelSnapshot(fold("snap", Array(events[..<cut]), asOf: Timestamp(milliseconds: .max), retention: .window), chainHash: nil))
+            let snapshot = try #require(
+                ChannelSnapshot(
+                    fold("snap", Array(events[..<cut]), asOf: Timestamp(milliseconds: .max), retention: .window),
+                    chainHash: nil))
             for tick in SnapshotLog.instants(from: snapshot.latestDecided, until: end, random: &random) {
                 var state = snapshot.restore()
                 for event in events[cut...] where event.attribution.at <= tick { state.apply(event) }
                 let full = fold("snap", events, asOf: tick, retention: .window)
                 #expect(state == full, "checkpoint at \(cut), instant \(tick.iso8601)")
                 let expected = SnapshotLog.rendered("snap", full, at: tick)
-                #expect(SnapshotLog.rendered("snap", state, at: tick) == expected, "checkpoint at \(cut), instant \(tick.iso8601)")
+                #expect(
+                    SnapshotLog.rendered("snap", state, at: tick) == expected,
+                    "checkpoint at \(cut), instant \(tick.iso8601)")
                 playlists += expected.filter { $0.hasPrefix("#EXTM3U") }.count
                 compared += 1
             }
@@ -153,7 +172,9 @@ struct ReplaySnapshotTests {
     @Test("a checkpoint whose breaks a fold would not keep is refused")
     func refusesWhatDoesNotRestore() throws {
         let events = SnapshotLog.make("snap", commands: 200)
-        let snapshot = try #require(ChannelSnapshot(fold("snap", events, asOf: Timestamp(milliseconds: .max), retention: .window), chainHash: nil))
+        let snapshot = try #require(
+            ChannelSnapshot(
+                fold("snap", events, asOf: Timestamp(milliseconds: .max), retention: .window), chainHash: nil))
         #expect(snapshot.restoresExactly())
         let index = try #require(snapshot.breaks.firstIndex { $0.playoutLimitMilliseconds == nil })
         var edited = snapshot
@@ -165,15 +186,21 @@ struct ReplaySnapshotTests {
     }
 }
 
-@Suite("Replay checkpoints in PostgreSQL", .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
+@Suite(
+    "Replay checkpoints in PostgreSQL", .enabled(if: TestDatabase.isConfigured, "needs DATABASE_URL (scripts/test.sh)"))
 struct ReplaySnapshotStoreTests {
     /// Writes `events` as the log of `channel`, with their hash chain, directly (they were decided in the past,
     /// which `cueline_append` refuses).
-    static func write(_ events: [RecordedScheduleEvent], channel: ChannelID, url: String) async throws -> [RecordedEvent] {
+    static func write(_ events: [RecordedScheduleEvent], channel: ChannelID, url: String) async throws
+        -> [RecordedEvent]
+    {
         let connection = try await PostgresConnection.connect(url: url)
         defer { connection.close() }
         // Past every position handed out (Migrations/0010: positions come from a sequence), then the sequence moves past these.
-        let base = Int64(try await connection.query("SELECT greatest(CASE WHEN is_called THEN last_value ELSE 0 END, (SELECT coalesce(max(position), 0) FROM cueline_events)) FROM cueline_positions").scalar().flatMap { Int64($0) } ?? 0)
+        let base = Int64(
+            try await connection.query(
+                "SELECT greatest(CASE WHEN is_called THEN last_value ELSE 0 END, (SELECT coalesce(max(position), 0) FROM cueline_events)) FROM cueline_positions"
+            ).scalar().flatMap { Int64($0) } ?? 0)
         var previous = HashChain.genesis(channel: channel)
         var written: [RecordedEvent] = []
         for event in events {
@@ -181,7 +208,8 @@ struct ReplaySnapshotStoreTests {
             var raw = RecordedEvent(
                 position: base + event.version, channel: channel, version: event.version, type: encoded.type,
                 schemaVersion: encoded.schemaVersion, payload: encoded.payload, decidedAt: event.attribution.at,
-                actor: event.attribution.actor, source: event.attribution.source, commandID: "c\(channel)-\(event.version)", reason: nil)
+                actor: event.attribution.actor, source: event.attribution.source,
+                commandID: "c\(channel)-\(event.version)", reason: nil)
             raw.hash = HashChain.hash(previous: previous, event: raw)
             previous = raw.hash!
             try await connection.query(
@@ -192,12 +220,16 @@ struct ReplaySnapshotStoreTests {
                 """)
             written.append(raw)
         }
-        try await connection.query("INSERT INTO cueline_streams (channel, version, last_hash) VALUES (\(channel), \(events.last!.version), \(previous))")
+        try await connection.query(
+            "INSERT INTO cueline_streams (channel, version, last_hash) VALUES (\(channel), \(events.last!.version), \(previous))"
+        )
         try await connection.query("SELECT setval('cueline_positions', \(base + events.last!.version))")
         return written
     }
 
-    @Test("checkpoints written every 100 events; replay through them equals the fold of the log; a checkpoint not matching the log is not used")
+    @Test(
+        "checkpoints written every 100 events; replay through them equals the fold of the log; a checkpoint not matching the log is not used"
+    )
     func throughTheDatabase() async throws {
         let url = try await TestDatabase.makeFreshDatabase()
         _ = try await Migrator.load(directory: TestDatabase.migrationsDirectory).migrate(url: url)
@@ -216,7 +248,9 @@ struct ReplaySnapshotStoreTests {
         let end = events.last!.attribution.at
         var usedCheckpoint = 0
         for _ in 0..<40 {
-            let tick = SnapshotLog.epoch.adding(milliseconds: Int64.random(in: 0...end.milliseconds(since: SnapshotLog.epoch) + 600_000, using: &random))
+            let tick = SnapshotLog.epoch.adding(
+                milliseconds: Int64.random(in: 0...end.milliseconds(since: SnapshotLog.epoch) + 600_000, using: &random)
+            )
             if try await store.snapshot(of: "snapdb", forInstant: tick) != nil { usedCheckpoint += 1 }
             let state = try await Replay.state("snapdb", store: store, asOf: tick)
             let full = fold("snapdb", events, asOf: tick, retention: .window)
@@ -228,7 +262,9 @@ struct ReplaySnapshotStoreTests {
         // A checkpoint recording another hash than the log's at its version is passed over for the one before it.
         let connection = try await PostgresConnection.connect(url: url)
         defer { connection.close() }
-        try await connection.query("UPDATE cueline_snapshots SET chain_hash = 'forged' WHERE channel = 'snapdb' AND version = \(latest.version)")
+        try await connection.query(
+            "UPDATE cueline_snapshots SET chain_hash = 'forged' WHERE channel = 'snapdb' AND version = \(latest.version)"
+        )
         let previous = try #require(try await store.latestSnapshot(of: "snapdb"))
         #expect(previous.version == latest.version - 100)
         let tick = end.adding(milliseconds: 1)
@@ -238,7 +274,8 @@ struct ReplaySnapshotStoreTests {
         // Checkpoints written by a build that folded differently (another fold version) are not used, and a
         // checkpointing run of this build writes its own over them.
         let (ours, theirs) = (#""fold":\#(ChannelSnapshot.foldVersion)"#, #""fold":999"#)
-        try await connection.query("UPDATE cueline_snapshots SET state = replace(state, \(ours), \(theirs)) WHERE channel = 'snapdb'")
+        try await connection.query(
+            "UPDATE cueline_snapshots SET state = replace(state, \(ours), \(theirs)) WHERE channel = 'snapdb'")
         #expect(try await store.latestSnapshot(of: "snapdb") == nil)
         let refolded = try await Replay.state("snapdb", store: store, asOf: tick)
         #expect(refolded == fold("snapdb", events, asOf: tick, retention: .window))

@@ -6,7 +6,9 @@ import Testing
 
 @Suite("Pre-encoded playlists")
 struct ServedMediaTests {
-    @Test("the served body is the rendered text's bytes, re-encoded when a command changes the window; misses answer as mediaPlaylist does")
+    @Test(
+        "the served body is the rendered text's bytes, re-encoded when a command changes the window; misses answer as mediaPlaylist does"
+    )
     func servedBodies() async throws {
         let store = InMemoryEventStore()
         let (handler, clock) = try await channelWithBreak(store)
@@ -22,10 +24,14 @@ struct ServedMediaTests {
             #expect(served.targetDuration == text.targetDuration)
         }
         let rendered = try follower.rendered("demo")
-        #expect(rendered.multivariantBody.getString(at: 0, length: rendered.multivariantBody.readableBytes) == rendered.multivariant)
+        #expect(
+            rendered.multivariantBody.getString(at: 0, length: rendered.multivariantBody.readableBytes)
+                == rendered.multivariant)
         // A cancellation changes the window: the body served follows it.
         let before = try follower.servedMedia("demo", rendition: "720p")
-        #expect(before.body.getString(at: before.body.readerIndex, length: before.body.readableBytes)?.contains(#"ID="brk-1""#) == true)
+        #expect(
+            before.body.getString(at: before.body.readerIndex, length: before.body.readableBytes)?.contains(
+                #"ID="brk-1""#) == true)
         _ = try await handler.handle(.cancelBreak(id: "brk-1"), channel: "demo", context: context())
         try await follower.catchUp()
         clock.set(60.2)
@@ -36,10 +42,14 @@ struct ServedMediaTests {
         #expect(throws: ChannelFollower.LookupError.unknownRendition(channel: "demo", rendition: "4k")) {
             try follower.servedMedia("demo", rendition: "4k")
         }
-        #expect(throws: ChannelFollower.LookupError.unknownChannel("nope")) { try follower.servedMedia("nope", rendition: "720p") }
+        #expect(throws: ChannelFollower.LookupError.unknownChannel("nope")) {
+            try follower.servedMedia("nope", rendition: "720p")
+        }
     }
 
-    @Test("a window rendered ahead is not served before its boundary, is served at it with the bytes a fresh render gives, and a command in effect by then is not lost")
+    @Test(
+        "a window rendered ahead is not served before its boundary, is served at it with the bytes a fresh render gives, and a command in effect by then is not lost"
+    )
     func renderAhead() async throws {
         let store = InMemoryEventStore()
         let (handler, clock) = try await channelWithBreak(store)
@@ -63,7 +73,9 @@ struct ServedMediaTests {
         let atBoundary = try follower.servedMedia("demo", rendition: "720p")
         #expect(atBoundary.tick == epoch.adding(milliseconds: 66_000))
         let expected = try await fresh()
-        #expect(atBoundary.body.getString(at: atBoundary.body.readerIndex, length: atBoundary.body.readableBytes) == expected.text)
+        #expect(
+            atBoundary.body.getString(at: atBoundary.body.readerIndex, length: atBoundary.body.readableBytes)
+                == expected.text)
         #expect(expected.text != before.text)
         // Rendered ahead for 72 s, then a cancellation in effect at 71.95 s: the window served at 72 s drops the break.
         clock.set(69)

@@ -18,16 +18,21 @@ struct SlowCommitTests {
 
     /// A database of its own (a held commit locks the log head, which would stall other tests' appends), a channel
     /// with 1 s segments, and a follower refreshing its watermark every 20 ms that already serves the channel.
-    private static func servedChannel(_ channel: ChannelID) async throws -> (url: String, store: PostgresEventStore, follower: ChannelFollower, refresher: Task<Void, Never>) {
+    private static func servedChannel(_ channel: ChannelID) async throws -> (
+        url: String, store: PostgresEventStore, follower: ChannelFollower, refresher: Task<Void, Never>
+    ) {
         let url = try await TestDatabase.makeFreshDatabase()
         _ = try await Migrator.load(directory: TestDatabase.migrationsDirectory).migrate(url: url)
         let store = PostgresEventStore(pool: PostgresPool(url: url, maximumConnections: 4))
         let config = ChannelConfig(
-            id: channel, segmentDurationMilliseconds: 1000, windowSegments: 6, epoch: wallClock().adding(milliseconds: -20_000),
+            id: channel, segmentDurationMilliseconds: 1000, windowSegments: 6,
+            epoch: wallClock().adding(milliseconds: -20_000),
             renditions: [RenditionConfig(name: "main", bandwidth: 1_000_000, uriTemplate: "seg{n}.ts")],
             publicBaseURL: "http://127.0.0.1:8080")
         _ = try await CommandHandler(store: store, clock: wallClock)
-            .handle(.createChannel(config), channel: channel, context: CommandContext(commandID: "create", actor: "op", source: "test"))
+            .handle(
+                .createChannel(config), channel: channel,
+                context: CommandContext(commandID: "create", actor: "op", source: "test"))
         let follower = ChannelFollower(store: store, wakeups: { AsyncStream { _ in } }, clock: wallClock)
         let refresher = Task {
             while !Task.isCancelled {
@@ -52,13 +57,17 @@ struct SlowCommitTests {
         // The slow writer: the append function runs (its clock check passes), then the commit waits 2 s, long past
         // the decision instant. A loaded machine may be late for the check itself: then it decides again, later.
         func request(decided: Timestamp) -> AppendRequest {
-            let placed = EventCodec.encode(.breakPlaced(BreakSpec(
-                id: "brk-slow", start: decided.adding(milliseconds: 30_000), plannedDurationMilliseconds: 10_000,
-                asset: .uri("https://ads.example/slow.m3u8"), options: InterstitialOptions())))
+            let placed = EventCodec.encode(
+                .breakPlaced(
+                    BreakSpec(
+                        id: "brk-slow", start: decided.adding(milliseconds: 30_000),
+                        plannedDurationMilliseconds: 10_000,
+                        asset: .uri("https://ads.example/slow.m3u8"), options: InterstitialOptions())))
             return AppendRequest(
                 channel: channel, expectedVersion: .exactly(1),
                 events: [NewEvent(type: placed.type, schemaVersion: placed.schemaVersion, payload: placed.payload)],
-                command: CommandMetadata(commandID: "slow-commit", request: "slow", actor: "op", source: "test", decidedAt: decided))
+                command: CommandMetadata(
+                    commandID: "slow-commit", request: "slow", actor: "op", source: "test", decidedAt: decided))
         }
         let writer = Task { () throws -> AppendResult in
             let connection = try await PostgresConnection.connect(url: url)
@@ -67,8 +76,12 @@ struct SlowCommitTests {
                 do {
                     return try await connection.withTransaction { connection in
                         let result = try await PostgresEventStore.append(
-                            request(decided: Self.wallClock().adding(milliseconds: 500 * Int64(attempt))), on: connection)
-                        try await connection.query("SELECT pg_sleep(2)")
+                            request(decided: Self.wallClock().adding(milliseconds: 500 * Int64(attempt))),
+                            on: connection)
+                        // A slow commit, not an idle client: cueline_append ends a session idle in its transaction
+                        // after 1 s (Migrations/0013), so the wait is one statement that lifts that first.
+                        try await connection.query(
+                            "SELECT set_config('idle_in_transaction_session_timeout', '0', true), pg_sleep(2)")
                         return result
                     }
                 } catch StoreError.lateDecision {
@@ -81,7 +94,8 @@ struct SlowCommitTests {
         var served: [(tick: Timestamp, text: String)] = []
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
-            if let (text, _, tick) = try? follower.mediaPlaylist(channel, rendition: "main"), served.last?.tick != tick {
+            if let (text, _, tick) = try? follower.mediaPlaylist(channel, rendition: "main"), served.last?.tick != tick
+            {
                 served.append((tick, text))
                 if text.contains("brk-slow") { break }
             }
@@ -99,7 +113,10 @@ struct SlowCommitTests {
             let replayed = try Replay.playlist(channel, events, at: sample.tick, rendition: "main", multivariant: false)
             if replayed != sample.text { differing.append(sample.tick) }
         }
-        #expect(differing.isEmpty, "served ≠ replay at \(differing.count) of \(served.count) ticks, first \(differing.first.map(\.iso8601) ?? "")")
+        #expect(
+            differing.isEmpty,
+            "served ≠ replay at \(differing.count) of \(served.count) ticks, first \(differing.first.map(\.iso8601) ?? "")"
+        )
     }
 
     @Test("a transaction holding the log head for 12 s freezes playlists for at most the watermark's 5 s wait")
@@ -129,7 +146,9 @@ struct SlowCommitTests {
         }
         try await holder.value
         #expect(worstLag >= 2000, "the held head did hold the watermark back (worst lag \(worstLag) ms)")
-        #expect(caughtUpWhileHeld, "playlists went on by the wall clock while the head was still held (worst lag \(worstLag) ms)")
+        #expect(
+            caughtUpWhileHeld,
+            "playlists went on by the wall clock while the head was still held (worst lag \(worstLag) ms)")
     }
 
     @Test("a decision time the database clock has passed is refused, and the handler decides again with a later one")
@@ -140,11 +159,14 @@ struct SlowCommitTests {
         let behind: @Sendable () -> Timestamp = { Self.wallClock().adding(milliseconds: -2000) }
         let handler = CommandHandler(store: store, clock: behind)
         let config = ChannelConfig(
-            id: channel, segmentDurationMilliseconds: 2000, windowSegments: 5, epoch: Self.wallClock().adding(milliseconds: -60_000),
+            id: channel, segmentDurationMilliseconds: 2000, windowSegments: 5,
+            epoch: Self.wallClock().adding(milliseconds: -60_000),
             renditions: [RenditionConfig(name: "main", bandwidth: 1_000_000, uriTemplate: "seg{n}.ts")],
             publicBaseURL: "http://127.0.0.1:8080")
         let before = Self.wallClock()
-        let outcome = try await handler.handle(.createChannel(config), channel: channel, context: CommandContext(commandID: "c", actor: "op", source: "test"))
+        let outcome = try await handler.handle(
+            .createChannel(config), channel: channel,
+            context: CommandContext(commandID: "c", actor: "op", source: "test"))
         // Decided after the database clock, not at the stale local time.
         #expect(outcome.result.events[0].decidedAt > before)
         #expect(try await store.version(of: channel) == 1)

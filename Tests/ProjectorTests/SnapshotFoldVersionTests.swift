@@ -12,7 +12,7 @@ import Testing
 @Suite("Replay checkpoints carry the fold version")
 struct SnapshotFoldVersionTests {
     static let fingerprints: [Int: String] = [
-        1: "e15c4144217371916a6d00b95149a3b3ae1c941423b457851f544f4f7b0d44b6",
+        1: "e15c4144217371916a6d00b95149a3b3ae1c941423b457851f544f4f7b0d44b6"
     ]
 
     @Test("the fold of a fixed history has the fingerprint recorded for this fold version")
@@ -23,14 +23,18 @@ struct SnapshotFoldVersionTests {
         var n = 0
         func run(_ command: ScheduleCommand) async throws {
             n += 1
-            _ = try await handler.handle(command, channel: "demo", context: CommandContext(commandID: "fp-\(n)", actor: "op", source: "test"))
+            _ = try await handler.handle(
+                command, channel: "demo", context: CommandContext(commandID: "fp-\(n)", actor: "op", source: "test"))
         }
         try await run(.createChannel(config()))
         clock.set(60)
         for index in 0..<4 {
-            try await run(.placeBreak(PlaceBreak(
-                id: BreakID("b\(index)")!, start: .inMilliseconds(6_000 + Int64(index) * 60_000), plannedDurationMilliseconds: 30_000,
-                asset: .uri("https://a.example/ad\(index).m3u8"))))
+            try await run(
+                .placeBreak(
+                    PlaceBreak(
+                        id: BreakID("b\(index)")!, start: .inMilliseconds(6_000 + Int64(index) * 60_000),
+                        plannedDurationMilliseconds: 30_000,
+                        asset: .uri("https://a.example/ad\(index).m3u8"))))
         }
         clock.set(80)
         try await run(.setPlayoutLimit(id: "b0", limitMilliseconds: 12_000))
@@ -43,16 +47,21 @@ struct SnapshotFoldVersionTests {
         // (retired), and the whole history.
         let last = events.last!.attribution.at
         var encoded: [String] = []
-        for (instant, retention) in [(last, ChannelState.Retention.window), (last.adding(milliseconds: 3_600_000), .window), (last, .all)] {
+        for (instant, retention) in [
+            (last, ChannelState.Retention.window), (last.adding(milliseconds: 3_600_000), .window), (last, .all),
+        ] {
             let state = fold("demo", events, asOf: instant, retention: retention)
             let snapshot = try #require(ChannelSnapshot(state, chainHash: nil))
             #expect(snapshot.fold == ChannelSnapshot.foldVersion)
             encoded.append(snapshot.encoded())
         }
-        #expect(encoded[2].contains(#""cancelled""#) && encoded[2].contains(#""playoutLimitMilliseconds""#), "\(encoded[2])")
+        #expect(
+            encoded[2].contains(#""cancelled""#) && encoded[2].contains(#""playoutLimitMilliseconds""#), "\(encoded[2])"
+        )
         let digest = sha256Hex(encoded.joined(separator: "\n"))
         #expect(
             Self.fingerprints[ChannelSnapshot.foldVersion] == digest,
-            "the fold of this history changed (\(digest)): bump ChannelSnapshot.foldVersion and record the new fingerprint under it")
+            "the fold of this history changed (\(digest)): bump ChannelSnapshot.foldVersion and record the new fingerprint under it"
+        )
     }
 }

@@ -26,7 +26,10 @@ struct UpgradeTests {
         let memory = InMemoryEventStore()
         let (handler, clock) = try await channelWithBreak(memory)
         _ = try await handler.handle(
-            .placeBreak(PlaceBreak(id: "brk-2", start: .at(epoch.adding(milliseconds: 200_000)), plannedDurationMilliseconds: 30_000, asset: .uri("https://a.example/ad.m3u8"))),
+            .placeBreak(
+                PlaceBreak(
+                    id: "brk-2", start: .at(epoch.adding(milliseconds: 200_000)), plannedDurationMilliseconds: 30_000,
+                    asset: .uri("https://a.example/ad.m3u8"))),
             channel: "demo", context: context())
         clock.set(103)
         _ = try await handler.handle(.cancelCurrentEvent, channel: "demo", context: context())
@@ -40,7 +43,8 @@ struct UpgradeTests {
         // 0010 on, only cueline_append writes events (rows inserted by hand would not move the sequence).
         let url = try await TestDatabase.makeFreshDatabase()
         let all = try Migrator.load(directory: TestDatabase.migrationsDirectory)
-        _ = try await Migrator(migrations: all.migrations.filter { $0.version < 10 }, directory: "previous set").migrate(url: url)
+        _ = try await Migrator(migrations: all.migrations.filter { $0.version < 10 }, directory: "previous set")
+            .migrate(url: url)
         let connection = try await PostgresConnection.connect(url: url)
         defer { connection.close() }
         for event in history {
@@ -51,7 +55,8 @@ struct UpgradeTests {
                 \(event.decidedAt.iso8601)::timestamptz, \(event.actor), \(event.source), \(event.commandID), \(event.reason))
                 """)
         }
-        try await connection.query("INSERT INTO cueline_streams (channel, version) VALUES ('demo', \(history.last!.version))")
+        try await connection.query(
+            "INSERT INTO cueline_streams (channel, version) VALUES ('demo', \(history.last!.version))")
         try await connection.query("UPDATE cueline_log_head SET position = \(history.last!.position)")
 
         let report = try await all.migrate(url: url)
@@ -63,9 +68,13 @@ struct UpgradeTests {
 
         // New events chain from there; the old ones are reported as written before tamper evidence.
         // The database now checks decision times against its own clock: decide at the real time.
-        let upgraded = CommandHandler(store: store, clock: { Timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)) })
+        let upgraded = CommandHandler(
+            store: store, clock: { Timestamp(milliseconds: Int64(Date().timeIntervalSince1970 * 1000)) })
         _ = try await upgraded.handle(
-            .placeBreak(PlaceBreak(id: "brk-3", start: .inMilliseconds(60_000), plannedDurationMilliseconds: 10_000, asset: .uri("https://a.example/ad.m3u8"))),
+            .placeBreak(
+                PlaceBreak(
+                    id: "brk-3", start: .inMilliseconds(60_000), plannedDurationMilliseconds: 10_000,
+                    asset: .uri("https://a.example/ad.m3u8"))),
             channel: "demo", context: context())
         let chain = HashChain.verify(try await store.readStream("demo", after: 0, limit: 100))
         #expect(chain.unchained == history.count && chain.checked == 1 && chain.firstBreak == nil)

@@ -10,7 +10,8 @@ enum Samples {
     /// 14.3 time_signal – Placement Opportunity End.
     static let placementEnd = "/DAvAAAAAAAA///wBQb+dGKQoAAZAhdDVUVJSAAAjn+fCAgAAAAALKChijUCAKnMZ1g="
     /// 14.4 time_signal – Program End and Program Start in one section (two descriptors).
-    static let programEndStart = "fc3048000000000000fffff00506fe7a4d88b60032021743554549480000187f9f0808000000002ccbc344110000021743554549480000197f9f0808000000002ca4dba01000009972e343"
+    static let programEndStart =
+        "fc3048000000000000fffff00506fe7a4d88b60032021743554549480000187f9f0808000000002ccbc344110000021743554549480000197f9f0808000000002ca4dba01000009972e343"
     /// time_signal – Program Start with an Ad-ID UPID and a 30.03 s duration.
     static let programStartAdID = "/DA4AAAAAAAA///wBQb+AAAAAAAiAiBDVUVJAAAAA3//AAApPWwDDEFCQ0QwMTIzNDU2SBAAAGgCL9A="
     /// splice_insert, immediate, 60 s.
@@ -26,7 +27,9 @@ struct SpliceInfoSectionTests {
         guard case .timeSignal(let pts) = section.command else { Issue.record("not a time_signal"); return }
         #expect(pts == 0x0_72BD_0050)
         #expect(section.descriptors.count == 1)
-        guard case .segmentation(let descriptor) = section.descriptors.first else { Issue.record("no segmentation descriptor"); return }
+        guard case .segmentation(let descriptor) = section.descriptors.first else {
+            Issue.record("no segmentation descriptor"); return
+        }
         #expect(descriptor.eventID == 0x4800_008E)
         #expect(descriptor.typeID == 0x34)
         #expect(descriptor.duration == 0x00_01A5_99B0)
@@ -68,7 +71,9 @@ struct SpliceInfoSectionTests {
         #expect(twoDescriptors.descriptors.count == 2)
         #expect(twoDescriptors.cues.isEmpty)
         let adID = try SpliceInfoSection(text: Samples.programStartAdID)
-        guard case .segmentation(let descriptor) = adID.descriptors.first else { Issue.record("no segmentation descriptor"); return }
+        guard case .segmentation(let descriptor) = adID.descriptors.first else {
+            Issue.record("no segmentation descriptor"); return
+        }
         #expect(String(decoding: descriptor.upid, as: UTF8.self) == "ABCD0123456H")
         #expect(descriptor.typeID == 0x10)
         #expect(adID.cues.isEmpty)
@@ -77,7 +82,9 @@ struct SpliceInfoSectionTests {
     @Test("hex with or without 0x and base64 decode to the same section")
     func encodings() throws {
         let base64 = try SpliceInfoSection(text: Samples.spliceInsertOut)
-        let hexText = base64.bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let hexText = base64.bytes.map {
+            String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16)
+        }.joined()
         #expect(try SpliceInfoSection(text: hexText) == base64)
         #expect(try SpliceInfoSection(text: "0x" + hexText.uppercased()) == base64)
     }
@@ -85,7 +92,10 @@ struct SpliceInfoSectionTests {
     @Test("a cancel is a cancel, whatever else the section says")
     func cancel() throws {
         // splice_insert for event 0x4800008F with splice_event_cancel_indicator set, CRC computed here.
-        var bytes: [UInt8] = [0xFC, 0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xF0, 0x05, 0x05, 0x48, 0x00, 0x00, 0x8F, 0xFF, 0x00, 0x00]
+        var bytes: [UInt8] = [
+            0xFC, 0x30, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xF0, 0x05, 0x05, 0x48, 0x00, 0x00, 0x8F,
+            0xFF, 0x00, 0x00,
+        ]
         bytes[2] = UInt8(bytes.count + 4 - 3)
         let crc = CRC32MPEG2.checksum(bytes)
         bytes += [UInt8(crc >> 24), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
@@ -102,13 +112,15 @@ struct SpliceInfoSectionTests {
         }
     }
 
-    @Test("malformed input is refused with the field and the reason", arguments: [
-        ("", "neither hex nor base64"),
-        ("not base64!", "neither hex nor base64"),
-        ("fc", "ends inside"),
-        ("0030000000", "not a splice_info_section"),
-        ("/DAvAAAAAAAA///wBQb+dGKQoAAZAhdDVUVJSAAAjn+fCAgAAAAALKChijUCAKnMZ1c=", "CRC_32"),
-    ])
+    @Test(
+        "malformed input is refused with the field and the reason",
+        arguments: [
+            ("", "neither hex nor base64"),
+            ("not base64!", "neither hex nor base64"),
+            ("fc", "ends inside"),
+            ("0030000000", "not a splice_info_section"),
+            ("/DAvAAAAAAAA///wBQb+dGKQoAAZAhdDVUVJSAAAjn+fCAgAAAAALKChijUCAKnMZ1c=", "CRC_32"),
+        ])
     func malformed(text: String, mention: String) {
         do {
             _ = try SpliceInfoSection(text: text)

@@ -22,11 +22,16 @@ struct AsRunTests {
         #expect(entries[2].actualStart == nil && entries[2].cancelledBy == "dave" && entries[2].cancelledAt == at(180))
         #expect(entries[3].actualEnd == nil && entries[3].airedDuration == DecimalNumber(milliseconds: 30_000))
         let totals = AsRun.totals(entries)
-        #expect(totals.breaksPlanned == 4 && totals.breaksAired == 3 && totals.breaksEndedEarly == 1 && totals.breaksCancelled == 1)
+        #expect(
+            totals.breaksPlanned == 4 && totals.breaksAired == 3 && totals.breaksEndedEarly == 1
+                && totals.breaksCancelled == 1)
         #expect(totals.secondsAired == DecimalNumber(milliseconds: 62_000))
         #expect(totals.secondsPlanned == DecimalNumber(milliseconds: 110_000))
         // A window: only breaks planned to start in [from, to).
-        #expect(AsRun.entries(state: channel.state, from: at(100), to: at(250), at: at(330)).map(\.breakID) == ["brk-2", "brk-3"])
+        #expect(
+            AsRun.entries(state: channel.state, from: at(100), to: at(250), at: at(330)).map(\.breakID) == [
+                "brk-2", "brk-3",
+            ])
     }
 
     @Test("CSV has a header, RFC 4180 quoting and one row per break")
@@ -35,8 +40,12 @@ struct AsRunTests {
         try channel.apply(place("brk-1", start: 90, duration: 30), at: at(60), actor: "O'Brien, Pat")
         let text = AsRun.csv(AsRun.entries(state: channel.state, from: nil, to: nil, at: at(200)))
         let lines = text.components(separatedBy: "\r\n")
-        #expect(lines[0].hasPrefix("break_id,status,planned_start,planned_duration,actual_start,actual_end,aired_duration"))
-        #expect(lines[1].hasPrefix("brk-1,aired,2026-03-01T12:01:30.000Z,30.000,2026-03-01T12:01:30.000Z,2026-03-01T12:02:00.000Z,30.000,"))
+        #expect(
+            lines[0].hasPrefix("break_id,status,planned_start,planned_duration,actual_start,actual_end,aired_duration"))
+        #expect(
+            lines[1].hasPrefix(
+                "brk-1,aired,2026-03-01T12:01:30.000Z,30.000,2026-03-01T12:01:30.000Z,2026-03-01T12:02:00.000Z,30.000,")
+        )
         #expect(lines[1].contains(#""O'Brien, Pat""#))
     }
 }

@@ -6,14 +6,18 @@ import Testing
 struct AssetMediaTests {
     static let ad = "https://ads.example.com/spot/index.m3u8"
 
-    func placing(_ duration: Double, asset: BreakAsset = .uri(ad), measured: [MeasuredAsset?]?, wholeAssets: Bool = false) -> ScheduleCommand {
-        var place = PlaceBreak(id: "brk-1", start: .at(at(90)), plannedDurationMilliseconds: Int64(duration * 1000), asset: asset)
+    func placing(
+        _ duration: Double, asset: BreakAsset = .uri(ad), measured: [MeasuredAsset?]?, wholeAssets: Bool = false
+    ) -> ScheduleCommand {
+        var place = PlaceBreak(
+            id: "brk-1", start: .at(at(90)), plannedDurationMilliseconds: Int64(duration * 1000), asset: asset)
         place.measured = measured
         place.wholeAssets = wholeAssets
         return .placeBreak(place)
     }
 
-    static let thirty = MeasuredAsset(durationMilliseconds: 30_030, chunkMilliseconds: Array(repeating: 2002, count: 15))
+    static let thirty = MeasuredAsset(
+        durationMilliseconds: 30_030, chunkMilliseconds: Array(repeating: 2002, count: 15))
 
     @Test("a \"30 s\" spot of 30.030 s is planned at 30.030 s; the request is kept on the event")
     func corrected() throws {
@@ -35,7 +39,9 @@ struct AssetMediaTests {
             guard case ScheduleError.invalidField(let field, let reason) = error else { return false }
             return field == "duration" && reason.contains("30.030 s long") && reason.contains("planned at 60.000 s")
         }
-        let pod = [PodAsset(uri: Self.ad, durationMilliseconds: 6000), PodAsset(uri: Self.ad, durationMilliseconds: 10_000)]
+        let pod = [
+            PodAsset(uri: Self.ad, durationMilliseconds: 6000), PodAsset(uri: Self.ad, durationMilliseconds: 10_000),
+        ]
         let six = MeasuredAsset(durationMilliseconds: 6006)
         #expect {
             try channel.apply(placing(16, asset: .pod(pod), measured: [six, six]), at: at(60))
@@ -49,7 +55,9 @@ struct AssetMediaTests {
     @Test("a pod's assets and planned duration are corrected to the media; the overlap check uses the corrected end")
     func pod() throws {
         var channel = try Channel()
-        let pod = [PodAsset(uri: Self.ad, durationMilliseconds: 6000), PodAsset(uri: Self.ad, durationMilliseconds: 6000)]
+        let pod = [
+            PodAsset(uri: Self.ad, durationMilliseconds: 6000), PodAsset(uri: Self.ad, durationMilliseconds: 6000),
+        ]
         let six = MeasuredAsset(durationMilliseconds: 6040, chunkMilliseconds: [2014, 2013, 2013])
         try channel.apply(placing(12, asset: .pod(pod), measured: [six, six]), at: at(60))
         let item = try #require(channel.state.breakState("brk-1"))
@@ -58,19 +66,30 @@ struct AssetMediaTests {
         #expect(corrected.map(\.durationMilliseconds) == [6040, 6040])
         // The next segment boundary after 90 s + 12 s is 102 s, but the media runs to 102.080 s.
         #expect(throws: ScheduleError.self) {
-            try channel.apply(.placeBreak(PlaceBreak(id: "brk-2", start: .at(at(102)), plannedDurationMilliseconds: 6000, asset: .uri(Self.ad), alignment: .exact)), at: at(61))
+            try channel.apply(
+                .placeBreak(
+                    PlaceBreak(
+                        id: "brk-2", start: .at(at(102)), plannedDurationMilliseconds: 6000, asset: .uri(Self.ad),
+                        alignment: .exact)), at: at(61))
         }
     }
 
-    @Test("a measured single asset is published as this service's asset list of chunks, laid out from the break's start")
+    @Test(
+        "a measured single asset is published as this service's asset list of chunks, laid out from the break's start")
     func chunked() throws {
         var channel = try Channel()
         try channel.apply(placing(30, measured: [Self.thirty]), at: at(60))
         let playlist = try channel.render("720p", at: at(96))
-        #expect(playlist.contains(#"X-ASSET-LIST="http://127.0.0.1:8080/channels/demo/breaks/brk-1/assets.json?_HLS_interstitial_id=brk-1""#))
+        #expect(
+            playlist.contains(
+                #"X-ASSET-LIST="http://127.0.0.1:8080/channels/demo/breaks/brk-1/assets.json?_HLS_interstitial_id=brk-1""#
+            ))
         #expect(!playlist.contains("X-ASSET-URI"))
         let list = try #require(PlaylistBuilder.assetList(state: channel.state, breakID: "brk-1"))
-        #expect(list.hasPrefix(#"{"ASSETS":[{"URI":"http://127.0.0.1:8080/channels/demo/breaks/brk-1/chunks/0-0.m3u8","DURATION":2.002},{"URI":"http://127.0.0.1:8080/channels/demo/breaks/brk-1/chunks/0-1.m3u8","DURATION":2.002}"#))
+        #expect(
+            list.hasPrefix(
+                #"{"ASSETS":[{"URI":"http://127.0.0.1:8080/channels/demo/breaks/brk-1/chunks/0-0.m3u8","DURATION":2.002},{"URI":"http://127.0.0.1:8080/channels/demo/breaks/brk-1/chunks/0-1.m3u8","DURATION":2.002}"#
+            ))
         #expect(list.components(separatedBy: "\"URI\"").count - 1 == 15)
         let span = try #require(PlaylistBuilder.chunkSpan(state: channel.state, breakID: "brk-1", asset: 0, chunk: 14))
         #expect(span.uri == Self.ad && span.from == 28_028 && span.to == 30_030)
@@ -93,7 +112,9 @@ struct AssetMediaTests {
         #expect(playlist.contains(#"X-ASSET-URI="https://ads.example.com/spot/index.m3u8?_HLS_interstitial_id=brk-1""#))
         #expect(unmeasured.state.breakState("brk-1")?.spec.media == nil)
         // What was measured is not part of the request's text, so a retry hashes the same whatever the asset did.
-        #expect(EventCodec.canonicalRequest(placing(30, measured: [Self.thirty])) == EventCodec.canonicalRequest(placing(30, measured: nil)))
+        #expect(
+            EventCodec.canonicalRequest(placing(30, measured: [Self.thirty]))
+                == EventCodec.canonicalRequest(placing(30, measured: nil)))
     }
 
     @Test("a cancelled chunked break lists no assets and serves no chunk")

@@ -5,7 +5,9 @@ import Testing
 /// Every value a request can carry is checked against one rule and stated bounds (issue 11, "validated once").
 @Suite("Bounds and value types")
 struct BoundsTests {
-    private static let controlCharacters = (Array(0x00...0x1F) + Array(0x7F...0x9F)).map { String(Character(Unicode.Scalar($0)!)) }
+    private static let controlCharacters = (Array(0x00...0x1F) + Array(0x7F...0x9F)).map {
+        String(Character(Unicode.Scalar($0)!))
+    }
 
     private func refusal(_ command: ScheduleCommand, on channel: Channel, at seconds: Double = 61) -> ScheduleError? {
         do {
@@ -22,19 +24,25 @@ struct BoundsTests {
     }
 
     private func placeAt(
-        _ start: Timestamp, id: BreakID = "brk-x", asset: BreakAsset = .uri("https://ads.example.com/a.m3u8"), attributes: [ClientAttribute] = [],
+        _ start: Timestamp, id: BreakID = "brk-x", asset: BreakAsset = .uri("https://ads.example.com/a.m3u8"),
+        attributes: [ClientAttribute] = [],
         alignment: PlaceBreak.StartAlignment = .segment
     ) -> ScheduleCommand {
-        .placeBreak(PlaceBreak(id: id, start: .at(start), plannedDurationMilliseconds: 30_000, asset: asset, options: InterstitialOptions(clientAttributes: attributes), alignment: alignment))
+        .placeBreak(
+            PlaceBreak(
+                id: id, start: .at(start), plannedDurationMilliseconds: 30_000, asset: asset,
+                options: InterstitialOptions(clientAttributes: attributes), alignment: alignment))
     }
 
     // MARK: - Identifiers
 
-    @Test("one identifier rule", arguments: [
-        ("c1", true), ("a", true), ("0", true), ("brk-1_x", true), (String(repeating: "a", count: 64), true),
-        ("", false), ("_x", false), ("-x", false), ("X", false), ("a.b", false), ("a b", false), ("é", false),
-        (String(repeating: "a", count: 65), false), ("a\u{0}", false), ("a\n", false), ("a/b", false),
-    ])
+    @Test(
+        "one identifier rule",
+        arguments: [
+            ("c1", true), ("a", true), ("0", true), ("brk-1_x", true), (String(repeating: "a", count: 64), true),
+            ("", false), ("_x", false), ("-x", false), ("X", false), ("a.b", false), ("a b", false), ("é", false),
+            (String(repeating: "a", count: 65), false), ("a\u{0}", false), ("a\n", false), ("a/b", false),
+        ])
     func identifierRule(text: String, valid: Bool) {
         #expect(Identifier.isValid(text) == valid)
         #expect((Identifier(text) != nil) == valid)
@@ -70,7 +78,9 @@ struct BoundsTests {
         // No command can carry one: the id is checked where it enters, naming the field.
         #expect(BreakID(id) == nil && BreakID(stored: id) == nil)
         #expect(throws: ScheduleError.self) { try BreakID(id, field: "id") }
-        do { _ = try BreakID(id, field: "id") } catch { #expect(error.field == "id" && !error.description.contains("\u{1B}")) }
+        do { _ = try BreakID(id, field: "id") } catch {
+            #expect(error.field == "id" && !error.description.contains("\u{1B}"))
+        }
         #expect(refusal(.cancelBreak(id: "brk-404"), on: channel) == .unknownBreak(channel: "demo", id: "brk-404"))
     }
 
@@ -80,7 +90,10 @@ struct BoundsTests {
     func startBounds() throws {
         let channel = try Channel()
         #expect(Timestamp(iso8601: "9999-12-31T23:59:59.999-23:59") == nil, "year 10000 cannot even be parsed")
-        for text in ["9999-12-31T23:59:59.999Z", "2200-01-01T00:00:00.001Z", "2199-12-31T23:59:59.999Z", "2026-03-08T12:01:01.001Z"] {
+        for text in [
+            "9999-12-31T23:59:59.999Z", "2200-01-01T00:00:00.001Z", "2199-12-31T23:59:59.999Z",
+            "2026-03-08T12:01:01.001Z",
+        ] {
             let start = try #require(Timestamp(iso8601: text))
             #expect(field(refusal(placeAt(start), on: channel)) == "start", "\(text)")
         }
@@ -96,10 +109,13 @@ struct BoundsTests {
         #expect(snapped?.description.contains("moved to the next segment boundary") == true)
     }
 
-    @Test("Limits.instant refuses what cannot be parsed or is out of range, naming the field", arguments: [
-        "9999-12-31T23:59:59.999-23:59", "1999-12-31T23:59:59.999Z", "2200-01-01T00:00:00.001Z", "0000-01-01T00:00:00Z",
-        "not a date", "2026-03-01T12:00:00", "2026-03-01T12:00:00Z\u{0}",
-    ])
+    @Test(
+        "Limits.instant refuses what cannot be parsed or is out of range, naming the field",
+        arguments: [
+            "9999-12-31T23:59:59.999-23:59", "1999-12-31T23:59:59.999Z", "2200-01-01T00:00:00.001Z",
+            "0000-01-01T00:00:00Z",
+            "not a date", "2026-03-01T12:00:00", "2026-03-01T12:00:00Z\u{0}",
+        ])
     func limitsInstant(text: String) {
         #expect(throws: ScheduleError.self) { try Limits.instant(text, field: "from") }
         do {
@@ -117,7 +133,9 @@ struct BoundsTests {
         #expect(try Limits.instant("2199-12-31T23:00:00-01:00", field: "at") == Limits.latestInstant)
     }
 
-    @Test("a channel epoch is within the range", arguments: ["1970-01-01T00:00:00Z", "1999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"])
+    @Test(
+        "a channel epoch is within the range",
+        arguments: ["1970-01-01T00:00:00Z", "1999-12-31T23:59:59.999Z", "9999-12-31T23:59:59.999Z"])
     func epochBounds(text: String) throws {
         var config = demoConfig()
         config.epoch = try #require(Timestamp(iso8601: text))
@@ -128,18 +146,25 @@ struct BoundsTests {
 
     // MARK: - Durations
 
-    @Test("delays and durations at the extremes are refused without trapping", arguments: [Int64.max, Int64.min, -1, 86_400_001])
+    @Test(
+        "delays and durations at the extremes are refused without trapping",
+        arguments: [Int64.max, Int64.min, -1, 86_400_001])
     func delays(delay: Int64) throws {
         let channel = try Channel()
-        let command = ScheduleCommand.placeBreak(PlaceBreak(
-            id: "brk-x", start: .inMilliseconds(delay), plannedDurationMilliseconds: 30_000, asset: .uri("https://ads.example.com/a.m3u8")))
+        let command = ScheduleCommand.placeBreak(
+            PlaceBreak(
+                id: "brk-x", start: .inMilliseconds(delay), plannedDurationMilliseconds: 30_000,
+                asset: .uri("https://ads.example.com/a.m3u8")))
         #expect(field(refusal(command, on: channel)) == "in")
-        let long = ScheduleCommand.placeBreak(PlaceBreak(
-            id: "brk-x", start: .at(at(90)), plannedDurationMilliseconds: delay, asset: .uri("https://ads.example.com/a.m3u8")))
+        let long = ScheduleCommand.placeBreak(
+            PlaceBreak(
+                id: "brk-x", start: .at(at(90)), plannedDurationMilliseconds: delay,
+                asset: .uri("https://ads.example.com/a.m3u8")))
         #expect(field(refusal(long, on: channel)) == "duration")
-        let pod = ScheduleCommand.placeBreak(PlaceBreak(
-            id: "brk-x", start: .at(at(90)), plannedDurationMilliseconds: 30_000,
-            asset: .pod([PodAsset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: delay)])))
+        let pod = ScheduleCommand.placeBreak(
+            PlaceBreak(
+                id: "brk-x", start: .at(at(90)), plannedDurationMilliseconds: 30_000,
+                asset: .pod([PodAsset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: delay)])))
         #expect(field(refusal(pod, on: channel)) == "pod")
         // A limit that large is only compared, never added: refused as not below the planned duration.
         var onAir = channel
@@ -156,7 +181,9 @@ struct BoundsTests {
     func secondsInRange() throws {
         #expect(try Limits.milliseconds(seconds: -0.0, field: "in") == 0)
         #expect(try Limits.milliseconds(seconds: 86_400, field: "in") == 86_400_000)
-        #expect(throws: ScheduleError.self) { try Limits.milliseconds(seconds: 3600.001, field: "duration", maximum: Limits.maximumBreakMilliseconds) }
+        #expect(throws: ScheduleError.self) {
+            try Limits.milliseconds(seconds: 3600.001, field: "duration", maximum: Limits.maximumBreakMilliseconds)
+        }
     }
 
     @Test("a window of Int.max segments is refused, not multiplied", arguments: [Int.max, Int.min, 0, 10_001])
@@ -177,30 +204,42 @@ struct BoundsTests {
     func plainTextLength() throws {
         #expect(PlainText.problem(in: String(repeating: "a", count: Limits.textBytes)) == nil)
         #expect(PlainText.problem(in: String(repeating: "a", count: Limits.textBytes + 1)) != nil)
-        #expect(PlainText.problem(in: String(repeating: "é", count: Limits.textBytes / 2 + 1)) != nil, "bytes, not characters")
+        #expect(
+            PlainText.problem(in: String(repeating: "é", count: Limits.textBytes / 2 + 1)) != nil,
+            "bytes, not characters")
         #expect(try PlainText("café — “ok” 🎬", field: "reason").value == "café — “ok” 🎬")
     }
 
-    @Test("asset URIs refuse control characters, whitespace and quotes", arguments: controlCharacters + [" ", "\"", "\u{A0}", "\u{2028}"])
+    @Test(
+        "asset URIs refuse control characters, whitespace and quotes",
+        arguments: controlCharacters + [" ", "\"", "\u{A0}", "\u{2028}"])
     func assetURICharacters(character: String) throws {
         let channel = try Channel()
         let uri = "https://ads.example.com/a\(character).m3u8"
         #expect(field(refusal(placeAt(at(90), asset: .uri(uri)), on: channel)) == "asset_uri")
         #expect(field(refusal(placeAt(at(90), asset: .list(uri)), on: channel)) == "asset_list")
-        #expect(field(refusal(placeAt(at(90), asset: .pod([PodAsset(uri: uri, durationMilliseconds: 1000)])), on: channel)) == "pod")
+        #expect(
+            field(refusal(placeAt(at(90), asset: .pod([PodAsset(uri: uri, durationMilliseconds: 1000)])), on: channel))
+                == "pod")
     }
 
-    @Test("URIs are absolute http(s) with a host, at most 2048 bytes", arguments: [
-        "ftp://ads.example.com/a.m3u8", "https://", "https:///a.m3u8", "//ads.example.com/a", "/a.m3u8", "HTTPS://x.example/a",
-        "https://ads.example.com/" + String(repeating: "a", count: 2048),
-    ])
+    @Test(
+        "URIs are absolute http(s) with a host, at most 2048 bytes",
+        arguments: [
+            "ftp://ads.example.com/a.m3u8", "https://", "https:///a.m3u8", "//ads.example.com/a", "/a.m3u8",
+            "HTTPS://x.example/a",
+            "https://ads.example.com/" + String(repeating: "a", count: 2048),
+        ])
     func uriShape(uri: String) {
         #expect(AbsoluteURI.problem(in: uri) != nil)
     }
 
     @Test("URIs that are fine")
     func goodURIs() throws {
-        for uri in ["https://ads.example.com/a.m3u8?x=1&y=%20", "http://127.0.0.1:8080", "https://a.b/" + String(repeating: "a", count: 2000)] {
+        for uri in [
+            "https://ads.example.com/a.m3u8?x=1&y=%20", "http://127.0.0.1:8080",
+            "https://a.b/" + String(repeating: "a", count: 2000),
+        ] {
             #expect(AbsoluteURI.problem(in: uri) == nil, "\(uri)")
         }
     }
@@ -208,7 +247,8 @@ struct BoundsTests {
     @Test("client attribute values refuse control characters", arguments: controlCharacters)
     func attributeValues(character: String) throws {
         let channel = try Channel()
-        let command = placeAt(at(90), attributes: [ClientAttribute(name: "X-COM-EXAMPLE", value: .string("a\(character)b"))])
+        let command = placeAt(
+            at(90), attributes: [ClientAttribute(name: "X-COM-EXAMPLE", value: .string("a\(character)b"))])
         #expect(field(refusal(command, on: channel)) == "attr")
     }
 
@@ -217,7 +257,10 @@ struct BoundsTests {
         var config = demoConfig()
         config.renditions[0].codecs = ["avc1.64001f\n#EXT-X-ENDLIST"]
         #expect(throws: ScheduleError.self) { try config.validate() }
-        for template in [" #EXT-X-ENDLIST{n}.ts", "seg{n}.ts\n#EXT-X-ENDLIST", "#EXT-X-ENDLIST{n}", "seg{n}\u{1B}.ts", "seg{n}\t.ts", "seg{n}\u{0}.ts"] {
+        for template in [
+            " #EXT-X-ENDLIST{n}.ts", "seg{n}.ts\n#EXT-X-ENDLIST", "#EXT-X-ENDLIST{n}", "seg{n}\u{1B}.ts", "seg{n}\t.ts",
+            "seg{n}\u{0}.ts",
+        ] {
             config = demoConfig()
             config.renditions[0].uriTemplate = template
             #expect(throws: ScheduleError.self, "\(template.debugDescription)") { try config.validate() }
@@ -231,7 +274,9 @@ struct BoundsTests {
         #expect(throws: Never.self) { try demoConfig().validate() }
     }
 
-    @Test("a segment number modulo K needs K a positive whole number", arguments: ["a{n%0}.ts", "a{n%-1}.ts", "a{n%x}.ts", "a{n%}.ts", "a{nx}.ts", "a{n%99999999999999999999}.ts"])
+    @Test(
+        "a segment number modulo K needs K a positive whole number",
+        arguments: ["a{n%0}.ts", "a{n%-1}.ts", "a{n%x}.ts", "a{n%}.ts", "a{nx}.ts", "a{n%99999999999999999999}.ts"])
     func moduloTemplates(template: String) {
         var config = demoConfig()
         config.renditions[0].uriTemplate = template

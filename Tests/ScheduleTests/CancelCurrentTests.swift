@@ -24,7 +24,9 @@ struct CancelCurrentTests {
         #expect(channel.state.breakState("brk-1")?.playoutLimitMilliseconds == 12_000, "the earlier break is untouched")
     }
 
-    @Test("between the early-ended break and the next one, nothing is on air… but the planned span still says already limited")
+    @Test(
+        "between the early-ended break and the next one, nothing is on air… but the planned span still says already limited"
+    )
     func gapAfterEarlyReturn() throws {
         let channel = try channelAfterEarlyReturn()
         // Live edge 102 s: brk-1 ended right here (another operator's early return at this live edge); brk-2 not started.
@@ -62,24 +64,31 @@ struct CancelCurrentTests {
         // Decided at 93 s: the live edge is still 90 s, the end of segment 14; segment 15 (90…96 s) is not published.
         let events = try channel.apply(.cancelCurrentEvent, at: at(93), actor: "carol")
         #expect(events == [.breakCancelled(id: "brk-1", kind: .cancelCurrent)])
-        #expect(ScheduleCommand.cancelCurrentEvent.note(for: events, decidedAt: at(93))
-            == "brk-1 had not reached the live edge (no segment holds it yet): removed instead of ended early")
+        #expect(
+            ScheduleCommand.cancelCurrentEvent.note(for: events, decidedAt: at(93))
+                == "brk-1 had not reached the live edge (no segment holds it yet): removed instead of ended early")
         #expect(channel.state.breakState("brk-1")?.phase(liveEdge: at(96)) == .cancelled)
 
         // The as-run shows it cancelled at the start, and how.
         let entries = AsRun.entries(state: channel.state, from: nil, to: nil, at: at(200))
         #expect(entries.count == 1)
-        #expect(entries[0].status == "cancelled" && entries[0].actualStart == nil && entries[0].airedDuration == DecimalNumber(milliseconds: 0))
+        #expect(
+            entries[0].status == "cancelled" && entries[0].actualStart == nil
+                && entries[0].airedDuration == DecimalNumber(milliseconds: 0))
         #expect(entries[0].cancelledBy == "carol" && entries[0].cancelledAt == at(93))
         #expect(entries[0].cancelledHow == "cancel-current (before its first segment was served)")
         let csv = AsRun.csv(entries).components(separatedBy: "\r\n")
         #expect(csv[0].hasSuffix(",cancelled_at,cancelled_how"))
-        #expect(csv[1].hasSuffix(",carol,test,2026-03-01T12:01:33.000Z,cancel-current (before its first segment was served)"))
+        #expect(
+            csv[1].hasSuffix(
+                ",carol,test,2026-03-01T12:01:33.000Z,cancel-current (before its first segment was served)"))
 
         // The playlist showed it only ahead of every segment, and never again once removed.
         let served = try before.render("720p", at: at(92.9))
         #expect(served.contains("ID=\"brk-1\""))
-        #expect(!served.contains("#EXT-X-PROGRAM-DATE-TIME:2026-03-01T12:01:30.000Z"), "no segment at or after the break's start is listed")
+        #expect(
+            !served.contains("#EXT-X-PROGRAM-DATE-TIME:2026-03-01T12:01:30.000Z"),
+            "no segment at or after the break's start is listed")
         for tick in stride(from: 93.0, through: 200, by: 0.5) {
             #expect(!(try channel.render("720p", at: at(tick))).contains("brk-1"), "tick \(tick)")
         }
@@ -89,14 +98,19 @@ struct CancelCurrentTests {
     func removedUnaligned() throws {
         var channel = try Channel()
         try channel.apply(place("brk-1", start: 91.5, duration: 30, alignment: .exact), at: at(60))
-        #expect(try channel.apply(.cancelCurrentEvent, at: at(91.5)) == [.breakCancelled(id: "brk-1", kind: .cancelCurrent)], "start ≤ now")
+        #expect(
+            try channel.apply(.cancelCurrentEvent, at: at(91.5)) == [
+                .breakCancelled(id: "brk-1", kind: .cancelCurrent)
+            ], "start ≤ now")
     }
 
     @Test("a break that has not started on the clock still needs break cancel")
     func futureBreakNotRemoved() throws {
         var channel = try Channel()
         try channel.apply(place("brk-1", start: 90, duration: 30), at: at(60))
-        #expect(throws: ScheduleError.nothingOnAir(channel: "demo", liveEdge: at(84))) { try decide(.cancelCurrentEvent, state: channel.state, now: at(89.9)) }
+        #expect(throws: ScheduleError.nothingOnAir(channel: "demo", liveEdge: at(84))) {
+            try decide(.cancelCurrentEvent, state: channel.state, now: at(89.9))
+        }
     }
 
     @Test("once the live edge passed the start, cancel-current sets a playout limit as before")
@@ -114,8 +128,12 @@ struct CancelCurrentTests {
         var channel = try Channel()
         try channel.apply(place("brk-1", start: 90, duration: 30), at: at(60))
         let expected = ScheduleError.notServedYet(id: "brk-1", start: at(90), liveEdge: at(90), servedFrom: at(90))
-        #expect(throws: expected) { try decide(.setPlayoutLimit(id: "brk-1", limitMilliseconds: 10_000), state: channel.state, now: at(93)) }
-        #expect(throws: expected) { try decide(.returnFromBreak(id: "brk-1", scte35In: nil), state: channel.state, now: at(93)) }
+        #expect(throws: expected) {
+            try decide(.setPlayoutLimit(id: "brk-1", limitMilliseconds: 10_000), state: channel.state, now: at(93))
+        }
+        #expect(throws: expected) {
+            try decide(.returnFromBreak(id: "brk-1", scte35In: nil), state: channel.state, now: at(93))
+        }
         #expect(expected.description.contains("cueline event cancel-current"))
         // Before its start on the clock it is simply not on air yet.
         #expect(throws: ScheduleError.notOnAir(id: "brk-1", start: at(90), liveEdge: at(84))) {
@@ -128,7 +146,11 @@ struct CancelCurrentTests {
         #expect(EventCodec.encode(.breakCancelled(id: "brk-1")).payload == #"{"id":"brk-1"}"#)
         let removed = EventCodec.encode(.breakCancelled(id: "brk-1", kind: .cancelCurrent))
         #expect(removed.payload == #"{"id":"brk-1","kind":"cancel-current"}"#)
-        #expect(try EventCodec.decode(type: "BreakCancelled", schemaVersion: 1, payload: removed.payload) == .breakCancelled(id: "brk-1", kind: .cancelCurrent))
-        #expect(try EventCodec.decode(type: "BreakCancelled", schemaVersion: 1, payload: #"{"id":"brk-1"}"#) == .breakCancelled(id: "brk-1", kind: .cancelBreak))
+        #expect(
+            try EventCodec.decode(type: "BreakCancelled", schemaVersion: 1, payload: removed.payload)
+                == .breakCancelled(id: "brk-1", kind: .cancelCurrent))
+        #expect(
+            try EventCodec.decode(type: "BreakCancelled", schemaVersion: 1, payload: #"{"id":"brk-1"}"#)
+                == .breakCancelled(id: "brk-1", kind: .cancelBreak))
     }
 }

@@ -31,30 +31,42 @@ struct EventCodecRoundTripTests {
     static let scte35In = "0xfc302000000000000000fff00f05000000017f4ffe00000000000000000000c0ffee"
 
     static let fullRendition = RenditionConfig(
-        name: longest, bandwidth: 1_000_000_000_000, codecs: ["avc1.64001f", "mp4a.40.2", "ec-3"], resolution: "1920x1080",
+        name: longest, bandwidth: 1_000_000_000_000, codecs: ["avc1.64001f", "mp4a.40.2", "ec-3"],
+        resolution: "1920x1080",
         frameRate: DecimalNumber(mantissa: 29_970, scale: 3), uriTemplate: "1080p/{rendition}/seg{n%1000}.m4s?a=1&b=2",
-        mapURI: "https://cdn.example.com/init/{rendition}.mp4", partURITemplate: "1080p/seg{n}.part{p}.m4s", independentPartInterval: 2)
+        mapURI: "https://cdn.example.com/init/{rendition}.mp4", partURITemplate: "1080p/seg{n}.part{p}.m4s",
+        independentPartInterval: 2)
     static let bareRendition = RenditionConfig(name: "a", bandwidth: 1, uriTemplate: "")
-    static let wholeFrameRate = RenditionConfig(name: "r2", bandwidth: 800_000, frameRate: DecimalNumber(integer: 60), uriTemplate: "s{n}.ts")
+    static let wholeFrameRate = RenditionConfig(
+        name: "r2", bandwidth: 800_000, frameRate: DecimalNumber(integer: 60), uriTemplate: "s{n}.ts")
 
     static var channels: [Case] {
         let clock = ChannelConfig(
             id: longest, segmentDurationMilliseconds: 2000, windowSegments: 10_000, epoch: Timestamp(milliseconds: -1),
             renditions: [fullRendition, wholeFrameRate, bareRendition], source: .clock, loopSegments: 7,
-            publicBaseURL: "https://cueline.example.com:8443/base/path", horizonMilliseconds: 86_400_000, partDurationMilliseconds: 500)
+            publicBaseURL: "https://cueline.example.com:8443/base/path", horizonMilliseconds: 86_400_000,
+            partDurationMilliseconds: 500)
         let relay = ChannelConfig(
-            id: storedLongest, segmentDurationMilliseconds: 6006, windowSegments: 1, epoch: Timestamp.representable.upperBound,
-            renditions: [fullRendition], source: .relay(upstream: "https://origin.example.com/live/{rendition}/index.m3u8?token=x/y&z=1"),
-            loopSegments: 1, publicBaseURL: "http://127.0.0.1:8080", horizonMilliseconds: 18_000, partDurationMilliseconds: 1001)
+            id: storedLongest, segmentDurationMilliseconds: 6006, windowSegments: 1,
+            epoch: Timestamp.representable.upperBound,
+            renditions: [fullRendition],
+            source: .relay(upstream: "https://origin.example.com/live/{rendition}/index.m3u8?token=x/y&z=1"),
+            loopSegments: 1, publicBaseURL: "http://127.0.0.1:8080", horizonMilliseconds: 18_000,
+            partDurationMilliseconds: 1001)
         let fileRelay = ChannelConfig(
             id: "r", segmentDurationMilliseconds: 100, windowSegments: 3, epoch: Timestamp.representable.lowerBound,
-            renditions: [bareRendition], source: .relay(upstream: "/var/media/{rendition}/live é.m3u8"), publicBaseURL: "http://h")
+            renditions: [bareRendition], source: .relay(upstream: "/var/media/{rendition}/live é.m3u8"),
+            publicBaseURL: "http://h")
         return [
             Case(name: "ChannelCreated, clock, every optional set", event: .channelCreated(clock)),
-            Case(name: "ChannelCreated, relay (URL), every optional set, id of the earlier rule", event: .channelCreated(relay)),
+            Case(
+                name: "ChannelCreated, relay (URL), every optional set, id of the earlier rule",
+                event: .channelCreated(relay)),
             Case(name: "ChannelCreated, relay (path), every optional nil", event: .channelCreated(fileRelay)),
             Case(name: "ChannelCreated, demoConfig()", event: .channelCreated(demoConfig())),
-            Case(name: "RenditionsUpdated, full and bare", event: .renditionsUpdated([fullRendition, wholeFrameRate, bareRendition])),
+            Case(
+                name: "RenditionsUpdated, full and bare",
+                event: .renditionsUpdated([fullRendition, wholeFrameRate, bareRendition])),
             Case(name: "RenditionsUpdated, demoConfig()'s", event: .renditionsUpdated(demoConfig().renditions)),
             Case(name: "RenditionsUpdated, none", event: .renditionsUpdated([])),
         ]
@@ -64,7 +76,9 @@ struct EventCodecRoundTripTests {
         ClientAttribute(name: "X-COM-EXAMPLE-AD-ID", value: .string("ad-42")),
         ClientAttribute(name: "X-TEXT", value: .string("café e\u{301} 広告 🎬 \\ / ' <&> \u{2028} ∞")),
         ClientAttribute(name: "X-EMPTY", value: .string("")),
-        ClientAttribute(name: "X-HEX", value: .hex(HexBytes([0xFC, 0x30, 0x11, 0x00, 0x00, 0x0F, 0xAB, 0x10, 0xFF, 0x7F, 0x80, 0x01]))),
+        ClientAttribute(
+            name: "X-HEX",
+            value: .hex(HexBytes([0xFC, 0x30, 0x11, 0x00, 0x00, 0x0F, 0xAB, 0x10, 0xFF, 0x7F, 0x80, 0x01]))),
         ClientAttribute(name: "X-HEX-ONE", value: .hex(HexBytes([0x00]))),
         ClientAttribute(name: "X-DECIMAL", value: .decimal(DecimalNumber(milliseconds: 30_030))),
         ClientAttribute(name: "X-NEGATIVE", value: .decimal(DecimalNumber(mantissa: -5, scale: 3))),
@@ -78,34 +92,60 @@ struct EventCodecRoundTripTests {
 
     static var breaks: [Case] {
         let full = InterstitialOptions(
-            restrict: [.skip, .jump], snap: [.out, .in], cue: [.pre, .once], timelineOccupies: .range, timelineStyle: .highlight,
+            restrict: [.skip, .jump], snap: [.out, .in], cue: [.pre, .once], timelineOccupies: .range,
+            timelineStyle: .highlight,
             contentMayVary: true, clientAttributes: everyAttributeKind, scte35Out: scte35Out)
         let others = InterstitialOptions(
-            restrict: [.jump], snap: [.in], cue: [.post], timelineOccupies: .point, timelineStyle: .primary, contentMayVary: false,
+            restrict: [.jump], snap: [.in], cue: [.post], timelineOccupies: .point, timelineStyle: .primary,
+            contentMayVary: false,
             clientAttributes: [everyAttributeKind[3], everyAttributeKind[6]], scte35Out: "0x00")
         let empties = InterstitialOptions(restrict: [], snap: [], cue: [], clientAttributes: [])
         let chunked = MeasuredAsset(durationMilliseconds: 30_030, chunkMilliseconds: Array(repeating: 2002, count: 15))
         let whole = MeasuredAsset(durationMilliseconds: 6006)
-        let pod = [PodAsset(uri: longURI, durationMilliseconds: 6006), PodAsset(uri: "http://a/b.m3u8", durationMilliseconds: 1),
-                   PodAsset(uri: "https://c.example/d.m3u8", durationMilliseconds: 3_600_000)]
-        func spec(_ id: BreakID, _ start: Timestamp, _ asset: BreakAsset, _ options: InterstitialOptions, _ media: BreakMedia?) -> ScheduleEvent {
-            .breakPlaced(BreakSpec(id: id, start: start, plannedDurationMilliseconds: 30_030, asset: asset, options: options, media: media))
+        let pod = [
+            PodAsset(uri: longURI, durationMilliseconds: 6006),
+            PodAsset(uri: "http://a/b.m3u8", durationMilliseconds: 1),
+            PodAsset(uri: "https://c.example/d.m3u8", durationMilliseconds: 3_600_000),
+        ]
+        func spec(
+            _ id: BreakID, _ start: Timestamp, _ asset: BreakAsset, _ options: InterstitialOptions, _ media: BreakMedia?
+        ) -> ScheduleEvent {
+            .breakPlaced(
+                BreakSpec(
+                    id: id, start: start, plannedDurationMilliseconds: 30_030, asset: asset, options: options,
+                    media: media))
         }
         var cases = [
-            Case(name: "BreakPlaced, URI asset, every option, chunked media with a requested duration",
-                 event: spec(longest, instants[0], .uri(longURI), full, BreakMedia(assets: [chunked], requestedDurationMilliseconds: 30_000))),
-            Case(name: "BreakPlaced, asset list, the other enum values, media with an unreadable asset",
-                 event: spec(storedLongest, instants[1], .list("https://ads.example.com/vast?pod=1&dur=30"), others, BreakMedia(assets: [nil]))),
-            Case(name: "BreakPlaced, pod, empty lists, media with whole, chunked and unreadable assets",
-                 event: spec("p", instants[2], .pod(pod), empties,
-                             BreakMedia(assets: [whole, nil, chunked], requestedDurationMilliseconds: 0))),
-            Case(name: "BreakPlaced, pod of none, empty media", event: spec("e", instants[3], .pod([]), others, BreakMedia(assets: []))),
-            Case(name: "BreakPlaced, every optional nil",
-                 event: .breakPlaced(BreakSpec(id: "b", start: epoch, plannedDurationMilliseconds: 0, asset: .uri("http://h/x.m3u8")))),
+            Case(
+                name: "BreakPlaced, URI asset, every option, chunked media with a requested duration",
+                event: spec(
+                    longest, instants[0], .uri(longURI), full,
+                    BreakMedia(assets: [chunked], requestedDurationMilliseconds: 30_000))),
+            Case(
+                name: "BreakPlaced, asset list, the other enum values, media with an unreadable asset",
+                event: spec(
+                    storedLongest, instants[1], .list("https://ads.example.com/vast?pod=1&dur=30"), others,
+                    BreakMedia(assets: [nil]))),
+            Case(
+                name: "BreakPlaced, pod, empty lists, media with whole, chunked and unreadable assets",
+                event: spec(
+                    "p", instants[2], .pod(pod), empties,
+                    BreakMedia(assets: [whole, nil, chunked], requestedDurationMilliseconds: 0))),
+            Case(
+                name: "BreakPlaced, pod of none, empty media",
+                event: spec("e", instants[3], .pod([]), others, BreakMedia(assets: []))),
+            Case(
+                name: "BreakPlaced, every optional nil",
+                event: .breakPlaced(
+                    BreakSpec(id: "b", start: epoch, plannedDurationMilliseconds: 0, asset: .uri("http://h/x.m3u8")))),
         ]
         for (index, instant) in instants.enumerated() {
-            cases.append(Case(name: "BreakPlaced at \(instant) (ms \(instant.milliseconds))",
-                              event: spec(Identifier("t\(index)")!, instant, .list("http://h/l"), InterstitialOptions(cue: InterstitialOptions.defaultCue), nil)))
+            cases.append(
+                Case(
+                    name: "BreakPlaced at \(instant) (ms \(instant.milliseconds))",
+                    event: spec(
+                        Identifier("t\(index)")!, instant, .list("http://h/l"),
+                        InterstitialOptions(cue: InterstitialOptions.defaultCue), nil)))
         }
         return cases
     }
@@ -113,16 +153,30 @@ struct EventCodecRoundTripTests {
     static var limitsAndCancels: [Case] {
         var cases: [Case] = []
         for kind in EarlyReturnKind.allCases {
-            cases.append(Case(name: "PlayoutLimitSet, \(kind.rawValue), with SCTE35-IN",
-                              event: .playoutLimitSet(id: longest, limitMilliseconds: 12_345, kind: kind, scte35In: scte35In)))
-            cases.append(Case(name: "PlayoutLimitSet, \(kind.rawValue), without SCTE35-IN",
-                              event: .playoutLimitSet(id: storedLongest, limitMilliseconds: 0, kind: kind, scte35In: nil)))
+            cases.append(
+                Case(
+                    name: "PlayoutLimitSet, \(kind.rawValue), with SCTE35-IN",
+                    event: .playoutLimitSet(id: longest, limitMilliseconds: 12_345, kind: kind, scte35In: scte35In)))
+            cases.append(
+                Case(
+                    name: "PlayoutLimitSet, \(kind.rawValue), without SCTE35-IN",
+                    event: .playoutLimitSet(id: storedLongest, limitMilliseconds: 0, kind: kind, scte35In: nil)))
         }
-        cases.append(Case(name: "PlayoutLimitSet, largest limit", event: .playoutLimitSet(id: "b", limitMilliseconds: .max, kind: .playoutLimit)))
-        cases.append(Case(name: "PlayoutLimitSet, empty SCTE35-IN", event: .playoutLimitSet(id: "b", limitMilliseconds: 1, kind: .scte35Return, scte35In: "")))
+        cases.append(
+            Case(
+                name: "PlayoutLimitSet, largest limit",
+                event: .playoutLimitSet(id: "b", limitMilliseconds: .max, kind: .playoutLimit)))
+        cases.append(
+            Case(
+                name: "PlayoutLimitSet, empty SCTE35-IN",
+                event: .playoutLimitSet(id: "b", limitMilliseconds: 1, kind: .scte35Return, scte35In: "")))
         for kind in BreakCancelKind.allCases {
-            cases.append(Case(name: "BreakCancelled, \(kind.rawValue)", event: .breakCancelled(id: longest, kind: kind)))
-            cases.append(Case(name: "BreakCancelled, \(kind.rawValue), id of the earlier rule", event: .breakCancelled(id: storedLongest, kind: kind)))
+            cases.append(
+                Case(name: "BreakCancelled, \(kind.rawValue)", event: .breakCancelled(id: longest, kind: kind)))
+            cases.append(
+                Case(
+                    name: "BreakCancelled, \(kind.rawValue), id of the earlier rule",
+                    event: .breakCancelled(id: storedLongest, kind: kind)))
         }
         cases.append(Case(name: "BreakCancelled, default kind", event: .breakCancelled(id: "b")))
         return cases
@@ -136,7 +190,8 @@ struct EventCodecRoundTripTests {
         let encoded = EventCodec.encode(event)
         #expect(encoded.type == event.typeName)
         #expect(encoded.schemaVersion == ScheduleEvent.schemaVersion)
-        let decoded = try EventCodec.decode(type: encoded.type, schemaVersion: encoded.schemaVersion, payload: encoded.payload)
+        let decoded = try EventCodec.decode(
+            type: encoded.type, schemaVersion: encoded.schemaVersion, payload: encoded.payload)
         #expect(decoded == event)
         #expect(EventCodec.encode(decoded).payload == encoded.payload)
     }
@@ -150,7 +205,9 @@ struct EventCodecRoundTripTests {
             if case .breakCancelled(_, let kind) = item.event { cancelKinds.insert(kind) }
         }
         #expect(limitKinds == Set(EarlyReturnKind.allCases) && cancelKinds == Set(BreakCancelKind.allCases))
-        #expect(Self.longest.rawValue.utf8.count == 64 && Self.storedLongest.rawValue.utf8.count == 64 && !Self.storedLongest.isCurrent)
+        #expect(
+            Self.longest.rawValue.utf8.count == 64 && Self.storedLongest.rawValue.utf8.count == 64
+                && !Self.storedLongest.isCurrent)
         #expect(Self.longURI.utf8.count == Limits.uriBytes)
     }
 }

@@ -18,10 +18,13 @@ struct FutureBreakLimitTests {
             try channel.apply(Self.placeAt(index), at: epoch)
         }
         let beyond = Self.placeAt(Limits.maximumFutureBreaks)
-        #expect(throws: ScheduleError.tooManyFutureBreaks(channel: "demo", limit: 1000)) { try decide(beyond, state: channel.state, now: epoch) }
+        #expect(throws: ScheduleError.tooManyFutureBreaks(channel: "demo", limit: 1000)) {
+            try decide(beyond, state: channel.state, now: epoch)
+        }
         #expect(
             ScheduleError.tooManyFutureBreaks(channel: "demo", limit: 1000).description
-                == "channel demo already has 1000 breaks that have not aired, the limit of future breaks per channel; cancel one with `cueline break cancel`, or place this one once some have aired")
+                == "channel demo already has 1000 breaks that have not aired, the limit of future breaks per channel; cancel one with `cueline break cancel`, or place this one once some have aired"
+        )
         // Other commands go on.
         try channel.apply(.cancelBreak(id: "f-999"), at: epoch)
         try channel.apply(beyond, at: epoch)
@@ -31,7 +34,10 @@ struct FutureBreakLimitTests {
         // Once f-0 has aired (the live edge is past its start), there is room for one more.
         let later = at(60 + 12 * 2)
         try channel.apply(Self.placeAt(1001), at: later)
-        #expect(channel.state.breaks.filter { $0.phase(liveEdge: Timeline(channel.state.config!).liveEdge(at: later)) == .scheduled }.count <= 1000)
+        #expect(
+            channel.state.breaks.filter {
+                $0.phase(liveEdge: Timeline(channel.state.config!).liveEdge(at: later)) == .scheduled
+            }.count <= 1000)
     }
 
     @Test("a log that already holds more breaks to air folds; decide refuses only a new one")
@@ -40,13 +46,20 @@ struct FutureBreakLimitTests {
         var version: Int64 = 0
         func fold(_ event: ScheduleEvent) {
             version += 1
-            state = evolve(state, RecordedScheduleEvent(event: event, version: version, position: version, attribution: Attribution(at: epoch, actor: "old", source: "test")))
+            state = evolve(
+                state,
+                RecordedScheduleEvent(
+                    event: event, version: version, position: version,
+                    attribution: Attribution(at: epoch, actor: "old", source: "test")))
         }
         fold(.channelCreated(demoConfig()))
         for index in 0..<1200 {
-            fold(.breakPlaced(BreakSpec(
-                id: BreakID("old-\(index)")!, start: at(60 + 12 * Double(index)), plannedDurationMilliseconds: 6000,
-                asset: .uri("https://ads.example.com/\(index).m3u8"), options: InterstitialOptions())))
+            fold(
+                .breakPlaced(
+                    BreakSpec(
+                        id: BreakID("old-\(index)")!, start: at(60 + 12 * Double(index)),
+                        plannedDurationMilliseconds: 6000,
+                        asset: .uri("https://ads.example.com/\(index).m3u8"), options: InterstitialOptions())))
         }
         #expect(state.breaks.count == 1200 && state.version == 1201)
         #expect(throws: ScheduleError.tooManyFutureBreaks(channel: "demo", limit: 1000)) {

@@ -11,7 +11,9 @@ struct HorizonTests {
         var channel = try Channel(config)
         for index in 0..<futureBreaks {
             // Exact starts: the horizon arithmetic below counts from 100 s, off the 6 s boundaries.
-            try channel.apply(place(BreakID("b\(index)")!, start: 100 + Double(index) * 60, duration: 30, alignment: .exact), at: at(50))
+            try channel.apply(
+                place(BreakID("b\(index)")!, start: 100 + Double(index) * 60, duration: 30, alignment: .exact),
+                at: at(50))
         }
         return channel
     }
@@ -30,13 +32,17 @@ struct HorizonTests {
         #expect(text == (try channel(horizon: 120_000, futureBreaks: 2).render("720p", at: at(60))))
     }
 
-    @Test("a channel without a horizon (created before it existed) still publishes every future break, so its replay is unchanged")
+    @Test(
+        "a channel without a horizon (created before it existed) still publishes every future break, so its replay is unchanged"
+    )
     func legacyChannel() throws {
         let text = try channel(horizon: nil, futureBreaks: 50).render("720p", at: at(60))
         #expect(text.components(separatedBy: "#EXT-X-DATERANGE").count - 1 == 50)
     }
 
-    @Test("the horizon is part of the configuration: at least 3 target durations, at most a day", arguments: [17_999, 86_400_001, -1])
+    @Test(
+        "the horizon is part of the configuration: at least 3 target durations, at most a day",
+        arguments: [17_999, 86_400_001, -1])
     func bounds(horizon: Int64) {
         var config = demoConfig()
         config.horizonMilliseconds = horizon
@@ -50,6 +56,8 @@ struct HorizonTests {
         var config = demoConfig()
         config.horizonMilliseconds = 120_000
         let encoded = EventCodec.encode(.channelCreated(config))
-        #expect(try EventCodec.decode(type: encoded.type, schemaVersion: encoded.schemaVersion, payload: encoded.payload) == .channelCreated(config))
+        #expect(
+            try EventCodec.decode(type: encoded.type, schemaVersion: encoded.schemaVersion, payload: encoded.payload)
+                == .channelCreated(config))
     }
 }

@@ -10,7 +10,8 @@ func lowLatencyConfig(renditions: [Identifier] = ["720p", "480p"]) -> ChannelCon
         id: "demo", segmentDurationMilliseconds: 1000, windowSegments: 8, epoch: epoch,
         renditions: renditions.enumerated().map { index, name in
             RenditionConfig(
-                name: name, bandwidth: 3_000_000 / (index + 1), codecs: ["avc1.64001f", "mp4a.40.2"], uriTemplate: "\(name)/seg{n}.m4s",
+                name: name, bandwidth: 3_000_000 / (index + 1), codecs: ["avc1.64001f", "mp4a.40.2"],
+                uriTemplate: "\(name)/seg{n}.m4s",
                 mapURI: "\(name)/init.mp4", partURITemplate: "\(name)/seg{n}.{p}.m4s")
         },
         publicBaseURL: "http://127.0.0.1:8080", partDurationMilliseconds: 250)
@@ -26,7 +27,8 @@ let lowLatencyScenarios: [Scenario] = [
         commands: [(60, place("brk-1", start: 63, duration: 10)), (64.4, .cancelCurrentEvent)],
         ticks: [64.25, 64.4, 64.5, 64.75, 65, 71.25], renditions: ["720p", "480p"]),
     Scenario(
-        name: "ll-cancel-delta", commands: [(60, place("brk-1", start: 70, duration: 4)), (62.3, .cancelBreak(id: "brk-1"))],
+        name: "ll-cancel-delta",
+        commands: [(60, place("brk-1", start: 70, duration: 4)), (62.3, .cancelBreak(id: "brk-1"))],
         ticks: [62, 62.25, 62.5, 66, 68.25, 68.5], renditions: ["720p", "480p"]),
     Scenario(
         name: "ll-natural-end", commands: [(55, place("brk-1", start: 58, duration: 2))],
@@ -35,7 +37,9 @@ let lowLatencyScenarios: [Scenario] = [
 
 @Suite("Low-latency playlist sequences")
 struct LowLatencySequenceTests {
-    @Test("full and delta playlists equal the golden file; each passes lint; each delta applied to earlier playlists gives the full one", arguments: lowLatencyScenarios)
+    @Test(
+        "full and delta playlists equal the golden file; each passes lint; each delta applied to earlier playlists gives the full one",
+        arguments: lowLatencyScenarios)
     func sequence(scenario: Scenario) throws {
         var channel = try Channel(lowLatencyConfig(renditions: scenario.renditions))
         var pending = scenario.commands
@@ -54,10 +58,14 @@ struct LowLatencySequenceTests {
                 let current = try PlaylistParser.parseMedia(full)
                 #expect(Lint.check(current).isEmpty, "\(scenario.name) \(rendition) at \(tick): \(Lint.check(current))")
                 let parsedDelta = try PlaylistParser.parseMedia(delta)
-                #expect(Lint.check(parsedDelta).isEmpty, "\(scenario.name) \(rendition) delta at \(tick): \(Lint.check(parsedDelta))")
+                #expect(
+                    Lint.check(parsedDelta).isEmpty,
+                    "\(scenario.name) \(rendition) delta at \(tick): \(Lint.check(parsedDelta))")
                 let deltaYES = try channel.renderDelta(rendition, at: at(tick), update: .segments)
                 let parsedYES = try PlaylistParser.parseMedia(deltaYES)
-                #expect(Lint.check(parsedYES).isEmpty, "\(scenario.name) \(rendition) YES at \(tick): \(Lint.check(parsedYES))")
+                #expect(
+                    Lint.check(parsedYES).isEmpty,
+                    "\(scenario.name) \(rendition) YES at \(tick): \(Lint.check(parsedYES))")
                 for (name, checked) in [("v2", parsedDelta), ("YES", parsedYES)] {
                     let findings = Lint.checkDelta(full: current, delta: checked)
                     #expect(findings.isEmpty, "\(scenario.name) \(rendition) \(name) at \(tick): \(findings)")
@@ -69,8 +77,12 @@ struct LowLatencySequenceTests {
                 for earlier in previous[rendition] ?? [] {
                     // Any full playlist served within the skip boundary (6 s) is a base a client may apply a delta to.
                     guard PlayerView(earlier).end.milliseconds(since: PlayerView(full).end) > -6000 else { continue }
-                    #expect(PlayerView(earlier).applying(delta) == PlayerView(full), "\(scenario.name) \(rendition) v2 at \(tick)")
-                    #expect(PlayerView(earlier).applying(deltaYES) == PlayerView(full), "\(scenario.name) \(rendition) YES at \(tick)")
+                    #expect(
+                        PlayerView(earlier).applying(delta) == PlayerView(full),
+                        "\(scenario.name) \(rendition) v2 at \(tick)")
+                    #expect(
+                        PlayerView(earlier).applying(deltaYES) == PlayerView(full),
+                        "\(scenario.name) \(rendition) YES at \(tick)")
                 }
                 previous[rendition, default: []].append(full)
                 parsed.append((rendition.rawValue, current))
@@ -84,17 +96,22 @@ struct LowLatencySequenceTests {
     func shape() throws {
         let channel = try Channel(lowLatencyConfig())
         let text = try channel.render("720p", at: at(60.5))  // segment 60 in progress, its parts 0 and 1 ended
-        #expect(text.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=6.000,CAN-SKIP-DATERANGES=YES,PART-HOLD-BACK=0.750\n"))
+        #expect(
+            text.contains(
+                "#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,CAN-SKIP-UNTIL=6.000,CAN-SKIP-DATERANGES=YES,PART-HOLD-BACK=0.750\n"
+            ))
         #expect(text.contains("#EXT-X-PART-INF:PART-TARGET=0.250\n"))
         // The segment in progress has no program date-time of its own (see `mediaPlaylist`).
-        #expect(text.hasSuffix("""
-            720p/seg59.m4s
-            #EXT-X-PART:DURATION=0.250,URI="720p/seg60.0.m4s",INDEPENDENT=YES
-            #EXT-X-PART:DURATION=0.250,URI="720p/seg60.1.m4s"
-            #EXT-X-PRELOAD-HINT:TYPE=PART,URI="720p/seg60.2.m4s"
-            #EXT-X-RENDITION-REPORT:URI="480p.m3u8",LAST-MSN=60,LAST-PART=1
+        #expect(
+            text.hasSuffix(
+                """
+                720p/seg59.m4s
+                #EXT-X-PART:DURATION=0.250,URI="720p/seg60.0.m4s",INDEPENDENT=YES
+                #EXT-X-PART:DURATION=0.250,URI="720p/seg60.1.m4s"
+                #EXT-X-PRELOAD-HINT:TYPE=PART,URI="720p/seg60.2.m4s"
+                #EXT-X-RENDITION-REPORT:URI="480p.m3u8",LAST-MSN=60,LAST-PART=1
 
-            """))
+                """))
         // Parts only for the segments within 3 target durations (3 s) of the end (60.5 s): 58 and 59, not 57.
         #expect(text.contains(#"URI="720p/seg58.3.m4s""#) && !text.contains("seg57.0.m4s"))
         // On a segment boundary: no partial segment; the hint is part 0 of the next one.
@@ -108,7 +125,9 @@ struct LowLatencySequenceTests {
     func withoutParts() throws {
         let channel = try Channel()
         let text = try channel.render("720p", at: at(60.5))
-        for tag in ["SERVER-CONTROL", "PART", "PRELOAD-HINT", "RENDITION-REPORT"] { #expect(!text.contains("#EXT-X-\(tag)")) }
+        for tag in ["SERVER-CONTROL", "PART", "PRELOAD-HINT", "RENDITION-REPORT"] {
+            #expect(!text.contains("#EXT-X-\(tag)"))
+        }
     }
 
     @Test("the cancel of a future break is listed in RECENTLY-REMOVED-DATERANGES for 6 target durations, then not")
@@ -116,9 +135,15 @@ struct LowLatencySequenceTests {
         var channel = try Channel(lowLatencyConfig())
         try channel.apply(place("brk-1", start: 70, duration: 4), at: at(60))
         try channel.apply(.cancelBreak(id: "brk-1"), at: at(62.3))
-        #expect(try channel.renderDelta("720p", at: at(62.5), update: .segmentsAndDateRanges).contains(#"RECENTLY-REMOVED-DATERANGES="brk-1""#))
-        #expect(try channel.renderDelta("720p", at: at(68.25), update: .segmentsAndDateRanges).contains(#"RECENTLY-REMOVED-DATERANGES="brk-1""#))
-        #expect(try channel.renderDelta("720p", at: at(68.5), update: .segmentsAndDateRanges).contains(#"RECENTLY-REMOVED-DATERANGES="""#))
+        #expect(
+            try channel.renderDelta("720p", at: at(62.5), update: .segmentsAndDateRanges).contains(
+                #"RECENTLY-REMOVED-DATERANGES="brk-1""#))
+        #expect(
+            try channel.renderDelta("720p", at: at(68.25), update: .segmentsAndDateRanges).contains(
+                #"RECENTLY-REMOVED-DATERANGES="brk-1""#))
+        #expect(
+            try channel.renderDelta("720p", at: at(68.5), update: .segmentsAndDateRanges).contains(
+                #"RECENTLY-REMOVED-DATERANGES="""#))
         // `YES` lists none and skips no date range.
         #expect(try !channel.renderDelta("720p", at: at(62.5), update: .segments).contains("RECENTLY-REMOVED"))
     }
@@ -127,15 +152,30 @@ struct LowLatencySequenceTests {
     func validation() throws {
         var config = lowLatencyConfig()
         config.partDurationMilliseconds = 300
-        #expect(throws: ScheduleError.invalidField("part-duration", "must be between 0.1 s and the segment duration and divide it into whole parts (got 0.300 s for 1.000 s segments)")) { try config.validate() }
+        #expect(
+            throws: ScheduleError.invalidField(
+                "part-duration",
+                "must be between 0.1 s and the segment duration and divide it into whole parts (got 0.300 s for 1.000 s segments)"
+            )
+        ) { try config.validate() }
         config = lowLatencyConfig()
         config.renditions[1].partURITemplate = "480p/seg{n}.m4s"
-        #expect(throws: ScheduleError.invalidField("rendition", "480p: the part URI template must contain {n} (or {n%K}) and {p}")) { try config.validate() }
+        #expect(
+            throws: ScheduleError.invalidField(
+                "rendition", "480p: the part URI template must contain {n} (or {n%K}) and {p}")
+        ) { try config.validate() }
         config.renditions[1].partURITemplate = nil
-        #expect(throws: ScheduleError.invalidField("rendition", "480p: a channel with parts needs a part URI template with {n} and {p} for every rendition")) { try config.validate() }
+        #expect(
+            throws: ScheduleError.invalidField(
+                "rendition", "480p: a channel with parts needs a part URI template with {n} and {p} for every rendition"
+            )
+        ) { try config.validate() }
         config = demoConfig()
         config.renditions[0].partURITemplate = "x{n}.{p}.m4s"
-        #expect(throws: ScheduleError.invalidField("rendition", "720p: a part URI template needs --part-duration on the channel")) { try config.validate() }
+        #expect(
+            throws: ScheduleError.invalidField(
+                "rendition", "720p: a part URI template needs --part-duration on the channel")
+        ) { try config.validate() }
         try lowLatencyConfig().validate()
     }
 
@@ -152,7 +192,9 @@ struct LowLatencySequenceTests {
 
 @Suite("LL-HLS lint rules")
 struct LowLatencyLintTests {
-    @Test("a part longer than PART-TARGET, a short part mid-segment, parts far from the end, parts without blocking reload")
+    @Test(
+        "a part longer than PART-TARGET, a short part mid-segment, parts far from the end, parts without blocking reload"
+    )
     func partRules() throws {
         let text = """
             #EXTM3U
@@ -175,7 +217,10 @@ struct LowLatencyLintTests {
 
             """
         let rules = Set(Lint.check(text).map(\.rule))
-        for rule in ["parts.over-target", "parts.under-target", "parts.far-from-edge", "parts.blocking-reload", "server-control.part-hold-back-missing", "preload-hint.listed"] {
+        for rule in [
+            "parts.over-target", "parts.under-target", "parts.far-from-edge", "parts.blocking-reload",
+            "server-control.part-hold-back-missing", "preload-hint.listed",
+        ] {
             #expect(rules.contains(rule), "\(rule) in \(rules)")
         }
         #expect(!rules.contains("parts.segment-sum"))  // 1.000 s in all
@@ -186,7 +231,8 @@ struct LowLatencyLintTests {
         var channel = try Channel(lowLatencyConfig())
         try channel.apply(place("brk-1", start: 54, duration: 30), at: at(50))
         let full = try PlaylistParser.parseMedia(try channel.render("720p", at: at(62.5)))
-        var delta = try PlaylistParser.parseMedia(try channel.renderDelta("720p", at: at(62.5), update: .segmentsAndDateRanges))
+        var delta = try PlaylistParser.parseMedia(
+            try channel.renderDelta("720p", at: at(62.5), update: .segmentsAndDateRanges))
         #expect(Lint.checkDelta(full: full, delta: delta).isEmpty)
         // Drop the running break's tags from the delta, as a server skipping every range on a skipped segment would.
         delta.playlist.segments = delta.playlist.segments.map { segment in
@@ -203,10 +249,13 @@ struct LowLatencyLintTests {
 }
 
 extension Channel {
-    func renderDelta(_ rendition: Identifier, at tick: Timestamp, update: PlaylistBuilder.DeltaUpdate) throws -> String {
+    func renderDelta(_ rendition: Identifier, at tick: Timestamp, update: PlaylistBuilder.DeltaUpdate) throws -> String
+    {
         let config = state.config!
-        let full = PlaylistBuilder.mediaPlaylist(config: config, state: state, rendition: config.renditions.first { $0.name == rendition }!, at: tick)!
-        return try PlaylistRenderer.render(PlaylistBuilder.deltaPlaylist(full, config: config, state: state, at: tick, update: update)!)
+        let full = PlaylistBuilder.mediaPlaylist(
+            config: config, state: state, rendition: config.renditions.first { $0.name == rendition }!, at: tick)!
+        return try PlaylistRenderer.render(
+            PlaylistBuilder.deltaPlaylist(full, config: config, state: state, at: tick, update: update)!)
     }
 }
 
@@ -236,20 +285,25 @@ struct PlayerView: Equatable {
         for (offset, segment) in playlist.segments.enumerated() {
             if let uri = segment.map?.uri { map = uri }
             let parts = segment.tags.compactMap { tag -> Part? in if case .part(let part) = tag { part } else { nil } }
-            items.append(Item(
-                msn: playlist.sequenceNumbers.lowerBound + Int64(offset), uri: segment.uri, duration: segment.duration,
-                date: segment.programDateTime, discontinuity: segment.hasDiscontinuity, map: map, parts: parts))
+            items.append(
+                Item(
+                    msn: playlist.sequenceNumbers.lowerBound + Int64(offset), uri: segment.uri,
+                    duration: segment.duration,
+                    date: segment.programDateTime, discontinuity: segment.hasDiscontinuity, map: map, parts: parts))
         }
         if let last = items.last, let date = last.date { end = date.adding(milliseconds: last.duration.milliseconds) }
         for line in text.split(separator: "\n") {
             if line.hasPrefix("#EXT-X-DATERANGE:") {
                 let attributes = Self.attributes(line.dropFirst("#EXT-X-DATERANGE:".count))
-                dateRanges[String(attributes["ID"]!.dropFirst().dropLast()), default: [:]].merge(attributes) { _, new in new }
+                dateRanges[String(attributes["ID"]!.dropFirst().dropLast()), default: [:]].merge(attributes) { _, new in
+                    new
+                }
             }
         }
         // After the last segment: parts in progress, hints, reports (not date ranges, compared above).
         if let lastURI = text.range(of: "\n" + (playlist.segments.last?.uri ?? "") + "\n", options: .backwards) {
-            trailing = text[lastURI.upperBound...].split(separator: "\n").filter { !$0.hasPrefix("#EXT-X-DATERANGE:") }.map(String.init)
+            trailing = text[lastURI.upperBound...].split(separator: "\n").filter { !$0.hasPrefix("#EXT-X-DATERANGE:") }
+                .map(String.init)
         }
         skipped = playlist.skip
     }

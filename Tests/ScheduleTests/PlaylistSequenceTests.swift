@@ -16,28 +16,43 @@ struct Scenario: CustomStringConvertible, Sendable {
 }
 
 let scenarios: [Scenario] = [
-    Scenario(name: "future-break", commands: [(60, place("brk-1", start: 90, duration: 30))], ticks: [60, 66, 72, 78, 84, 90]),
+    Scenario(
+        name: "future-break", commands: [(60, place("brk-1", start: 90, duration: 30))],
+        ticks: [60, 66, 72, 78, 84, 90]),
     Scenario(name: "on-air", commands: [(60, place("brk-1", start: 90, duration: 30))], ticks: [90, 96, 102, 108]),
     Scenario(
         name: "early-return-12s-of-30s",
         commands: [(60, place("brk-1", start: 90, duration: 30)), (103.5, .cancelCurrentEvent)],
         ticks: [96, 102, 103.5, 108, 114, 120, 126, 132]),
     Scenario(
-        name: "cancel-before-start", commands: [(60, place("brk-1", start: 90, duration: 30)), (73, .cancelBreak(id: "brk-1"))],
+        name: "cancel-before-start",
+        commands: [(60, place("brk-1", start: 90, duration: 30)), (73, .cancelBreak(id: "brk-1"))],
         ticks: [66, 72, 73, 78, 90, 96]),
-    Scenario(name: "natural-end", commands: [(60, place("brk-1", start: 90, duration: 30))], ticks: [114, 120, 126, 144, 150]),
+    Scenario(
+        name: "natural-end", commands: [(60, place("brk-1", start: 90, duration: 30))],
+        ticks: [114, 120, 126, 144, 150]),
     Scenario(
         name: "back-to-back",
-        commands: [(60, place("brk-1", start: 90, duration: 30)), (61, place("brk-2", start: 120, duration: 12, asset: .pod([PodAsset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: 12_000)])))],
+        commands: [
+            (60, place("brk-1", start: 90, duration: 30)),
+            (
+                61,
+                place(
+                    "brk-2", start: 120, duration: 12,
+                    asset: .pod([PodAsset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: 12_000)]))
+            ),
+        ],
         ticks: [84, 96, 120, 126, 132, 138, 150, 156]),
     Scenario(
-        name: "three-renditions", commands: [(60, place("brk-1", start: 90, duration: 30)), (103.5, .cancelCurrentEvent)],
+        name: "three-renditions",
+        commands: [(60, place("brk-1", start: 90, duration: 30)), (103.5, .cancelCurrentEvent)],
         ticks: [102, 103.5], renditions: ["720p", "480p", "360p"]),
 ]
 
 @Suite("Playlist sequences")
 struct PlaylistSequenceTests {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/sequences")
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Fixtures/sequences")
 
     @Test("rendered sequence equals the golden file; every step passes lint", arguments: scenarios)
     func sequence(scenario: Scenario) throws {
@@ -86,7 +101,10 @@ struct PlaylistSequenceTests {
         let events = try channel.apply(.cancelCurrentEvent, at: at(103.5))
         #expect(events == [.playoutLimitSet(id: "brk-1", limitMilliseconds: 12_000, kind: .cancelCurrent)])
         let text = try channel.render("720p", at: at(103.5))
-        #expect(text.contains(#"#EXT-X-DATERANGE:ID="brk-1",CLASS="com.apple.hls.interstitial",START-DATE="2026-03-01T12:01:30.000Z",DURATION=12.000,X-PLAYOUT-LIMIT=12.000"#))
+        #expect(
+            text.contains(
+                #"#EXT-X-DATERANGE:ID="brk-1",CLASS="com.apple.hls.interstitial",START-DATE="2026-03-01T12:01:30.000Z",DURATION=12.000,X-PLAYOUT-LIMIT=12.000"#
+            ))
     }
 
     @Test("all tags of a break are dropped together once it ends before the window")
@@ -101,14 +119,23 @@ struct PlaylistSequenceTests {
     @Test("a cancelled break's asset list is empty; a pod's lists its assets")
     func assetLists() throws {
         var channel = try Channel()
-        let pod = [PodAsset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: 15_000), PodAsset(uri: "https://ads.example.com/b.m3u8", durationMilliseconds: 15_000)]
+        let pod = [
+            PodAsset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: 15_000),
+            PodAsset(uri: "https://ads.example.com/b.m3u8", durationMilliseconds: 15_000),
+        ]
         try channel.apply(place("brk-1", start: 90, duration: 30, asset: .pod(pod)), at: at(60))
         try channel.apply(place("brk-2", start: 200, duration: 30, asset: .pod(pod)), at: at(60))
-        #expect(PlaylistBuilder.assetList(state: channel.state, breakID: "brk-1") == #"{"ASSETS":[{"URI":"https://ads.example.com/a.m3u8","DURATION":15.000},{"URI":"https://ads.example.com/b.m3u8","DURATION":15.000}]}"#)
+        #expect(
+            PlaylistBuilder.assetList(state: channel.state, breakID: "brk-1")
+                == #"{"ASSETS":[{"URI":"https://ads.example.com/a.m3u8","DURATION":15.000},{"URI":"https://ads.example.com/b.m3u8","DURATION":15.000}]}"#
+        )
         try channel.apply(.cancelBreak(id: "brk-2"), at: at(61))
         #expect(PlaylistBuilder.assetList(state: channel.state, breakID: "brk-2") == #"{"ASSETS":[]}"#)
         #expect(PlaylistBuilder.assetList(state: channel.state, breakID: "nope") == nil)
-        #expect(try channel.render("720p", at: at(96)).contains(#"X-ASSET-LIST="http://127.0.0.1:8080/channels/demo/breaks/brk-1/assets.json?_HLS_interstitial_id=brk-1""#))
+        #expect(
+            try channel.render("720p", at: at(96)).contains(
+                #"X-ASSET-LIST="http://127.0.0.1:8080/channels/demo/breaks/brk-1/assets.json?_HLS_interstitial_id=brk-1""#
+            ))
     }
 
     @Test("a looping channel marks each loop with a discontinuity and counts them")
@@ -120,6 +147,9 @@ struct PlaylistSequenceTests {
         #expect(text.contains("#EXT-X-DISCONTINUITY-SEQUENCE:1\n"))
         #expect(text.components(separatedBy: "#EXT-X-DISCONTINUITY\n").count == 2)  // before segment 8
         let next = try channel.render("720p", at: at(66))  // window 6...10
-        #expect(Lint.checkUpdate(previous: try PlaylistParser.parseMedia(text), current: try PlaylistParser.parseMedia(next)).isEmpty)
+        #expect(
+            Lint.checkUpdate(
+                previous: try PlaylistParser.parseMedia(text), current: try PlaylistParser.parseMedia(next)
+            ).isEmpty)
     }
 }

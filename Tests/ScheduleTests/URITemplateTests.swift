@@ -6,7 +6,8 @@ import Testing
 struct URITemplateTests {
     static let templates = [
         "seg{n}.ts", "{rendition}/{n%1000}/{n}.ts", "a{n}b{n}c{n%7}", "", "plain.ts", "{", "}{n}", "{n", "{{n}}",
-        "{n%0}", "{n%-1}", "{n%x}", "{x}{rendition}{n}", "é/{rendition}/ü{n}.ts", "{n%3}{n%3}", "https://cdn.example.com/{rendition}/{n}.m4s?x={n%2}",
+        "{n%0}", "{n%-1}", "{n%x}", "{x}{rendition}{n}", "é/{rendition}/ü{n}.ts", "{n%3}{n%3}",
+        "https://cdn.example.com/{rendition}/{n}.m4s?x={n%2}",
     ]
 
     @Test("expands to exactly what RenditionConfig.segmentURI builds from the template text", arguments: templates)
@@ -20,7 +21,9 @@ struct URITemplateTests {
 
     @Test("the tokens are replaced")
     func replaced() {
-        #expect(URITemplate("{rendition}/{n%1000}/{n}.ts", substitutions: ["rendition": "hd"]).expand(12_345) == "hd/345/12345.ts")
+        #expect(
+            URITemplate("{rendition}/{n%1000}/{n}.ts", substitutions: ["rendition": "hd"]).expand(12_345)
+                == "hd/345/12345.ts")
         #expect(URITemplate("{n%0}-{n}").expand(4) == "{n%0}-4")
         // An unclosed brace is kept as written, once (the text before it was written twice).
         #expect(URITemplate("seg{n}/a{b").expand(7) == "seg7/a{b")

@@ -49,8 +49,13 @@ extension CLIRunner {
         let migrate = try cli.run(["migrate"])
         guard migrate.status == 0 else { throw HTTP.Failure(message: "cueline migrate failed: \(migrate.stderr)") }
         for channel in channels {
-            let created = try cli.run(["channel", "create", channel, "--segment-duration", "1", "--window", "6", "--rendition", "720p,1000000,720p/seg{n}.ts"])
-            guard created.status == 0 else { throw HTTP.Failure(message: "channel create \(channel) failed: \(created.stderr)") }
+            let created = try cli.run([
+                "channel", "create", channel, "--segment-duration", "1", "--window", "6", "--rendition",
+                "720p,1000000,720p/seg{n}.ts",
+            ])
+            guard created.status == 0 else {
+                throw HTTP.Failure(message: "channel create \(channel) failed: \(created.stderr)")
+            }
         }
         return (url, cli)
     }
@@ -60,7 +65,9 @@ extension CLIRunner {
         var tokens: [String: String] = [:]
         for (name, arguments) in specs {
             let created = try run(["token", "create", name] + arguments)
-            guard created.status == 0 else { throw HTTP.Failure(message: "token create \(name) failed: \(created.stderr)") }
+            guard created.status == 0 else {
+                throw HTTP.Failure(message: "token create \(name) failed: \(created.stderr)")
+            }
             tokens[name] = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         return tokens

@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A `curl -sN` running in the background (an event stream, say), whose output can be waited for as it arrives.

@@ -1,12 +1,13 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 extension HTTP {
     /// POST a JSON body; returns the body and the status.
-    public static func post(_ url: String, json: String, headers: [String: String] = [:]) async throws -> (String, Int) {
+    public static func post(_ url: String, json: String, headers: [String: String] = [:]) async throws -> (String, Int)
+    {
         var request = URLRequest(url: URL(string: url)!)
         request.httpMethod = "POST"
         request.httpBody = Data(json.utf8)

@@ -1,10 +1,10 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// A `cueline serve` process on a free port, stopped when the test is done.
@@ -71,7 +71,9 @@ public final class ServerProcess: @unchecked Sendable {
     /// keep every run's in the temporary directory.
     deinit {
         stop()
-        if ProcessInfo.processInfo.environment["CUELINE_KEEP_SERVER_LOGS"] == nil { try? FileManager.default.removeItem(at: logFile) }
+        if ProcessInfo.processInfo.environment["CUELINE_KEEP_SERVER_LOGS"] == nil {
+            try? FileManager.default.removeItem(at: logFile)
+        }
     }
 }
 
@@ -88,7 +90,9 @@ public enum HTTP {
     }
 
     /// GET with no caching; returns the body, the status and the response headers.
-    public static func getWithHeaders(_ url: String, headers: [String: String] = [:]) async throws -> (String, Int, [String: String]) {
+    public static func getWithHeaders(_ url: String, headers: [String: String] = [:]) async throws -> (
+        String, Int, [String: String]
+    ) {
         var request = URLRequest(url: URL(string: url)!)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.cachePolicy = .reloadIgnoringLocalCacheData
@@ -103,7 +107,9 @@ public enum HTTP {
 
 extension ServerProcess {
     /// A fresh, migrated database with a ready `cueline serve` on it, and a CLI pointed at the same database.
-    public static func onFreshDatabase(extraArguments: [String] = []) async throws -> (url: String, cli: CLIRunner, server: ServerProcess) {
+    public static func onFreshDatabase(extraArguments: [String] = []) async throws -> (
+        url: String, cli: CLIRunner, server: ServerProcess
+    ) {
         let url = try await TestDatabase.makeFreshDatabase()
         let cli = CLIRunner(environment: ["DATABASE_URL": url])
         let migrate = try cli.run(["migrate"])

@@ -5,7 +5,9 @@ import Postgres
 
 /// The PostgreSQL that `scripts/test.sh` starts (DATABASE_URL), and helpers for tests that need a fresh one.
 public enum TestDatabase {
-    public static var url: String? { ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 } }
+    public static var url: String? {
+        ProcessInfo.processInfo.environment["DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
     public static var isConfigured: Bool { url != nil }
 
     /// The same server with another database name in the URL.
@@ -42,4 +44,3 @@ public enum TestDatabase {
         PostgresEventStore(pool: PostgresPool(url: url!, maximumConnections: 24))
     }
 }
-

@@ -19,7 +19,11 @@ struct SchedulePageTests {
         func apply(_ command: ScheduleCommand) throws {
             for event in try decide(command, state: state, now: epoch) {
                 version += 1
-                state = evolve(state, RecordedScheduleEvent(event: event, version: version, position: version, attribution: Attribution(at: epoch, actor: actor, source: "http")))
+                state = evolve(
+                    state,
+                    RecordedScheduleEvent(
+                        event: event, version: version, position: version,
+                        attribution: Attribution(at: epoch, actor: actor, source: "http")))
             }
         }
         try apply(.createChannel(WireTests.config))
@@ -28,9 +32,11 @@ struct SchedulePageTests {
         let value = String(repeating: "\\", count: largest ? Limits.textBytes : 1)
         for index in 0..<count {
             var place = PlaceBreak(
-                id: BreakID("big-\(index)")!, start: .at(epoch.adding(milliseconds: 60_000 + 120_000 * Int64(index))), plannedDurationMilliseconds: 100_000,
+                id: BreakID("big-\(index)")!, start: .at(epoch.adding(milliseconds: 60_000 + 120_000 * Int64(index))),
+                plannedDurationMilliseconds: 100_000,
                 asset: .pod((0..<Limits.maximumPodAssets).map { _ in PodAsset(uri: uri, durationMilliseconds: 1000) }),
-                options: InterstitialOptions(clientAttributes: (0..<32).map { ClientAttribute(name: "X-A\($0)", value: .string(value)) }),
+                options: InterstitialOptions(
+                    clientAttributes: (0..<32).map { ClientAttribute(name: "X-A\($0)", value: .string(value)) }),
                 alignment: .exact)
             place.wholeAssets = true
             try apply(.placeBreak(place))
@@ -48,7 +54,8 @@ struct SchedulePageTests {
         var ids: [String] = []
         var pages = 0
         repeat {
-            let page = SchedulePage(state: state, liveEdge: liveEdge, window: .init(after: after, limit: SchedulePage.maximumLimit))
+            let page = SchedulePage(
+                state: state, liveEdge: liveEdge, window: .init(after: after, limit: SchedulePage.maximumLimit))
             #expect(page.json.count <= SchedulePage.maximumBytes + 1024, "\(page.json.count) bytes")
             #expect(page.json == (try WireJSON.encode(page.view)))
             #expect(try WireJSON.decode(ScheduleView.self, from: page.json, answers: true) == page.view)
@@ -65,20 +72,27 @@ struct SchedulePageTests {
         let state = try Self.breaks(3, largest: false)
         let all = SchedulePage(state: state, liveEdge: Self.epoch, window: .init())
         #expect(all.view.breaks.count == 3 && all.view.next == nil)
-        #expect(all.view == ScheduleView(state: state, liveEdge: Self.epoch), "the default page of a small schedule is the whole schedule")
+        #expect(
+            all.view == ScheduleView(state: state, liveEdge: Self.epoch),
+            "the default page of a small schedule is the whole schedule")
         let first = SchedulePage(state: state, liveEdge: Self.epoch, window: .init(limit: 2))
         #expect(first.view.breaks.map(\.id) == ["big-0", "big-1"])
         #expect(first.view.next == "\(state.breaks[1].start.iso8601),big-1")
-        let empty = SchedulePage(state: state, liveEdge: Self.epoch, window: .init(from: Self.epoch.adding(milliseconds: 86_400_000)))
+        let empty = SchedulePage(
+            state: state, liveEdge: Self.epoch, window: .init(from: Self.epoch.adding(milliseconds: 86_400_000)))
         #expect(try empty.view.breaks.isEmpty && empty.view.next == nil && empty.json == WireJSON.encode(empty.view))
     }
 
-    @Test("cursors read back as written, and nothing else reads as one", arguments: [
-        "2026-03-01T12:00:00.000Z", "brk-1", ",brk-1", "2026-03-01T12:00:00.000Z,", "2026-03-01T12:00:00.000Z,BRK", "x,brk-1",
-    ])
+    @Test(
+        "cursors read back as written, and nothing else reads as one",
+        arguments: [
+            "2026-03-01T12:00:00.000Z", "brk-1", ",brk-1", "2026-03-01T12:00:00.000Z,", "2026-03-01T12:00:00.000Z,BRK",
+            "x,brk-1",
+        ])
     func cursors(text: String) {
         #expect(ScheduleCursor(text) == nil)
         let cursor = ScheduleCursor(start: Self.epoch, id: BreakID(stored: "_old-id")!)
-        #expect(ScheduleCursor(cursor.description) == cursor && cursor.description == "2026-03-01T12:00:00.000Z,_old-id")
+        #expect(
+            ScheduleCursor(cursor.description) == cursor && cursor.description == "2026-03-01T12:00:00.000Z,_old-id")
     }
 }

@@ -19,23 +19,30 @@ struct WireTests {
     // MARK: - Commands
 
     static let commands: [ScheduleCommand] = [
-        .placeBreak(PlaceBreak(
-            id: "brk-1", start: .at(epoch.adding(milliseconds: 90_000)), plannedDurationMilliseconds: 30_000,
-            asset: .uri("https://ads.example.com/a.m3u8"),
-            options: InterstitialOptions(
-                restrict: [.skip, .jump], snap: [.out], cue: [.once],
-                clientAttributes: [ClientAttribute(name: "X-COM-EXAMPLE-AD", value: .string("abc"))]),
-            alignment: .exact)),
-        .placeBreak(PlaceBreak(
-            start: .inMilliseconds(1_500), plannedDurationMilliseconds: 12_250, asset: .list("https://ads.example.com/list.json"))),
-        .placeBreak({
-            var place = PlaceBreak(
-                id: "pod", start: .inMilliseconds(60_000), plannedDurationMilliseconds: 20_000,
-                asset: .pod([PodAsset(uri: "https://ads.example.com/1.m3u8", durationMilliseconds: 10_000), PodAsset(uri: "https://ads.example.com/2.m3u8", durationMilliseconds: 10_000)]),
-                options: InterstitialOptions(cue: nil))
-            place.wholeAssets = true
-            return place
-        }()),
+        .placeBreak(
+            PlaceBreak(
+                id: "brk-1", start: .at(epoch.adding(milliseconds: 90_000)), plannedDurationMilliseconds: 30_000,
+                asset: .uri("https://ads.example.com/a.m3u8"),
+                options: InterstitialOptions(
+                    restrict: [.skip, .jump], snap: [.out], cue: [.once],
+                    clientAttributes: [ClientAttribute(name: "X-COM-EXAMPLE-AD", value: .string("abc"))]),
+                alignment: .exact)),
+        .placeBreak(
+            PlaceBreak(
+                start: .inMilliseconds(1_500), plannedDurationMilliseconds: 12_250,
+                asset: .list("https://ads.example.com/list.json"))),
+        .placeBreak(
+            {
+                var place = PlaceBreak(
+                    id: "pod", start: .inMilliseconds(60_000), plannedDurationMilliseconds: 20_000,
+                    asset: .pod([
+                        PodAsset(uri: "https://ads.example.com/1.m3u8", durationMilliseconds: 10_000),
+                        PodAsset(uri: "https://ads.example.com/2.m3u8", durationMilliseconds: 10_000),
+                    ]),
+                    options: InterstitialOptions(cue: nil))
+                place.wholeAssets = true
+                return place
+            }()),
         .setPlayoutLimit(id: "brk-1", limitMilliseconds: 12_000),
         .cancelCurrentEvent,
         .cancelBreak(id: "brk-1"),
@@ -55,7 +62,9 @@ struct WireTests {
     func snakeCase() throws {
         let place = try CommandRequest(Self.commands[0])
         let text = String(decoding: try WireJSON.encode(place), as: UTF8.self)
-        #expect(text.contains(#""command":"place_break""#) && text.contains(#""asset_uri":"https://ads.example.com/a.m3u8""#), "\(text)")
+        #expect(
+            text.contains(#""command":"place_break""#)
+                && text.contains(#""asset_uri":"https://ads.example.com/a.m3u8""#), "\(text)")
         let limit = String(decoding: try WireJSON.encode(try CommandRequest(Self.commands[3])), as: UTF8.self)
         #expect(limit == #"{"command":"set_playout_limit","id":"brk-1","playout_limit":12}"#)
     }
@@ -64,9 +73,12 @@ struct WireTests {
     func notAPICommands() throws {
         #expect(throws: CommandRequest.Invalid.self) { try CommandRequest(.createChannel(Self.config)) }
         #expect(throws: CommandRequest.Invalid.self) { try CommandRequest(.returnFromBreak(id: "a", scte35In: nil)) }
-        let hex = ScheduleCommand.placeBreak(PlaceBreak(
-            start: .inMilliseconds(0), plannedDurationMilliseconds: 1000, asset: .uri("https://a.example/x.m3u8"),
-            options: InterstitialOptions(clientAttributes: [ClientAttribute(name: "X-A", value: .decimal(DecimalNumber(milliseconds: 5000)))])))
+        let hex = ScheduleCommand.placeBreak(
+            PlaceBreak(
+                start: .inMilliseconds(0), plannedDurationMilliseconds: 1000, asset: .uri("https://a.example/x.m3u8"),
+                options: InterstitialOptions(clientAttributes: [
+                    ClientAttribute(name: "X-A", value: .decimal(DecimalNumber(milliseconds: 5000)))
+                ])))
         do {
             _ = try CommandRequest(hex)
             Issue.record("a decimal attribute has no wire form")
@@ -77,20 +89,29 @@ struct WireTests {
             _ = try CommandRequest(command: .createChannel).scheduleCommand()
             Issue.record("create_channel is not an API command")
         } catch let invalid as CommandRequest.Invalid {
-            #expect(invalid.field == "command" && invalid.reason.contains("place_break, set_playout_limit, cancel_current_event, cancel_break"), "\(invalid)")
+            #expect(
+                invalid.field == "command"
+                    && invalid.reason.contains("place_break, set_playout_limit, cancel_current_event, cancel_break"),
+                "\(invalid)")
         }
     }
 
     @Test("each command kind's wire name is spelled once; names for logs are its kebab-case form")
     func kinds() {
-        #expect(ScheduleCommand.Kind.api.map(\.rawValue) == ["place_break", "set_playout_limit", "cancel_current_event", "cancel_break"])
+        #expect(
+            ScheduleCommand.Kind.api.map(\.rawValue) == [
+                "place_break", "set_playout_limit", "cancel_current_event", "cancel_break",
+            ])
         for command in Self.commands {
             #expect(command.name == command.kind.rawValue.replacingOccurrences(of: "_", with: "-"))
             #expect(command.kind.scope == command.kind)
         }
         #expect(ScheduleCommand.returnFromBreak(id: "a", scte35In: nil).kind.scope == .cancelCurrentEvent)
         #expect(ScheduleCommand.createChannel(Self.config).kind.scope == nil)
-        #expect(ScheduleCommand.placeBreak(PlaceBreak(start: .inMilliseconds(0), plannedDurationMilliseconds: 1, asset: .uri("x"))).name == "place-break")
+        #expect(
+            ScheduleCommand.placeBreak(
+                PlaceBreak(start: .inMilliseconds(0), plannedDurationMilliseconds: 1, asset: .uri("x"))
+            ).name == "place-break")
     }
 
     // MARK: - Views
@@ -102,7 +123,11 @@ struct WireTests {
         func apply(_ command: ScheduleCommand, at time: Timestamp) throws {
             for event in try decide(command, state: state, now: time) {
                 position += 1
-                state = evolve(state, RecordedScheduleEvent(event: event, version: state.version + 1, position: position, attribution: Attribution(at: time, actor: "ops", source: "http")))
+                state = evolve(
+                    state,
+                    RecordedScheduleEvent(
+                        event: event, version: state.version + 1, position: position,
+                        attribution: Attribution(at: time, actor: "ops", source: "http")))
             }
         }
         try apply(.createChannel(config), at: epoch)
@@ -126,9 +151,11 @@ struct WireTests {
 
     static let event = EventView(
         position: 7, channel: "demo", version: 2, type: "BreakPlaced", schemaVersion: 1, payload: #"{"id":"brk-1"}"#,
-        decidedAt: epoch, actor: "ops", source: "http", commandId: "key-1", reason: "why", hash: String(repeating: "a", count: 64))
+        decidedAt: epoch, actor: "ops", source: "http", commandId: "key-1", reason: "why",
+        hash: String(repeating: "a", count: 64))
 
-    static let response = CommandResponse(channel: "demo", version: 2, replayed: false, events: [event], note: "start moved")
+    static let response = CommandResponse(
+        channel: "demo", version: 2, replayed: false, events: [event], note: "start moved")
 
     @Test("answers are read with ids of the earlier rule (a channel _x still lists); requests are read by today's rule")
     func storedIDsInAnswers() throws {
@@ -148,7 +175,9 @@ struct WireTests {
         let channel = ChannelView(Self.config)
         #expect(try WireJSON.decode(ChannelView.self, from: try WireJSON.encode(channel)) == channel)
         let error = ErrorBody(error: "duration is required", field: "duration")
-        #expect(String(decoding: try WireJSON.encode(error), as: UTF8.self) == #"{"error":"duration is required","field":"duration"}"#)
+        #expect(
+            String(decoding: try WireJSON.encode(error), as: UTF8.self)
+                == #"{"error":"duration is required","field":"duration"}"#)
     }
 
     // MARK: - OpenAPI
@@ -159,7 +188,8 @@ struct WireTests {
     }
 
     static func schemas() throws -> [String: [String: Any]] {
-        let document = try #require(try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
         let components = try #require(document["components"] as? [String: Any])
         return try #require(components["schemas"] as? [String: [String: Any]])
     }
@@ -211,8 +241,11 @@ struct WireTests {
         #expect(breakProperties["ended_early_how"]?["enum"] as? [String] == EarlyReturnKind.allCases.map(\.rawValue))
         #expect(breakProperties["cancelled_how"]?["enum"] as? [String] == BreakCancelKind.allCases.map(\.rawValue))
         let pattern = try Regex(Identifier.pattern)
-        for (text, valid) in [("c1", true), ("brk-1_x", true), ("_x", false), ("-x", false), ("X", false), ("a.b", false)] {
-            #expect((try pattern.wholeMatch(in: text) != nil) == valid, "the emitted pattern and the type agree on \(text)")
+        for (text, valid) in [
+            ("c1", true), ("brk-1_x", true), ("_x", false), ("-x", false), ("X", false), ("a.b", false),
+        ] {
+            #expect(
+                (try pattern.wholeMatch(in: text) != nil) == valid, "the emitted pattern and the type agree on \(text)")
             #expect((Identifier(text) != nil) == valid)
         }
         // Ids in answers are typed as created: the earlier rule's `_x` is one, `X` never was.
@@ -221,7 +254,8 @@ struct WireTests {
         #expect(event["channel"]?["$ref"] as? String == "#/components/schemas/StoredIdentifier")
         let stored = try Regex(Identifier.storedPattern)
         for (text, valid) in [("c1", true), ("_x", true), ("-x", true), ("X", false), ("a.b", false), ("", false)] {
-            #expect((try stored.wholeMatch(in: text) != nil) == valid, "the emitted pattern and the type agree on \(text)")
+            #expect(
+                (try stored.wholeMatch(in: text) != nil) == valid, "the emitted pattern and the type agree on \(text)")
             #expect((Identifier(stored: text) != nil) == valid)
         }
     }

@@ -33,7 +33,9 @@ public struct APIRequestContext: RequestContext {
     /// - Throws: 403 when the token's role, channels or command types do not allow it; 401 on a route that has no
     ///   authenticator (a wiring mistake: refused rather than let through).
     func caller(for access: Access) throws(APIError) -> Caller {
-        guard let identity else { throw .unauthenticated("send Authorization: Bearer <token>; create one with cueline token create") }
+        guard let identity else {
+            throw .unauthenticated("send Authorization: Bearer <token>; create one with cueline token create")
+        }
         if let refusal = identity.refusal(of: access) { throw APIError(.forbidden, refusal) }
         return identity
     }

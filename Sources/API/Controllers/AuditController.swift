@@ -36,7 +36,9 @@ struct AuditController {
         // The state when the page's turn comes (a queued one may wait a while).
         let follower = follower
         @Sendable func page() throws -> Response {
-            guard let state = follower.state(of: channel), let config = state.config else { throw APIError(.unknownChannel(channel)) }
+            guard let state = follower.state(of: channel), let config = state.config else {
+                throw APIError(.unknownChannel(channel))
+            }
             let liveEdge = Timeline(config).liveEdge(at: follower.clock())
             return jsonResponse(encoded: SchedulePage(state: state, liveEdge: liveEdge, window: window).json)
         }
@@ -53,7 +55,9 @@ struct AuditController {
         }
         let after = try request.uri.queryParameters["after"].map { text throws(APIError) in
             guard let cursor = ScheduleCursor(String(text)) else {
-                throw APIError.invalid("after", "must be the next of an earlier page (an instant and a break id: 2026-03-01T20:15:00.000Z,brk-42)")
+                throw APIError.invalid(
+                    "after",
+                    "must be the next of an earlier page (an instant and a break id: 2026-03-01T20:15:00.000Z,brk-42)")
             }
             return cursor
         }
@@ -67,14 +71,19 @@ struct AuditController {
         let caller = try context.caller(for: .read(channel: channel))
         let (after, limit) = try Edge.eventPage(request)
         guard follower.state(of: channel) != nil else { throw APIError(.unknownChannel(channel)) }
-        if request.headers[.accept]?.contains("text/event-stream") == true || request.uri.queryParameters["stream"] != nil {
-            let ticket = try eventStreams.admit(key: caller.token.map { "token \($0.name)" } ?? "an unauthenticated caller")
+        if request.headers[.accept]?.contains("text/event-stream") == true
+            || request.uri.queryParameters["stream"] != nil
+        {
+            let ticket = try eventStreams.admit(
+                key: caller.token.map { "token \($0.name)" } ?? "an unauthenticated caller")
             return Self.eventStream(
                 channel: channel, after: after, streams: eventStreams, ticket: ticket,
                 stillAuthorized: caller.recheck(.read(channel: channel)))
         }
         let store = store
-        return try await auditReads.run(caller: context.auditCaller, channel: channel) { try await Self.eventPage(channel, after: after, limit: limit, from: store) }
+        return try await auditReads.run(caller: context.auditCaller, channel: channel) {
+            try await Self.eventPage(channel, after: after, limit: limit, from: store)
+        }
     }
 
     @Sendable func replay(_ request: Request, context: APIRequestContext) async throws -> Response {
@@ -90,22 +99,28 @@ struct AuditController {
             throw APIError(.notFound, Replay.Failure.channelDidNotExist(channel: channel, at: min(at, now)).description)
         }
         guard at <= now else {
-            throw APIError.invalid("at", "is after this instance's clock (\(now.iso8601)): a replay answers instants already served")
+            throw APIError.invalid(
+                "at", "is after this instance's clock (\(now.iso8601)): a replay answers instants already served")
         }
         let rendition = try request.uri.queryParameters["rendition"].map { text in
-            guard let id = Identifier(stored: text) else { throw APIError.invalid("rendition", "must be a rendition name: \(Identifier.rule)") }
+            guard let id = Identifier(stored: text) else {
+                throw APIError.invalid("rendition", "must be a rendition name: \(Identifier.rule)")
+            }
             return id
         }
         let multivariant = request.uri.queryParameters["multivariant"] != nil
         let skip = try request.uri.queryParameters["skip"].map { text in
-            guard let update = PlaylistBuilder.DeltaUpdate(rawValue: String(text)) else { throw APIError.invalid("skip", "must be YES or v2") }
+            guard let update = PlaylistBuilder.DeltaUpdate(rawValue: String(text)) else {
+                throw APIError.invalid("skip", "must be YES or v2")
+            }
             return update
         }
         let store = store
         // Reads and folds the log from its latest checkpoint in effect at `at` (migration 0007): one of the audit reads.
         return try await auditReads.run(caller: context.auditCaller, channel: channel) {
             do {
-                let text = try await Replay.playlist(channel, store: store, at: at, rendition: rendition, multivariant: multivariant, skip: skip)
+                let text = try await Replay.playlist(
+                    channel, store: store, at: at, rendition: rendition, multivariant: multivariant, skip: skip)
                 var response = Responses.playlist(text, maxAge: 31_536_000)
                 response.headers[.cuelineTick] = at.iso8601
                 return response
@@ -136,7 +151,8 @@ struct AuditController {
         let now = follower.clock()
         return try await auditReads.run(caller: context.auditCaller, channel: channel) { [store] in
             // The follower holds the hot schedule (aired breaks leave it): the report folds every break from the log.
-            let entries = AsRun.entries(state: try await ChannelLoader.load(channel, from: store), from: from, to: to, at: now)
+            let entries = AsRun.entries(
+                state: try await ChannelLoader.load(channel, from: store), from: from, to: to, at: now)
             if csv { return Responses.text(AsRun.csv(entries), contentType: "text/csv") }
             return jsonResponse(AsRunReport(channel: channel, entries: entries, totals: AsRun.totals(entries)))
         }
@@ -147,13 +163,15 @@ struct AuditController {
     /// A stream ends after 10 minutes and at shutdown; EventSource clients reconnect by themselves. See `EventStreams`
     /// for how many there may be and how they share the work.
     static func eventStream(
-        channel: ChannelID, after: Int64, streams: EventStreams, ticket: EventStreams.Ticket, stillAuthorized: (@Sendable () async -> Bool)?
+        channel: ChannelID, after: Int64, streams: EventStreams, ticket: EventStreams.Ticket,
+        stillAuthorized: (@Sendable () async -> Bool)?
     ) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream"
         headers[.cacheControl] = "no-cache"
         let body = ResponseBody { writer in
-            try await streams.stream(channel, after: max(0, after), ticket: ticket, stillAuthorized: stillAuthorized, to: &writer)
+            try await streams.stream(
+                channel, after: max(0, after), ticket: ticket, stillAuthorized: stillAuthorized, to: &writer)
         }
         return Response(status: .ok, headers: headers, body: body)
     }
@@ -165,7 +183,9 @@ struct AuditController {
     /// ``eventPageBytes`` in all; `next` is the last version in the page (the `after` of the next page), absent when
     /// the page is empty. The log is read in batches sized by what its events weigh, so a page of big events never
     /// holds more than about a page's worth of them in memory.
-    static func eventPage(_ channel: ChannelID, after: Int64, limit: Int, from store: any EventStore) async throws(APIError) -> Response {
+    static func eventPage(_ channel: ChannelID, after: Int64, limit: Int, from store: any EventStore)
+        async throws(APIError) -> Response
+    {
         var events: [EventView] = []
         // `{"channel":…,"events":[`, `]`, `,"next":` and 19 digits, `}`: what the page adds to its events.
         var bytes = 64 + channel.rawValue.utf8.count
@@ -202,7 +222,9 @@ extension AuditController {
     /// 503 for a log that could not be read: the details (host, port, database) go to the server's log, not to the
     /// caller.
     static func logUnreachable(_ error: any Error, channel: ChannelID) -> APIError {
-        logger.error("audit read failed: the event log is unreachable", metadata: ["channel": "\(channel)", "error": "\(error)"])
-        return APIError(.unavailable, "the event log is unreachable; retry shortly (the details are in the server's log)")
+        logger.error(
+            "audit read failed: the event log is unreachable", metadata: ["channel": "\(channel)", "error": "\(error)"])
+        return APIError(
+            .unavailable, "the event log is unreachable; retry shortly (the details are in the server's log)")
     }
 }

@@ -13,7 +13,9 @@ struct CommandController {
         let channel = try context.channelID()
         // Who is asking came first (401, the authenticator); what the token may do is checked once the command
         // type is known.
-        let parsed = try await decodeBody(CommandRequest.self, request, keys: .command) { DecodingProblem($0, snakeCase: true).error }
+        let parsed = try await decodeBody(CommandRequest.self, request, keys: .command) {
+            DecodingProblem($0, snakeCase: true).error
+        }
         let caller = try context.caller(for: .command(parsed.command, channel: channel))
         let command: ScheduleCommand
         do {
@@ -22,7 +24,8 @@ struct CommandController {
             throw APIError(invalid)
         }
         return try await executor.execute(
-            command, channel: channel, request: request, actor: caller.actor(claimed: parsed.actor), source: CommandSource.http.rawValue,
+            command, channel: channel, request: request, actor: caller.actor(claimed: parsed.actor),
+            source: CommandSource.http.rawValue,
             reason: parsed.reason)
     }
 }

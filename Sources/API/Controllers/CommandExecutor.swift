@@ -11,7 +11,8 @@ struct CommandExecutor: Sendable {
     let handler: CommandHandler
 
     func execute(
-        _ command: ScheduleCommand, channel: ChannelID, request: Request, actor: String, source: String, reason: String?,
+        _ command: ScheduleCommand, channel: ChannelID, request: Request, actor: String, source: String,
+        reason: String?,
         commandID: String? = nil
     ) async throws(APIError) -> Response {
         let expectedText = request.headers[.ifMatch]?.trimmingCharacters(in: CharacterSet(charactersIn: "\" W/"))
@@ -21,19 +22,23 @@ struct CommandExecutor: Sendable {
         }
         let key = commandID ?? request.headers[.idempotencyKey] ?? UUID().uuidString.lowercased()
         try Edge.check(actor: actor, reason: reason, commandID: key)
-        guard channel.isCurrent else { throw APIError.noChannel(channel.rawValue) }  // an id of the earlier rule takes no command
+        // An id of the earlier rule takes no command.
+        guard channel.isCurrent else { throw APIError.noChannel(channel.rawValue) }
         let commandContext = CommandContext(commandID: key, actor: actor, source: source, reason: reason)
         let outcome: CommandOutcome
         do {
-            outcome = try await handler.handle(command, channel: channel, context: commandContext, expectedVersion: expected)
+            outcome = try await handler.handle(
+                command, channel: channel, context: commandContext, expectedVersion: expected)
         } catch {
             throw APIError(error)
         }
         // Our own write is shown before this answer: the handler folds it within the channel's turn (`applied`, wired
         // to `ChannelFollower.applied` by whoever builds the routes), before the channel's next command is decided.
-        var response = jsonResponse(CommandResponse(
-            channel: channel, version: outcome.result.version, replayed: outcome.result.replayed, events: outcome.result.events,
-            note: outcome.note(for: command)))
+        var response = jsonResponse(
+            CommandResponse(
+                channel: channel, version: outcome.result.version, replayed: outcome.result.replayed,
+                events: outcome.result.events,
+                note: outcome.note(for: command)))
         response.status = .created
         return response
     }

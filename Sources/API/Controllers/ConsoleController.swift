@@ -41,7 +41,10 @@ struct ConsoleController {
         "mjs": "text/javascript; charset=utf-8", "png": "image/png", "svg": "image/svg+xml", "json": "application/json",
     ]
 
-    init(access: AccessPolicy, directory: String? = Self.locateDirectory(), hlsjs: String? = ProcessInfo.processInfo.environment["CUELINE_HLSJS"]) {
+    init(
+        access: AccessPolicy, directory: String? = Self.locateDirectory(),
+        hlsjs: String? = ProcessInfo.processInfo.environment["CUELINE_HLSJS"]
+    ) {
         self.access = access
         self.directory = directory
         self.hlsjs = hlsjs
@@ -58,7 +61,9 @@ struct ConsoleController {
     /// Who the token is: `{"name", "role", "channels"}`; in open mode `{"open": true, "role": "operator"}`.
     @Sendable func session(_ request: Request, context: APIRequestContext) throws -> Response {
         let caller = try context.caller(for: .anyToken)
-        guard let token = caller.token else { return jsonResponse(Session(name: nil, role: "operator", channels: [], open: true)) }
+        guard let token = caller.token else {
+            return jsonResponse(Session(name: nil, role: "operator", channels: [], open: true))
+        }
         return jsonResponse(Session(name: token.name, role: token.role.rawValue, channels: token.channels, open: false))
     }
 
@@ -72,7 +77,8 @@ struct ConsoleController {
     /// The file `name` of the console directory, or 404.
     func file(_ name: String) throws -> Response {
         guard let directory else {
-            throw APIError(.unavailable, "the console's files were not found; set CUELINE_CONSOLE_DIR to the console directory")
+            throw APIError(
+                .unavailable, "the console's files were not found; set CUELINE_CONSOLE_DIR to the console directory")
         }
         guard let type = Self.contentType(name) else { throw APIError(.notFound, "no such console file") }
         guard let data = Self.regularFile(directory + "/" + name, followingLinks: false) else {
@@ -91,7 +97,10 @@ struct ConsoleController {
     /// The content type of an allowed file name, or nil for a name that is not one.
     static func contentType(_ name: String) -> String? {
         guard let first = name.unicodeScalars.first, first != ".", name.count <= 64, !name.contains(".."),
-            name.unicodeScalars.allSatisfy({ ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || "._-".unicodeScalars.contains($0) }),
+            name.unicodeScalars.allSatisfy({
+                ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)))
+                    || "._-".unicodeScalars.contains($0)
+            }),
             let dot = name.lastIndex(of: ".")
         else { return nil }
         return contentTypes[String(name[name.index(after: dot)...]).lowercased()]
@@ -100,7 +109,8 @@ struct ConsoleController {
     /// The bytes of the regular file at `path`; nil for anything else (a symbolic link too, unless `followingLinks`).
     static func regularFile(_ path: String, followingLinks: Bool = true) -> Data? {
         var status = stat()
-        guard (followingLinks ? stat(path, &status) : lstat(path, &status)) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard (followingLinks ? stat(path, &status) : lstat(path, &status)) == 0, status.st_mode & S_IFMT == S_IFREG
+        else { return nil }
         return FileManager.default.contents(atPath: path)
     }
 
@@ -119,10 +129,13 @@ struct ConsoleController {
     static func locateDirectory() -> String? {
         var candidates: [String] = []
         if let explicit = ProcessInfo.processInfo.environment["CUELINE_CONSOLE_DIR"] { candidates.append(explicit) }
-        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath().deletingLastPathComponent()
+        let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").resolvingSymlinksInPath()
+            .deletingLastPathComponent()
         candidates.append(executable.appendingPathComponent("Cueline_API.resources/Console").path)
         candidates.append(executable.deletingLastPathComponent().appendingPathComponent("share/cueline/console").path)
-        candidates.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Console").path)
+        candidates.append(
+            URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Console").path)
         return candidates.first { regularFile($0 + "/index.html") != nil }
     }
 }

@@ -20,7 +20,8 @@ struct HookController {
         let body = Array(buffer: try await request.body.collect(upTo: 64 * 1024))
         let timestamp = request.headers[.cuelineTimestamp]
         let signature = request.headers[.cuelineSignature]
-        if let rejection = hook.rejection(body: body, timestamp: timestamp, signature: signature, now: follower.clock()) {
+        if let rejection = hook.rejection(body: body, timestamp: timestamp, signature: signature, now: follower.clock())
+        {
             throw APIError(.unauthenticated, rejection.reason, field: rejection.field)
         }
         guard let payload = try? JSONDecoder().decode(JSONValue.self, from: Data(body)) else {
@@ -36,7 +37,8 @@ struct HookController {
         do {
             commandID = try hook.commandID(payload: payload, timestamp: timestamp ?? "", body: body)
             guard let found = try hook.match(payload) else {
-                return jsonResponse(HookIgnored(hook: name.rawValue, ignored: "no rule of hook \(name) matches this payload"))
+                return jsonResponse(
+                    HookIgnored(hook: name.rawValue, ignored: "no rule of hook \(name) matches this payload"))
             }
             matched = found
             parsed = try decodeJSON(CommandRequest.self, try JSONEncoder().encode(matched.command)).get()
@@ -48,7 +50,8 @@ struct HookController {
         }
         // Replays inside the window are harmless: the same signed delivery is one command.
         return try await executor.execute(
-            command, channel: matched.channel, request: request, actor: "hook:\(name)", source: CommandSource.hook.rawValue, reason: parsed.reason,
+            command, channel: matched.channel, request: request, actor: "hook:\(name)",
+            source: CommandSource.hook.rawValue, reason: parsed.reason,
             commandID: commandID)
     }
 }

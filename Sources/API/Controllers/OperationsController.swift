@@ -14,7 +14,9 @@ struct OperationsController {
             group.get("/metrics") { _, _ in Responses.text(metrics(), contentType: "text/plain; version=0.0.4") }
         }
         group.get("/healthz") { _, _ in "ok\n" }
-        group.get("/openapi.json") { _, _ in Responses.text(OpenAPIDocument.json + "\n", contentType: "application/json") }
+        group.get("/openapi.json") { _, _ in
+            Responses.text(OpenAPIDocument.json + "\n", contentType: "application/json")
+        }
         group.get("/readyz", use: ready)
     }
 
@@ -25,7 +27,8 @@ struct OperationsController {
 
     @Sendable func ready(_ request: Request, context: APIRequestContext) throws -> Response {
         guard follower.isReady else {
-            throw APIError(.unavailable, "not ready: the event log has not been read yet or the database is unreachable")
+            throw APIError(
+                .unavailable, "not ready: the event log has not been read yet or the database is unreachable")
         }
         return Responses.text("ready\n")
     }
@@ -33,6 +36,7 @@ struct OperationsController {
     /// The channels the caller's token may read.
     @Sendable func channels(_ request: Request, context: APIRequestContext) throws -> Response {
         let caller = try context.caller(for: .anyToken)
-        return jsonResponse(follower.channels().compactMap { $0.config.map(ChannelView.init) }.filter { caller.mayRead($0.id) })
+        return jsonResponse(
+            follower.channels().compactMap { $0.config.map(ChannelView.init) }.filter { caller.mayRead($0.id) })
     }
 }

@@ -34,7 +34,8 @@ struct PlaylistController {
         let file = try context.parameters.require("playlist")
         guard file.hasSuffix(".m3u8") else { throw APIError(.notFound, "no such resource: \(file)") }
         guard let rendition = Identifier(stored: file.dropLast(5)) else {
-            throw APIError(.notFound, "channel \(channel) has no rendition \(file.dropLast(5).escapingControlCharacters)")
+            throw APIError(
+                .notFound, "channel \(channel) has no rendition \(file.dropLast(5).escapingControlCharacters)")
         }
         let directives = try DeliveryDirectives(request.uri.queryParameters)
         do {
@@ -44,7 +45,8 @@ struct PlaylistController {
             if let msn = directives.msn, let plan = try directives.plan(served) {
                 guard case .hold(let target) = plan else {
                     // There already: answered at once, with the current playlist (which may have changed since that part).
-                    return Responses.playlist(served.body, maxAge: max(1, served.targetDuration / 2), tick: served.tickText)
+                    return Responses.playlist(
+                        served.body, maxAge: max(1, served.targetDuration / 2), tick: served.tickText)
                 }
                 // A relay rendition waits for its own upstream's parts; a clock channel's renditions share their windows.
                 let waitOn = served.relayParts != nil ? rendition : nil
@@ -54,11 +56,13 @@ struct PlaylistController {
                     guard left > .zero,
                         await follower.awaitWindow(
                             channel, rendition: waitOn, completedTicks: target,
-                            timeoutMilliseconds: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
+                            timeoutMilliseconds: left.components.seconds * 1000 + left.components.attoseconds
+                                / 1_000_000_000_000_000)
                     else {
                         throw APIError(
                             .unavailable,
-                            "segment \(msn)\(directives.part.map { " part \($0)" } ?? "") of channel \(channel) did not appear within 3 target durations")
+                            "segment \(msn)\(directives.part.map { " part \($0)" } ?? "") of channel \(channel) did not appear within 3 target durations"
+                        )
                     }
                     served = try follower.servedMedia(channel, rendition: rendition, skip: directives.skip)
                     // A relay whose upstream no longer has parts: nothing to wait for.
@@ -66,8 +70,10 @@ struct PlaylistController {
                 }
                 // How long after its part's boundary the answer was ready (the boundary of tick `target`; clock channels).
                 if served.relayParts == nil, let partMilliseconds = served.partMilliseconds {
-                    let boundary = served.tickBoundary.adding(milliseconds: -(served.completedTicks - target) * partMilliseconds)
-                    Self.blockedLateness.recordNanoseconds(max(0, follower.clock().milliseconds(since: boundary)) * 1_000_000)
+                    let boundary = served.tickBoundary.adding(
+                        milliseconds: -(served.completedTicks - target) * partMilliseconds)
+                    Self.blockedLateness.recordNanoseconds(
+                        max(0, follower.clock().milliseconds(since: boundary)) * 1_000_000)
                 }
                 // The playlist published at the boundary of the part asked for: the answer every client blocked on it gets,
                 // which a cache in front may give to the next ones asking (6 target durations).
@@ -84,7 +90,9 @@ struct PlaylistController {
 
     @Sendable func assetList(_ request: Request, context: APIRequestContext) throws -> Response {
         let channel = try context.storedChannelID()
-        let id = try context.storedIdentifier("id") { APIError(.notFound, "break \($0) does not exist on channel \(channel)") }
+        let id = try context.storedIdentifier("id") {
+            APIError(.notFound, "break \($0) does not exist on channel \(channel)")
+        }
         guard let state = follower.state(of: channel) else { throw APIError(.unknownChannel(channel)) }
         // Players send _HLS_primary_id, and _HLS_start_offset when they join mid-break: the answer is the same
         // whole list either way (hls.js lays the assets out from the break's start and seeks into them itself).
@@ -98,13 +106,17 @@ struct PlaylistController {
     /// span, or, for a multivariant asset, a multivariant playlist of its variants' chunks `<asset>-<chunk>-<variant>.m3u8`).
     @Sendable func chunk(_ request: Request, context: APIRequestContext) async throws -> Response {
         let channel = try context.storedChannelID()
-        let id = try context.storedIdentifier("id") { APIError(.notFound, "break \($0) does not exist on channel \(channel)") }
+        let id = try context.storedIdentifier("id") {
+            APIError(.notFound, "break \($0) does not exist on channel \(channel)")
+        }
         let file = try context.parameters.require("file")
         guard let state = follower.state(of: channel) else { throw APIError(.unknownChannel(channel)) }
-        let numbers = file.hasSuffix(".m3u8") ? file.dropLast(5).split(separator: "-", omittingEmptySubsequences: false) : []
+        let numbers =
+            file.hasSuffix(".m3u8") ? file.dropLast(5).split(separator: "-", omittingEmptySubsequences: false) : []
         // Plain decimal numbers without leading zeros: one name per chunk.
         let parsed = numbers.compactMap { number in
-            number.count <= 6 && number.allSatisfy({ $0.isASCII && $0.isNumber }) && (number == "0" || !number.hasPrefix("0")) ? Int(number) : nil
+            number.count <= 6 && number.allSatisfy({ $0.isASCII && $0.isNumber })
+                && (number == "0" || !number.hasPrefix("0")) ? Int(number) : nil
         }
         let noSuchChunk = APIError(.notFound, "no such chunk: \(file)")
         guard (2...3).contains(numbers.count), parsed.count == numbers.count,
@@ -134,16 +146,21 @@ struct PlaylistController {
             throw error
         } catch {
             // The details (which may name internal addresses or signed URLs) go to the log, not to the public.
-            logger.warning("cannot read an asset for a chunk", metadata: [
-                "channel": "\(channel)", "break": "\(id)", "asset": "\(span.uri)", "error": "\(error)",
-            ])
+            logger.warning(
+                "cannot read an asset for a chunk",
+                metadata: [
+                    "channel": "\(channel)", "break": "\(id)", "asset": "\(span.uri)", "error": "\(error)",
+                ])
             throw APIError(.badGateway, "the asset of break \(id) cannot be read now")
         }
         guard let text else {
-            logger.warning("an asset changed since its break was placed: no segment in a chunk's span", metadata: [
-                "channel": "\(channel)", "break": "\(id)", "chunk": "\(file)", "asset": "\(span.uri)",
-            ])
-            throw APIError(.badGateway, "the asset of break \(id) changed since it was placed: chunk \(file) holds no segment")
+            logger.warning(
+                "an asset changed since its break was placed: no segment in a chunk's span",
+                metadata: [
+                    "channel": "\(channel)", "break": "\(id)", "chunk": "\(file)", "asset": "\(span.uri)",
+                ])
+            throw APIError(
+                .badGateway, "the asset of break \(id) changed since it was placed: chunk \(file) holds no segment")
         }
         return Responses.playlist(text, maxAge: 600)
     }
@@ -161,7 +178,8 @@ struct DeliveryDirectives {
             switch key {
             case "_HLS_msn":
                 guard let number = Self.number(value, digits: 18) else {
-                    throw APIError(.badRequest, "_HLS_msn must be a media sequence number (digits only)", field: "_HLS_msn")
+                    throw APIError(
+                        .badRequest, "_HLS_msn must be a media sequence number (digits only)", field: "_HLS_msn")
                 }
                 msn = number
             case "_HLS_part":
@@ -195,7 +213,9 @@ struct DeliveryDirectives {
             let pair = rest[..<end]
             guard let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")) else { return nil }
             let key = pair[..<equals]
-            guard let which = Self.keys.firstIndex(where: { key.utf8.elementsEqual($0.utf8) }), !seen[which] else { return nil }
+            guard let which = Self.keys.firstIndex(where: { key.utf8.elementsEqual($0.utf8) }), !seen[which] else {
+                return nil
+            }
             seen[which] = true
             pairs.append((key, pair[pair.utf8.index(after: equals)...]))
             guard end < rest.endIndex else { break }
@@ -244,8 +264,12 @@ struct DeliveryDirectives {
         let advanceLimit = Self.advancePartLimit(partMilliseconds: relay.partTargetMilliseconds)
         if let part {
             // Two segments ahead: the rest of the segment in progress (as many parts as the last one had) and then these.
-            let ahead = msn <= relay.lastSegment ? 0 : msn == relay.lastSegment + 1 ? part + 1 - relay.partial
-                : part + 1 + max(0, relay.lastSegmentParts - relay.partial)
+            let ahead =
+                msn <= relay.lastSegment
+                ? 0
+                : msn == relay.lastSegment + 1
+                    ? part + 1 - relay.partial
+                    : part + 1 + max(0, relay.lastSegmentParts - relay.partial)
             if ahead > advanceLimit { throw Self.partTooFar(msn: msn, part: part, limit: advanceLimit) }
         }
         // A part index past the last part of a segment is part 0 of the next one (§6.2.5.2); known for the last complete
@@ -259,7 +283,10 @@ struct DeliveryDirectives {
 
     private func checkAhead(msn: Int64, lastSegment: Int64) throws(APIError) {
         guard msn <= lastSegment + 2 else {
-            throw APIError(.badRequest, "_HLS_msn \(msn) is more than two segments after the last one in the playlist (\(lastSegment))", field: "_HLS_msn")
+            throw APIError(
+                .badRequest,
+                "_HLS_msn \(msn) is more than two segments after the last one in the playlist (\(lastSegment))",
+                field: "_HLS_msn")
         }
     }
 
@@ -269,11 +296,16 @@ struct DeliveryDirectives {
     }
 
     private static func partTooFar(msn: Int64, part: Int64, limit: Int64) -> APIError {
-        APIError(.badRequest, "_HLS_part \(part) of segment \(msn) is more than \(limit) parts after the last one in the playlist", field: "_HLS_part")
+        APIError(
+            .badRequest,
+            "_HLS_part \(part) of segment \(msn) is more than \(limit) parts after the last one in the playlist",
+            field: "_HLS_part")
     }
 
     private static func number(_ text: Substring, digits: Int) -> Int64? {
-        guard (1...digits).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        guard (1...digits).contains(text.utf8.count), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            return nil
+        }
         return Int64(text)
     }
 }

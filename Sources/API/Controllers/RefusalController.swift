@@ -30,16 +30,24 @@ struct RefusalController {
         let channel = try context.storedChannelID()
         _ = try context.caller(for: .read(channel: channel))
         let query = request.uri.queryParameters
-        let after = try Self.number(query["after"], "after", 0...Int64.max, "a whole number from 0 to 9223372036854775807") ?? 0
-        let limit = try Self.number(query["limit"], "limit", 1...Int64(Self.maximumLimit), "a whole number from 1 to \(Self.maximumLimit)")
+        let after =
+            try Self.number(query["after"], "after", 0...Int64.max, "a whole number from 0 to 9223372036854775807") ?? 0
+        let limit =
+            try Self.number(
+                query["limit"], "limit", 1...Int64(Self.maximumLimit), "a whole number from 1 to \(Self.maximumLimit)"
+            )
             .map(Int.init) ?? Self.defaultLimit
         var breakID: BreakID?
         if let text = query["break"] {
-            guard let id = BreakID(text) else { throw APIError.invalid("break", "must be a break id: \(Identifier.rule)") }
+            guard let id = BreakID(text) else {
+                throw APIError.invalid("break", "must be a break id: \(Identifier.rule)")
+            }
             breakID = id
         }
         guard follower.state(of: channel) != nil else { throw APIError(.unknownChannel(channel)) }
-        guard let refusals else { return jsonResponse(RefusalPage(channel: channel, breakId: breakID, refusals: [], next: nil)) }
+        guard let refusals else {
+            return jsonResponse(RefusalPage(channel: channel, breakId: breakID, refusals: [], next: nil))
+        }
         let filter = breakID
         return try await auditReads.run(caller: context.auditCaller, channel: channel) {
             let batch: RefusalBatch
@@ -47,14 +55,20 @@ struct RefusalController {
                 batch = try await refusals.refusals(of: channel, breakID: filter, after: after, limit: limit)
             } catch {
                 Self.logger.error("refusals read failed", metadata: ["channel": "\(channel)", "error": "\(error)"])
-                throw APIError(.unavailable, "the audit trail is unreachable; retry shortly (the details are in the server's log)")
+                throw APIError(
+                    .unavailable, "the audit trail is unreachable; retry shortly (the details are in the server's log)")
             }
-            return jsonResponse(RefusalPage(channel: channel, breakId: filter, refusals: batch.refusals.map(RefusalView.init), next: batch.next))
+            return jsonResponse(
+                RefusalPage(
+                    channel: channel, breakId: filter, refusals: batch.refusals.map(RefusalView.init), next: batch.next)
+            )
         }
     }
 
     /// An optional whole-number query parameter within `range`; 422 naming it otherwise.
-    private static func number(_ text: Substring?, _ field: String, _ range: ClosedRange<Int64>, _ rule: String) throws(APIError) -> Int64? {
+    private static func number(_ text: Substring?, _ field: String, _ range: ClosedRange<Int64>, _ rule: String)
+        throws(APIError) -> Int64?
+    {
         guard let text else { return nil }
         guard let value = Int64(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
             throw APIError.invalid(field, "must be \(rule)")

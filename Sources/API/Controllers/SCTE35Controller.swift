@@ -20,7 +20,9 @@ struct SCTE35Controller {
         // nothing of this one's breaks (not even whether it exists).
         _ = try context.caller(for: .read(channel: channel))
         // `section` (base64 or hex) and `asset_uri` or `asset_list`.
-        let parsed = try await decodeBody(SCTE35Request.self, request, keys: .scte35) { DecodingProblem($0, snakeCase: true).error }
+        let parsed = try await decodeBody(SCTE35Request.self, request, keys: .scte35) {
+            DecodingProblem($0, snakeCase: true).error
+        }
         let section: SpliceInfoSection
         do {
             section = try SpliceInfoSection(text: parsed.section)
@@ -30,9 +32,13 @@ struct SCTE35Controller {
         let cues = section.cues
         guard cues.count == 1, let cue = cues.first else {
             if cues.isEmpty {
-                return jsonResponse(SCTE35Ignored(channel: channel, ignored: "the section carries no break cue (splice_null, or segmentation that is not a break)"))
+                return jsonResponse(
+                    SCTE35Ignored(
+                        channel: channel,
+                        ignored: "the section carries no break cue (splice_null, or segmentation that is not a break)"))
             }
-            throw APIError(.invalid, "the section carries \(cues.count) break cues; send one per section", field: "section")
+            throw APIError(
+                .invalid, "the section carries \(cues.count) break cues; send one per section", field: "section")
         }
         // The command types this cue can become are authorized before the cue is mapped against the channel's
         // state: a viewer, or a token without those commands, learns nothing of the schedule.
@@ -42,7 +48,9 @@ struct SCTE35Controller {
         }
         let mapping: CueMapping
         do {
-            mapping = try CueMapping.map(cue, section: section, request: parsed, state: state, liveEdge: Timeline(config).liveEdge(at: follower.clock()))
+            mapping = try CueMapping.map(
+                cue, section: section, request: parsed, state: state,
+                liveEdge: Timeline(config).liveEdge(at: follower.clock()))
         } catch {
             throw APIError(error)
         }
@@ -55,7 +63,8 @@ struct SCTE35Controller {
             // The target break is part of the id: once the break a cue placed is over, the same bytes are a new cue
             // that places a new break (`scte35-<event>-2`), not a reuse of the first command's id.
             return try await executor.execute(
-                command, channel: channel, request: request, actor: caller.actor(claimed: nil), source: CommandSource.scte35.rawValue,
+                command, channel: channel, request: request, actor: caller.actor(claimed: nil),
+                source: CommandSource.scte35.rawValue,
                 reason: parsed.reason,
                 commandID: request.headers[.idempotencyKey]
                     ?? "scte35:\(channel):\(command.targetBreakID?.rawValue ?? "-"):\(sha256Hex(section.bytes))")

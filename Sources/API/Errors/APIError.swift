@@ -70,11 +70,14 @@ extension APIError {
         case .unknownRendition(let channel, let rendition):
             self.init(.notFound, "channel \(channel) has no rendition \(rendition)")
         case .notStarted(let channel, let firstSegmentEnds):
-            self.init(.unavailable, "channel \(channel) has not started; its first playlist is due at \(firstSegmentEnds)")
+            self.init(
+                .unavailable, "channel \(channel) has not started; its first playlist is due at \(firstSegmentEnds)")
         case .unknownBreak(let channel, let id):
             self.init(.notFound, "break \(id) does not exist on channel \(channel)")
         case .upstreamMissing(let channel, let rendition):
-            self.init(.unavailable, "channel \(channel): no usable upstream playlist for \(rendition) yet; see the server log")
+            self.init(
+                .unavailable, "channel \(channel): no usable upstream playlist for \(rendition) yet; see the server log"
+            )
         case .renderFailed(let reason):
             self.init(.internalFailure, "the playlist could not be rendered (\(reason)); see the server log")
         }
@@ -91,7 +94,8 @@ extension APIError {
             case .versionConflict, .commandIDReused, .invalidValue, .unknownOutcome, .lateDecision:
                 self.init(category, storeError.description)
             default:
-                self.init(category, "the event log is unavailable; nothing was written. Retry with the same Idempotency-Key")
+                self.init(
+                    category, "the event log is unavailable; nothing was written. Retry with the same Idempotency-Key")
             }
         }
     }
@@ -105,7 +109,8 @@ extension ErrorCategory {
         switch error {
         case .refused(let refusal):
             switch refusal {
-            case .alreadyLimited, .alreadyCancelled, .breakIDReused, .channelExists, .tooManyFutureBreaks: self = .conflict
+            case .alreadyLimited, .alreadyCancelled, .breakIDReused, .channelExists, .tooManyFutureBreaks:
+                self = .conflict
             case .unknownChannel, .unknownBreak: self = .notFound
             default: self = .invalid
             }

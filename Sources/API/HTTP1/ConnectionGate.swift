@@ -4,7 +4,7 @@ import ServiceLifecycle
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Counts the open connections of the server and decides, for each new one, whether it is served, and for each held

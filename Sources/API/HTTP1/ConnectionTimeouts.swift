@@ -125,7 +125,9 @@ struct ConnectionTimeouts {
     func timeoutFired(at now: NIODeadline) -> TimeoutAction {
         guard let deadline else { return .nothing }
         guard now >= deadline else { return .wait(until: deadline) }
-        if case .awaitingHead = phase, headStarted, requestsInProgress == 0, unwritableSince == nil { return .closeWithRequestTimeout }
+        if case .awaitingHead = phase, headStarted, requestsInProgress == 0, unwritableSince == nil {
+            return .closeWithRequestTimeout
+        }
         if case .readingBody(let since) = phase, now >= since + body, mayAnswerRaw, unwritableSince == nil {
             return .closeWithRequestTimeout
         }

@@ -86,7 +86,8 @@ final class ConnectionTracker: @unchecked Sendable {
         guard timeouts.mayAnswerRaw else { return close() }
         closing = true
         let body = #"{"error":"\#(message)"}"# + "\n"
-        let text = "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nContent-Type: application/json\r\n"
+        let text =
+            "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nContent-Type: application/json\r\n"
             + (retryAfter.map { "Retry-After: \($0)\r\n" } ?? "")
             + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)

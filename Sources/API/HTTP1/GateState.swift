@@ -147,7 +147,9 @@ struct GateState {
     mutating func beginReceiving(_ id: UInt64) -> Bool {
         guard let entry = entries[id] else { return false }
         if entry.kind == .receiving { return true }
-        guard receiving < limits.arrivingBodies, receivingBy[entry.address, default: 0] < limits.arrivingBodiesPerAddress else {
+        guard receiving < limits.arrivingBodies,
+            receivingBy[entry.address, default: 0] < limits.arrivingBodiesPerAddress
+        else {
             return false
         }
         mark(id, .receiving)
@@ -231,7 +233,9 @@ struct GateState {
         _ order: inout CircularBuffer<(id: UInt64, generation: UInt64)>, _ kind: Class, _ entries: [UInt64: Entry]
     ) -> UInt64? {
         while let first = order.popFirst() {
-            if let entry = entries[first.id], entry.kind == kind, entry.generation == first.generation { return first.id }
+            if let entry = entries[first.id], entry.kind == kind, entry.generation == first.generation {
+                return first.id
+            }
         }
         return nil
     }

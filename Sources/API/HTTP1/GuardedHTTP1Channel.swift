@@ -20,14 +20,18 @@ package struct GuardedHTTP1Channel: ServerChildChannel {
     let playlists: ChannelFollower?
 
     /// The server builder for `Application`.
-    package static func server(limits: ServerLimits, gate: ConnectionGate, playlists: ChannelFollower? = nil) -> HTTPServerBuilder {
+    package static func server(limits: ServerLimits, gate: ConnectionGate, playlists: ChannelFollower? = nil)
+        -> HTTPServerBuilder
+    {
         HTTPServerBuilder { responder in
             var configuration = HTTP1Channel.Configuration(
                 httpDecoderConfiguration: .init(
-                    maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes, maxHeaderFieldCount: 100))
+                    maxHeaderFieldSize: limits.maxHeaderBytes, maxHeaderListSize: limits.maxHeaderBytes,
+                    maxHeaderFieldCount: 100))
             configuration.idleTimeout = nil  // ConnectionTimeouts does it, with a header timeout besides.
             return GuardedHTTP1Channel(
-                http: HTTP1Channel(responder: responder, configuration: configuration), gate: gate, limits: limits, playlists: playlists)
+                http: HTTP1Channel(responder: responder, configuration: configuration), gate: gate, limits: limits,
+                playlists: playlists)
         }
     }
 
@@ -64,17 +68,20 @@ package struct GuardedHTTP1Channel: ServerChildChannel {
         let additional = configuration.additionalChannelHandlers
         let playlists = self.playlists
         configuration.additionalChannelHandlers = {
-            [HTTPSideHandler(tracker: tracker)] + (playlists.map { [PlaylistFastPath(follower: $0, tracker: tracker)] } ?? []) + additional()
+            [HTTPSideHandler(tracker: tracker)]
+                + (playlists.map { [PlaylistFastPath(follower: $0, tracker: tracker)] } ?? []) + additional()
         }
         let guarded = HTTP1Channel(responder: http.responder, configuration: configuration)
         let sendBuffer = limits.sendBufferBytes
         return channel.eventLoop.makeCompletedFuture {
-            try channel.syncOptions?.setOption(ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer))
+            try channel.syncOptions?.setOption(
+                ChannelOptions.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer))
             let byteSide = ByteSideHandler(tracker: tracker)
             try channel.pipeline.syncOperations.addHandler(byteSide, position: .first)
             // Players' requests answered on raw bytes until a request that is not theirs (``PlaylistRawPath``).
             if let playlists {
-                try channel.pipeline.syncOperations.addHandler(PlaylistRawPath(follower: playlists, tracker: tracker), position: .after(byteSide))
+                try channel.pipeline.syncOperations.addHandler(
+                    PlaylistRawPath(follower: playlists, tracker: tracker), position: .after(byteSide))
             }
         }.flatMap { guarded.setup(channel: channel, logger: logger) }.flatMapThrowing { value in
             // Where the request's HTTP version is still known: below the conversion to HTTP types.

@@ -67,7 +67,8 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 discarding = true
                 bodyToCome = false
                 tracker.answerAndClose(
-                    .serviceUnavailable, "too many request bodies are arriving at once from this address or in all; retry shortly",
+                    .serviceUnavailable,
+                    "too many request bodies are arriving at once from this address or in all; retry shortly",
                     retryAfter: 1)
                 return
             }
@@ -210,7 +211,9 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if ended {
             answering = false
             // The next request goes up after this write has returned, not inside it.
-            context.eventLoop.assumeIsolatedUnsafeUnchecked().execute { [self] in release(context: context, outsideRead: true) }
+            context.eventLoop.assumeIsolatedUnsafeUnchecked().execute { [self] in
+                release(context: context, outsideRead: true)
+            }
         }
     }
 
@@ -222,7 +225,9 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // out, then the connection ends, as that request asked.
             if parserError == .closedConnection { return finishAnswer(then: nil) }
             if parserError == .headerOverflow {
-                return refuse(.init(statusCode: 431, reasonPhrase: "Request Header Fields Too Large"), "the request head is larger than \(tracker.limits.maxHeaderBytes) bytes")
+                return refuse(
+                    .init(statusCode: 431, reasonPhrase: "Request Header Fields Too Large"),
+                    "the request head is larger than \(tracker.limits.maxHeaderBytes) bytes")
             }
             return refuse(.badRequest, "the request is not valid HTTP/1.1")
         }

@@ -27,7 +27,8 @@ final class RefuseConnectionHandler: ChannelInboundHandler, RemovableChannelHand
         guard !answered else { return }
         answered = true
         let body = #"{"error":"the server is at its connection limit; retry shortly"}"# + "\n"
-        let text = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+        let text =
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
             + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
         let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
         context.writeAndFlush(NIOAny(IOData.byteBuffer(ByteBuffer(string: text)))).whenComplete { _ in

@@ -49,7 +49,10 @@ public struct Refusal: Sendable, Hashable, Codable {
     public var reason: String
     public var decidedAt: Timestamp
 
-    public init(channel: ChannelID, commandID: String, command: String, request: String, actor: String, source: String, reason: String, decidedAt: Timestamp) {
+    public init(
+        channel: ChannelID, commandID: String, command: String, request: String, actor: String, source: String,
+        reason: String, decidedAt: Timestamp
+    ) {
         self.channel = channel
         self.commandID = commandID
         self.command = command
@@ -64,7 +67,8 @@ public struct Refusal: Sendable, Hashable, Codable {
     /// `{"placeBreak":{"_0":{"id":…}}}`…); nil for a command that names none (`cancelCurrentEvent`) or a request
     /// that is not such JSON. The PostgreSQL store filters on the same two paths.
     public var breakID: String? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(request.utf8)) as? [String: Any], object.count == 1,
+        guard let object = try? JSONSerialization.jsonObject(with: Data(request.utf8)) as? [String: Any],
+            object.count == 1,
             let body = object.values.first as? [String: Any]
         else { return nil }
         if let id = body["id"] as? String { return id }
@@ -97,7 +101,9 @@ public final class InMemoryRefusalStore: RefusalStore {
             while index < all.count && page.count < limit {
                 let refusal = all[index]
                 index += 1
-                guard refusal.channel == channel, breakID == nil || refusal.breakID == breakID?.rawValue else { continue }
+                guard refusal.channel == channel, breakID == nil || refusal.breakID == breakID?.rawValue else {
+                    continue
+                }
                 page.append(refusal)
                 next = Int64(index)
             }
@@ -138,9 +144,12 @@ public struct PostgresRefusalStore: RefusalStore {
                     """
                 ).rows.map { row in
                     Refusal(
-                        channel: try row.identifier(0, "channel"), commandID: try row.string(1, "command_id"), command: try row.string(2, "command"),
-                        request: try row.string(3, "request"), actor: try row.string(4, "actor"), source: try row.string(5, "source"),
-                        reason: try row.string(6, "reason"), decidedAt: Timestamp(milliseconds: try row.int64(7, "decided_at")))
+                        channel: try row.identifier(0, "channel"), commandID: try row.string(1, "command_id"),
+                        command: try row.string(2, "command"),
+                        request: try row.string(3, "request"), actor: try row.string(4, "actor"),
+                        source: try row.string(5, "source"),
+                        reason: try row.string(6, "reason"),
+                        decidedAt: Timestamp(milliseconds: try row.int64(7, "decided_at")))
                 }
             }
         }
@@ -148,7 +157,9 @@ public struct PostgresRefusalStore: RefusalStore {
 
     /// The cursor is the row id (index `cueline_refusals_channel_id`, Migrations/0008). The break filter reads the
     /// stored request's `id` on the same two paths as ``Refusal/breakID``, the id a bound parameter.
-    public func refusals(of channel: ChannelID, breakID: BreakID?, after: Int64, limit: Int) async throws -> RefusalBatch {
+    public func refusals(of channel: ChannelID, breakID: BreakID?, after: Int64, limit: Int) async throws
+        -> RefusalBatch
+    {
         let limit = Int64(max(0, limit))
         return try await StoreErrors.map {
             try await pool.withConnection { connection in
@@ -167,9 +178,12 @@ public struct PostgresRefusalStore: RefusalStore {
                 let refusals = try rows.map { row in
                     next = try row.int64(0, "id")
                     return Refusal(
-                        channel: try row.identifier(1, "channel"), commandID: try row.string(2, "command_id"), command: try row.string(3, "command"),
-                        request: try row.string(4, "request"), actor: try row.string(5, "actor"), source: try row.string(6, "source"),
-                        reason: try row.string(7, "reason"), decidedAt: Timestamp(milliseconds: try row.int64(8, "decided_at")))
+                        channel: try row.identifier(1, "channel"), commandID: try row.string(2, "command_id"),
+                        command: try row.string(3, "command"),
+                        request: try row.string(4, "request"), actor: try row.string(5, "actor"),
+                        source: try row.string(6, "source"),
+                        reason: try row.string(7, "reason"),
+                        decidedAt: Timestamp(milliseconds: try row.int64(8, "decided_at")))
                 }
                 return RefusalBatch(refusals: refusals, next: next)
             }

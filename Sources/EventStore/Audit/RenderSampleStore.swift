@@ -42,15 +42,18 @@ public final class InMemoryRenderSampleStore: RenderSampleStore {
     public func recordRenderSamples(_ new: [RenderSample]) {
         samples.withLock { samples in
             for sample in new
-            where !samples.contains(where: { $0.channel == sample.channel && $0.tick == sample.tick && $0.rendition == sample.rendition }) {
+            where !samples.contains(where: {
+                $0.channel == sample.channel && $0.tick == sample.tick && $0.rendition == sample.rendition
+            }) {
                 samples.append(sample)
             }
         }
     }
 
     public func renderSamples(of channel: ChannelID, limit: Int) -> [RenderSample] {
-        Array(samples.withLock { $0.filter { $0.channel == channel } }
-            .sorted { ($0.tick, $0.rendition) < ($1.tick, $1.rendition) }.prefix(max(0, limit)))
+        Array(
+            samples.withLock { $0.filter { $0.channel == channel } }
+                .sorted { ($0.tick, $0.rendition) < ($1.tick, $1.rendition) }.prefix(max(0, limit)))
     }
 }
 
@@ -74,9 +77,12 @@ public struct PostgresRenderSampleStore: RenderSampleStore {
                     var renderer_version: Int
                     var sha256: String
                 }
-                let json = EventStoreJSON.encode(samples.map {
-                    Wire(channel: $0.channel, tick_ms: $0.tick.milliseconds, rendition: $0.rendition, renderer_version: $0.rendererVersion, sha256: $0.sha256)
-                })
+                let json = EventStoreJSON.encode(
+                    samples.map {
+                        Wire(
+                            channel: $0.channel, tick_ms: $0.tick.milliseconds, rendition: $0.rendition,
+                            renderer_version: $0.rendererVersion, sha256: $0.sha256)
+                    })
                 try await connection.query("SELECT cueline_record_samples(\(json)::json)")
             }
         }
@@ -93,8 +99,10 @@ public struct PostgresRenderSampleStore: RenderSampleStore {
                     """
                 ).rows.map { row in
                     RenderSample(
-                        channel: try row.identifier(0, "channel"), tick: Timestamp(milliseconds: try row.int64(1, "tick")),
-                        rendition: try row.identifier(2, "rendition"), rendererVersion: Int(try row.int64(3, "renderer_version")), sha256: try row.string(4, "sha256"))
+                        channel: try row.identifier(0, "channel"),
+                        tick: Timestamp(milliseconds: try row.int64(1, "tick")),
+                        rendition: try row.identifier(2, "rendition"),
+                        rendererVersion: Int(try row.int64(3, "renderer_version")), sha256: try row.string(4, "sha256"))
                 }
             }
         }

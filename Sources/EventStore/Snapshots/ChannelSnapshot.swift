@@ -57,19 +57,26 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
         var state = ChannelState(channel: channel, retention: .window)
         let origin = Attribution(at: Timestamp(milliseconds: .min), actor: "snapshot", source: "snapshot")
         func apply(_ event: ScheduleEvent, _ attribution: Attribution) {
-            state.apply(RecordedScheduleEvent(event: event, version: version, position: position, attribution: attribution))
+            state.apply(
+                RecordedScheduleEvent(event: event, version: version, position: position, attribution: attribution))
         }
         apply(.channelCreated(config), origin)
         for item in breaks { apply(.breakPlaced(item.spec), item.placed) }
         for item in breaks {
             if let limit = item.playoutLimitMilliseconds, let limited = item.limited, let kind = item.limitKind {
-                apply(.playoutLimitSet(id: item.id, limitMilliseconds: limit, kind: kind, scte35In: item.scte35In), limited)
+                apply(
+                    .playoutLimitSet(id: item.id, limitMilliseconds: limit, kind: kind, scte35In: item.scte35In),
+                    limited)
             }
         }
         for item in breaks {
-            if let cancelled = item.cancelled { apply(.breakCancelled(id: item.id, kind: item.cancelKind ?? .cancelBreak), cancelled) }
+            if let cancelled = item.cancelled {
+                apply(.breakCancelled(id: item.id, kind: item.cancelKind ?? .cancelBreak), cancelled)
+            }
         }
-        apply(.renditionsUpdated(config.renditions), Attribution(at: latestDecided, actor: "snapshot", source: "snapshot"))
+        apply(
+            .renditionsUpdated(config.renditions), Attribution(at: latestDecided, actor: "snapshot", source: "snapshot")
+        )
         state.version = version
         state.position = position
         return state

@@ -24,10 +24,12 @@ extension PostgresEventStore {
                 let snapshot = try? ChannelSnapshot.decode(try row.string(3, "state")),
                 snapshot.fold == ChannelSnapshot.foldVersion,
                 snapshot.channel == channel, snapshot.version == (try row.int64(0, "version")),
-                snapshot.chainHash == hash, snapshot.latestDecided.milliseconds == (try row.int64(2, "latest_decided_ms")),
+                snapshot.chainHash == hash,
+                snapshot.latestDecided.milliseconds == (try row.int64(2, "latest_decided_ms")),
                 snapshot.restoresExactly()
             else {
-                logger.warning("replay checkpoint does not match the log; not used", metadata: ["channel": "\(channel)"])
+                logger.warning(
+                    "replay checkpoint does not match the log; not used", metadata: ["channel": "\(channel)"])
                 continue
             }
             return snapshot
@@ -38,8 +40,10 @@ extension PostgresEventStore {
     /// The highest version checkpointed for `channel` (0 when none).
     public func latestSnapshotVersion(of channel: ChannelID) async throws -> Int64 {
         try await pool.withConnection { connection in
-            try await connection.query("SELECT coalesce(max(version), 0) FROM cueline_snapshots WHERE channel = \(channel)")
-                .scalar().flatMap { Int64($0) } ?? 0
+            try await connection.query(
+                "SELECT coalesce(max(version), 0) FROM cueline_snapshots WHERE channel = \(channel)"
+            )
+            .scalar().flatMap { Int64($0) } ?? 0
         }
     }
 

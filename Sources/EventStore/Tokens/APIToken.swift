@@ -28,7 +28,8 @@ public struct APIToken: Hashable, Sendable, Codable {
     public var revokedAt: String?
 
     public init(
-        name: String, role: Role, channels: [ChannelID] = [], commands: [ScheduleCommand.Kind] = [], createdAt: String = "",
+        name: String, role: Role, channels: [ChannelID] = [], commands: [ScheduleCommand.Kind] = [],
+        createdAt: String = "",
         createdBy: String = "", revokedAt: String? = nil
     ) {
         self.name = name
@@ -60,16 +61,22 @@ public struct APIToken: Hashable, Sendable, Codable {
 
     /// A token's scope from text (`cueline token create --channel … --command …`, a stored row): each channel an
     /// identifier, each command one the API takes; the field is named when one is not.
-    public static func scope(channels: [String], commands: [String]) throws(TokenError) -> (channels: [ChannelID], commands: [ScheduleCommand.Kind]) {
+    public static func scope(channels: [String], commands: [String]) throws(TokenError) -> (
+        channels: [ChannelID], commands: [ScheduleCommand.Kind]
+    ) {
         var channelIDs: [ChannelID] = []
         for channel in channels {
-            guard let id = ChannelID(channel) else { throw .invalid(field: "channel", reason: "\(channel.debugDescription) is not a channel id") }
+            guard let id = ChannelID(channel) else {
+                throw .invalid(field: "channel", reason: "\(channel.debugDescription) is not a channel id")
+            }
             channelIDs.append(id)
         }
         var kinds: [ScheduleCommand.Kind] = []
         for command in commands {
             guard let kind = ScheduleCommand.Kind(rawValue: command), ScheduleCommand.Kind.api.contains(kind) else {
-                throw .invalid(field: "command", reason: "\(command.debugDescription) is not one of \(commandTypes.joined(separator: ", "))")
+                throw .invalid(
+                    field: "command",
+                    reason: "\(command.debugDescription) is not one of \(commandTypes.joined(separator: ", "))")
             }
             kinds.append(kind)
         }
@@ -77,9 +84,12 @@ public struct APIToken: Hashable, Sendable, Codable {
     }
 
     /// Checks a token's name and that its scope fits its role; the database enforces the same rules.
-    public static func validate(name: String, role: Role, channels: [ChannelID], commands: [ScheduleCommand.Kind]) throws(TokenError) {
+    public static func validate(name: String, role: Role, channels: [ChannelID], commands: [ScheduleCommand.Kind])
+        throws(TokenError)
+    {
         guard Identifier.isValidTokenName(name) else {
-            throw .invalid(field: "name", reason: "\(name.debugDescription) must be 1–64 characters of a-z, 0-9, '.', '_' or '-'")
+            throw .invalid(
+                field: "name", reason: "\(name.debugDescription) must be 1–64 characters of a-z, 0-9, '.', '_' or '-'")
         }
         if role == .automation && channels.isEmpty {
             throw .invalid(field: "channel", reason: "an automation token needs at least one --channel")

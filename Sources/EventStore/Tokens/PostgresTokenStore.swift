@@ -36,7 +36,9 @@ public struct PostgresTokenStore: TokenStore {
                 ).rows
                 var tokens: [String: APIToken] = [:]
                 for row in rows {
-                    if let token = Self.readable(Array(row.dropFirst())) { tokens[try row.string(0, "token_sha256")] = token }
+                    if let token = Self.readable(Array(row.dropFirst())) {
+                        tokens[try row.string(0, "token_sha256")] = token
+                    }
                 }
                 return tokens
             }
@@ -58,7 +60,9 @@ public struct PostgresTokenStore: TokenStore {
                         string_to_array(\(commands.map(\.rawValue).joined(separator: ",")), ','), \(TokenSecret.digest(secret)), \(createdBy))
                         """)
                 }
-            } catch let error as PostgresError where error.isUniqueViolation && error.constraint == "cueline_tokens_pkey" {
+            } catch let error as PostgresError
+                where error.isUniqueViolation && error.constraint == "cueline_tokens_pkey"
+            {
                 throw TokenError.nameTaken(name)
             }
         }
@@ -68,7 +72,8 @@ public struct PostgresTokenStore: TokenStore {
     public func list() async throws -> [APIToken] {
         try await storeErrors {
             try await pool.withConnection { connection in
-                try await connection.query("SELECT \(unescaped: Self.columns) FROM cueline_tokens ORDER BY name").rows.compactMap(Self.readable)
+                try await connection.query("SELECT \(unescaped: Self.columns) FROM cueline_tokens ORDER BY name").rows
+                    .compactMap(Self.readable)
             }
         }
     }
@@ -90,7 +95,8 @@ public struct PostgresTokenStore: TokenStore {
         do {
             return try decode(row)
         } catch {
-            Logger(label: "cueline.tokens").error("token not accepted; revoke it or use a newer build", metadata: ["error": "\(error)"])
+            Logger(label: "cueline.tokens").error(
+                "token not accepted; revoke it or use a newer build", metadata: ["error": "\(error)"])
             return nil
         }
     }

@@ -17,7 +17,9 @@ public protocol TokenStore: Sendable {
     ///
     /// - Throws: `TokenError.invalid` naming the field, `TokenError.nameTaken` when the name was ever used
     ///   (revoked names stay taken, so the actor names in the log stay explained).
-    func create(name: String, role: APIToken.Role, channels: [ChannelID], commands: [ScheduleCommand.Kind], createdBy: String)
+    func create(
+        name: String, role: APIToken.Role, channels: [ChannelID], commands: [ScheduleCommand.Kind], createdBy: String
+    )
         async throws -> String
 
     /// Every token, revoked ones included, by name.

@@ -14,7 +14,10 @@ public struct Finding: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The file or URL, filled in by whoever knows it.
     public var source: String?
 
-    public init(rule: String, severity: Severity = .error, line: Int?, message: String, fix: String? = nil, source: String? = nil) {
+    public init(
+        rule: String, severity: Severity = .error, line: Int?, message: String, fix: String? = nil,
+        source: String? = nil
+    ) {
         self.rule = rule
         self.severity = severity
         self.line = line
@@ -48,7 +51,10 @@ public enum LintRules {
         ("syntax.byterange", "write the byte range as length[@offset]"),
         ("syntax.missing-attribute", "add the attribute the tag requires"),
         ("syntax.playlist-type", "use EVENT or VOD, or leave the tag out for live"),
-        ("syntax.control-character", "remove control characters (C0, DEL, C1) from URI lines and attribute values; percent-encode them in URIs"),
+        (
+            "syntax.control-character",
+            "remove control characters (C0, DEL, C1) from URI lines and attribute values; percent-encode them in URIs"
+        ),
         ("targetduration.missing", "add EXT-X-TARGETDURATION with an integer of at least 1"),
         ("targetduration.exceeded", "raise EXT-X-TARGETDURATION for the whole stream, or cut shorter segments"),
         ("targetduration.changed", "keep EXT-X-TARGETDURATION constant for the life of the stream"),
@@ -79,7 +85,10 @@ public enum LintRules {
         ("daterange.removed-early", "remove a date range only before it starts, or after it ends before the window"),
         ("interstitial.asset", "give each interstitial exactly one of X-ASSET-URI or X-ASSET-LIST"),
         ("interstitial.asset-uri-absolute", "use an absolute http(s) URI for X-ASSET-URI and X-ASSET-LIST"),
-        ("interstitial.class", "set CLASS=\"com.apple.hls.interstitial\" on ranges that carry X-ASSET-URI or X-ASSET-LIST"),
+        (
+            "interstitial.class",
+            "set CLASS=\"com.apple.hls.interstitial\" on ranges that carry X-ASSET-URI or X-ASSET-LIST"
+        ),
         ("interstitial.cue", "use PRE or POST, not both"),
         ("interstitial.enumerated-value", "use one of the values the Interstitials appendix defines"),
         ("interstitial.resume-offset-live", "leave X-RESUME-OFFSET out on live so players rejoin at the live offset"),
@@ -92,22 +101,43 @@ public enum LintRules {
         ("parts.over-target", "cut parts no longer than PART-TARGET, or raise PART-TARGET for the whole stream"),
         ("parts.under-target", "make every part but a segment's last at least 85 % of PART-TARGET"),
         ("parts.segment-sum", "make a segment's parts add up to its EXTINF duration"),
-        ("parts.far-from-edge", "list parts only for the segments within 3 target durations of the end of the playlist"),
-        ("parts.blocking-reload", "support blocking playlist reload and say so (EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES) when serving parts"),
-        ("server-control.part-hold-back-missing", "add PART-HOLD-BACK (at least 3 × PART-TARGET) to EXT-X-SERVER-CONTROL"),
+        (
+            "parts.far-from-edge",
+            "list parts only for the segments within 3 target durations of the end of the playlist"
+        ),
+        (
+            "parts.blocking-reload",
+            "support blocking playlist reload and say so (EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES) when serving parts"
+        ),
+        (
+            "server-control.part-hold-back-missing",
+            "add PART-HOLD-BACK (at least 3 × PART-TARGET) to EXT-X-SERVER-CONTROL"
+        ),
         ("preload-hint.duplicate", "give at most one EXT-X-PRELOAD-HINT of each TYPE"),
         ("preload-hint.listed", "hint the part after the last one listed, not one already in the playlist"),
         ("preload-hint.without-parts", "add EXT-X-PART-INF, or drop the preload hint"),
         ("skip.not-advertised", "advertise CAN-SKIP-UNTIL in EXT-X-SERVER-CONTROL before answering delta updates"),
         ("delta.no-skip", "answer _HLS_skip with EXT-X-SKIP:SKIPPED-SEGMENTS=n in place of the segments left out"),
-        ("delta.sequence", "keep the full playlist's EXT-X-MEDIA-SEQUENCE and EXT-X-DISCONTINUITY-SEQUENCE in its delta update"),
+        (
+            "delta.sequence",
+            "keep the full playlist's EXT-X-MEDIA-SEQUENCE and EXT-X-DISCONTINUITY-SEQUENCE in its delta update"
+        ),
         ("delta.segment-count", "make SKIPPED-SEGMENTS plus the segments listed equal the full playlist's segments"),
         ("delta.segment-differs", "list the full playlist's last segments unchanged after EXT-X-SKIP"),
-        ("delta.skipped-too-much", "skip only segments that end at least CAN-SKIP-UNTIL before the end of the playlist"),
-        ("delta.trailing-differs", "end the delta update with the full playlist's parts, preload hint and rendition reports"),
+        (
+            "delta.skipped-too-much",
+            "skip only segments that end at least CAN-SKIP-UNTIL before the end of the playlist"
+        ),
+        (
+            "delta.trailing-differs",
+            "end the delta update with the full playlist's parts, preload hint and rendition reports"
+        ),
         ("delta.daterange-skipped", "with _HLS_skip=YES keep every EXT-X-DATERANGE; skip date ranges only for v2"),
         ("delta.removed-listed", "list in RECENTLY-REMOVED-DATERANGES only ids no longer in the playlist"),
-        ("delta.daterange-still-running", "skip only date ranges that ended before the first segment kept: a running one may still change"),
+        (
+            "delta.daterange-still-running",
+            "skip only date ranges that ended before the first segment kept: a running one may still change"
+        ),
         ("mediasequence.decreased", "never decrease EXT-X-MEDIA-SEQUENCE"),
         ("mediasequence.uri-changed", "a media sequence number always names the same URI"),
         ("segment.changed", "never change a published segment's duration"),

@@ -171,7 +171,16 @@ public struct DateRange: Hashable, Sendable {
         skipControlLabelID: String? = nil, clientAttributes: [ClientAttribute] = [], scte35Command: HexBytes? = nil,
         scte35Out: HexBytes? = nil, scte35In: HexBytes? = nil, endOnNext: Bool = false
     ) {
-        storage = Storage(Fields(id: id, classAttribute: classAttribute, startDate: startDate, cue: cue, endDate: endDate, duration: duration, plannedDuration: plannedDuration, assetURI: assetURI, assetList: assetList, resumeOffset: resumeOffset, playoutLimit: playoutLimit, snap: snap, restrict: restrict, contentMayVary: contentMayVary, timelineOccupies: timelineOccupies, timelineStyle: timelineStyle, skipControlOffset: skipControlOffset, skipControlDuration: skipControlDuration, skipControlLabelID: skipControlLabelID, clientAttributes: clientAttributes, scte35Command: scte35Command, scte35Out: scte35Out, scte35In: scte35In, endOnNext: endOnNext), render: true)
+        storage = Storage(
+            Fields(
+                id: id, classAttribute: classAttribute, startDate: startDate, cue: cue, endDate: endDate,
+                duration: duration, plannedDuration: plannedDuration, assetURI: assetURI, assetList: assetList,
+                resumeOffset: resumeOffset, playoutLimit: playoutLimit, snap: snap, restrict: restrict,
+                contentMayVary: contentMayVary, timelineOccupies: timelineOccupies, timelineStyle: timelineStyle,
+                skipControlOffset: skipControlOffset, skipControlDuration: skipControlDuration,
+                skipControlLabelID: skipControlLabelID, clientAttributes: clientAttributes,
+                scte35Command: scte35Command, scte35Out: scte35Out, scte35In: scte35In, endOnNext: endOnNext),
+            render: true)
     }
 
     public var isInterstitial: Bool { classAttribute == Self.interstitialClass }

@@ -130,7 +130,8 @@ public struct DecimalNumber: Hashable, Sendable, Comparable, Codable {
             let double = try container.decode(Double.self)
             guard let milliseconds = Self.milliseconds(exactly: double) else {
                 throw DecodingError.dataCorruptedError(
-                    in: container, debugDescription: "\(double) seconds is not a number of milliseconds Cueline can hold")
+                    in: container,
+                    debugDescription: "\(double) seconds is not a number of milliseconds Cueline can hold")
             }
             self.init(milliseconds: milliseconds)
         }
@@ -141,7 +142,9 @@ public struct DecimalNumber: Hashable, Sendable, Comparable, Codable {
     public static func milliseconds(exactly seconds: Double) -> Int64? {
         let value = (seconds * 1000).rounded()
         // 2^63 is exactly representable; every Double below it converts without trapping.
-        guard value.isFinite, value >= -9_223_372_036_854_775_808.0, value < 9_223_372_036_854_775_808.0 else { return nil }
+        guard value.isFinite, value >= -9_223_372_036_854_775_808.0, value < 9_223_372_036_854_775_808.0 else {
+            return nil
+        }
         return Int64(value)
     }
 

@@ -191,7 +191,10 @@ public struct Key: Hashable, Sendable {
     public var keyFormat: String?
     public var keyFormatVersions: String?
 
-    public init(method: String, uri: String? = nil, iv: HexBytes? = nil, keyFormat: String? = nil, keyFormatVersions: String? = nil) {
+    public init(
+        method: String, uri: String? = nil, iv: HexBytes? = nil, keyFormat: String? = nil,
+        keyFormatVersions: String? = nil
+    ) {
         self.method = method
         self.uri = uri
         self.iv = iv
@@ -208,7 +211,9 @@ public struct Part: Hashable, Sendable {
     public var byteRange: ByteRange?
     public var gap: Bool
 
-    public init(duration: DecimalNumber, uri: String, independent: Bool = false, byteRange: ByteRange? = nil, gap: Bool = false) {
+    public init(
+        duration: DecimalNumber, uri: String, independent: Bool = false, byteRange: ByteRange? = nil, gap: Bool = false
+    ) {
         self.duration = duration
         self.uri = uri
         self.independent = independent

@@ -106,8 +106,10 @@ public struct Rendition: Hashable, Sendable {
     public var channels: String?
 
     public init(
-        type: MediaType, uri: String? = nil, groupID: String, language: String? = nil, associatedLanguage: String? = nil,
-        name: String, isDefault: Bool = false, autoselect: Bool = false, forced: Bool = false, instreamID: String? = nil,
+        type: MediaType, uri: String? = nil, groupID: String, language: String? = nil,
+        associatedLanguage: String? = nil,
+        name: String, isDefault: Bool = false, autoselect: Bool = false, forced: Bool = false,
+        instreamID: String? = nil,
         characteristics: String? = nil, channels: String? = nil
     ) {
         self.type = type

@@ -30,7 +30,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable {
     /// The instants ISO 8601 text with a four-digit year can carry, in UTC: 0000-01-01T00:00:00.000Z through
     /// 9999-12-31T23:59:59.999Z. Parsing never yields an instant outside it, so every parsed instant formats and
     /// parses back to itself.
-    public static let representable = Timestamp(milliseconds: -62_167_219_200_000)...Timestamp(milliseconds: 253_402_300_799_999)
+    public static let representable =
+        Timestamp(milliseconds: -62_167_219_200_000)...Timestamp(milliseconds: 253_402_300_799_999)
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
@@ -79,7 +80,9 @@ extension Timestamp {
 
     /// Year, month, day, hour, minute, second and millisecond in UTC: the fields `iso8601` writes (the byte
     /// renderer writes the same ones digit by digit). Only the year can be negative or longer than its width.
-    var utcFields: (year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64, millisecond: Int64) {
+    var utcFields:
+        (year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64, millisecond: Int64)
+    {
         let (days, msOfDay) = floorDivide(milliseconds, 86_400_000)
         let (year, month, day) = civilFromDays(days)
         return (year, month, day, msOfDay / 3_600_000, (msOfDay / 60_000) % 60, (msOfDay / 1000) % 60, msOfDay % 1000)

@@ -51,7 +51,8 @@ public enum ParsedPlaylist: Hashable, Sendable {
 public enum PlaylistParser {
     /// Parses either kind, telling them apart by their tags.
     public static func parse(_ text: String) throws(ParseIssue) -> ParsedPlaylist {
-        let isMultivariant = text.contains("#EXT-X-STREAM-INF") || (text.contains("#EXT-X-MEDIA:") && !text.contains("#EXTINF"))
+        let isMultivariant =
+            text.contains("#EXT-X-STREAM-INF") || (text.contains("#EXT-X-MEDIA:") && !text.contains("#EXTINF"))
         return isMultivariant ? .multivariant(try parseMultivariant(text)) : .media(try parseMedia(text))
     }
 
@@ -81,7 +82,8 @@ public enum PlaylistParser {
                 state.playlist.discontinuitySequence = Int64(try integer(value, line: number, tag: name))
             case "#EXT-X-PLAYLIST-TYPE":
                 guard let type = MediaPlaylist.PlaylistType(rawValue: String(value ?? "")) else {
-                    throw ParseIssue(rule: "syntax.playlist-type", line: number, message: "EXT-X-PLAYLIST-TYPE must be EVENT or VOD")
+                    throw ParseIssue(
+                        rule: "syntax.playlist-type", line: number, message: "EXT-X-PLAYLIST-TYPE must be EVENT or VOD")
                 }
                 state.playlist.playlistType = type
                 state.lines.playlistTypeLine = number
@@ -96,7 +98,8 @@ public enum PlaylistParser {
             case "#EXT-X-SERVER-CONTROL":
                 let a = try attributes(value, line: number, tag: name)
                 state.playlist.serverControl = ServerControl(
-                    canBlockReload: a.yes("CAN-BLOCK-RELOAD"), canSkipUntil: try a.decimal("CAN-SKIP-UNTIL", line: number),
+                    canBlockReload: a.yes("CAN-BLOCK-RELOAD"),
+                    canSkipUntil: try a.decimal("CAN-SKIP-UNTIL", line: number),
                     canSkipDateRanges: a.yes("CAN-SKIP-DATERANGES"), holdBack: try a.decimal("HOLD-BACK", line: number),
                     partHoldBack: try a.decimal("PART-HOLD-BACK", line: number))
             case "#EXT-X-PART-INF":
@@ -119,7 +122,9 @@ public enum PlaylistParser {
                 guard let date = Timestamp(iso8601: String(value ?? "")) else {
                     throw ParseIssue(
                         rule: "pdt.format", line: number,
-                        message: "EXT-X-PROGRAM-DATE-TIME \(String(value ?? "").debugDescription) is not an ISO 8601 date-time with a time zone")
+                        message:
+                            "EXT-X-PROGRAM-DATE-TIME \(String(value ?? "").debugDescription) is not an ISO 8601 date-time with a time zone"
+                    )
                 }
                 state.pending.append(.programDateTime(date))
             case "#EXT-X-BITRATE":
@@ -132,13 +137,20 @@ public enum PlaylistParser {
                     throw ParseIssue(rule: "syntax.missing-attribute", line: number, message: "EXT-X-MAP needs URI")
                 }
                 state.pending.append(
-                    .map(MediaInitialization(uri: uri, byteRange: try a.string("BYTERANGE").map { s throws(ParseIssue) in try byteRange(s, line: number) })))
+                    .map(
+                        MediaInitialization(
+                            uri: uri,
+                            byteRange: try a.string("BYTERANGE").map { s throws(ParseIssue) in
+                                try byteRange(s, line: number)
+                            })))
             case "#EXT-X-KEY":
                 let a = try attributes(value, line: number, tag: name)
                 state.pending.append(
-                    .key(Key(
-                        method: a.string("METHOD") ?? "NONE", uri: a.string("URI"), iv: a.string("IV").flatMap { HexBytes(hex: $0) },
-                        keyFormat: a.string("KEYFORMAT"), keyFormatVersions: a.string("KEYFORMATVERSIONS"))))
+                    .key(
+                        Key(
+                            method: a.string("METHOD") ?? "NONE", uri: a.string("URI"),
+                            iv: a.string("IV").flatMap { HexBytes(hex: $0) },
+                            keyFormat: a.string("KEYFORMAT"), keyFormatVersions: a.string("KEYFORMATVERSIONS"))))
             case "#EXT-X-DATERANGE":
                 let a = try attributes(value, line: number, tag: name)
                 state.pending.append(.dateRange(dateRange(a, line: number, issues: &state.issues)))
@@ -146,27 +158,37 @@ public enum PlaylistParser {
             case "#EXT-X-PART":
                 let a = try attributes(value, line: number, tag: name)
                 guard let duration = try a.decimal("DURATION", line: number), let uri = a.string("URI") else {
-                    throw ParseIssue(rule: "syntax.missing-attribute", line: number, message: "EXT-X-PART needs DURATION and URI")
+                    throw ParseIssue(
+                        rule: "syntax.missing-attribute", line: number, message: "EXT-X-PART needs DURATION and URI")
                 }
                 state.pending.append(
-                    .part(Part(
-                        duration: duration, uri: uri, independent: a.yes("INDEPENDENT"),
-                        byteRange: try a.string("BYTERANGE").map { s throws(ParseIssue) in try byteRange(s, line: number) }, gap: a.yes("GAP"))))
+                    .part(
+                        Part(
+                            duration: duration, uri: uri, independent: a.yes("INDEPENDENT"),
+                            byteRange: try a.string("BYTERANGE").map { s throws(ParseIssue) in
+                                try byteRange(s, line: number)
+                            }, gap: a.yes("GAP"))))
             case "#EXT-X-PRELOAD-HINT":
                 let a = try attributes(value, line: number, tag: name)
-                guard let type = a.string("TYPE").flatMap(PreloadHint.HintType.init(rawValue:)), let uri = a.string("URI") else {
-                    throw ParseIssue(rule: "syntax.missing-attribute", line: number, message: "EXT-X-PRELOAD-HINT needs TYPE (PART or MAP) and URI")
+                guard let type = a.string("TYPE").flatMap(PreloadHint.HintType.init(rawValue:)),
+                    let uri = a.string("URI")
+                else {
+                    throw ParseIssue(
+                        rule: "syntax.missing-attribute", line: number,
+                        message: "EXT-X-PRELOAD-HINT needs TYPE (PART or MAP) and URI")
                 }
                 state.pending.append(
-                    .preloadHint(PreloadHint(
-                        type: type, uri: uri, byteRangeStart: try a.integer("BYTERANGE-START", line: number),
-                        byteRangeLength: try a.integer("BYTERANGE-LENGTH", line: number))))
+                    .preloadHint(
+                        PreloadHint(
+                            type: type, uri: uri, byteRangeStart: try a.integer("BYTERANGE-START", line: number),
+                            byteRangeLength: try a.integer("BYTERANGE-LENGTH", line: number))))
             case "#EXT-X-RENDITION-REPORT":
                 let a = try attributes(value, line: number, tag: name)
                 state.pending.append(
-                    .renditionReport(RenditionReport(
-                        uri: a.string("URI") ?? "", lastMediaSequence: try a.integer("LAST-MSN", line: number),
-                        lastPart: try a.integer("LAST-PART", line: number).map(Int.init))))
+                    .renditionReport(
+                        RenditionReport(
+                            uri: a.string("URI") ?? "", lastMediaSequence: try a.integer("LAST-MSN", line: number),
+                            lastPart: try a.integer("LAST-PART", line: number).map(Int.init))))
             default:
                 if state.playlist.segments.isEmpty && state.pending.isEmpty && state.inf == nil {
                     state.playlist.unknownHeaderTags.append(String(line))
@@ -176,7 +198,8 @@ public enum PlaylistParser {
             }
         }
         if state.inf != nil {
-            throw ParseIssue(rule: "syntax.segment-uri", line: state.infLine, message: "EXTINF is not followed by a URI line")
+            throw ParseIssue(
+                rule: "syntax.segment-uri", line: state.infLine, message: "EXTINF is not followed by a URI line")
         }
         guard let targetDuration else {
             throw ParseIssue(rule: "targetduration.missing", line: 1, message: "EXT-X-TARGETDURATION is missing")
@@ -195,7 +218,9 @@ public enum PlaylistParser {
             if line.isEmpty { continue }
             if !line.hasPrefix("#") {
                 guard var (variant, _) = pendingVariant else {
-                    throw ParseIssue(rule: "syntax.orphan-uri", line: number, message: "a URI line without EXT-X-STREAM-INF before it")
+                    throw ParseIssue(
+                        rule: "syntax.orphan-uri", line: number,
+                        message: "a URI line without EXT-X-STREAM-INF before it")
                 }
                 variant.uri = String(line)
                 playlist.variants.append(variant)
@@ -213,35 +238,47 @@ public enum PlaylistParser {
                 playlist.start = try startPoint(try attributes(value, line: number, tag: name), line: number)
             case "#EXT-X-MEDIA":
                 let a = try attributes(value, line: number, tag: name)
-                guard let type = a.string("TYPE").flatMap(Rendition.MediaType.init(rawValue:)), let group = a.string("GROUP-ID"),
+                guard let type = a.string("TYPE").flatMap(Rendition.MediaType.init(rawValue:)),
+                    let group = a.string("GROUP-ID"),
                     let renditionName = a.string("NAME")
                 else {
-                    throw ParseIssue(rule: "syntax.missing-attribute", line: number, message: "EXT-X-MEDIA needs TYPE, GROUP-ID and NAME")
+                    throw ParseIssue(
+                        rule: "syntax.missing-attribute", line: number,
+                        message: "EXT-X-MEDIA needs TYPE, GROUP-ID and NAME")
                 }
                 playlist.media.append(
                     Rendition(
                         type: type, uri: a.string("URI"), groupID: group, language: a.string("LANGUAGE"),
-                        associatedLanguage: a.string("ASSOC-LANGUAGE"), name: renditionName, isDefault: a.yes("DEFAULT"),
+                        associatedLanguage: a.string("ASSOC-LANGUAGE"), name: renditionName,
+                        isDefault: a.yes("DEFAULT"),
                         autoselect: a.yes("AUTOSELECT"), forced: a.yes("FORCED"), instreamID: a.string("INSTREAM-ID"),
                         characteristics: a.string("CHARACTERISTICS"), channels: a.string("CHANNELS")))
             case "#EXT-X-STREAM-INF", "#EXT-X-I-FRAME-STREAM-INF":
                 let a = try attributes(value, line: number, tag: name)
                 guard let bandwidth = try a.integer("BANDWIDTH", line: number) else {
-                    throw ParseIssue(rule: "variant.bandwidth-missing", line: number, message: "\(name.dropFirst()) needs BANDWIDTH")
+                    throw ParseIssue(
+                        rule: "variant.bandwidth-missing", line: number, message: "\(name.dropFirst()) needs BANDWIDTH")
                 }
                 var variant = Variant(
-                    bandwidth: Int(bandwidth), averageBandwidth: try a.integer("AVERAGE-BANDWIDTH", line: number).map(Int.init),
+                    bandwidth: Int(bandwidth),
+                    averageBandwidth: try a.integer("AVERAGE-BANDWIDTH", line: number).map(Int.init),
                     codecs: a.string("CODECS").map { $0.split(separator: ",").map(String.init) } ?? [],
-                    resolution: a.string("RESOLUTION").flatMap { Resolution($0) }, frameRate: try a.decimal("FRAME-RATE", line: number),
-                    hdcpLevel: a.string("HDCP-LEVEL"), videoRange: a.string("VIDEO-RANGE").flatMap(Variant.VideoRange.init(rawValue:)),
-                    audio: a.string("AUDIO"), video: a.string("VIDEO"), subtitles: a.string("SUBTITLES"), uri: a.string("URI") ?? "")
+                    resolution: a.string("RESOLUTION").flatMap { Resolution($0) },
+                    frameRate: try a.decimal("FRAME-RATE", line: number),
+                    hdcpLevel: a.string("HDCP-LEVEL"),
+                    videoRange: a.string("VIDEO-RANGE").flatMap(Variant.VideoRange.init(rawValue:)),
+                    audio: a.string("AUDIO"), video: a.string("VIDEO"), subtitles: a.string("SUBTITLES"),
+                    uri: a.string("URI") ?? "")
                 if case .unquoted("NONE") = a["CLOSED-CAPTIONS"] {
                     variant.closedCaptionsNone = true
                 } else {
                     variant.closedCaptions = a.string("CLOSED-CAPTIONS")
                 }
                 if let range = a.string("VIDEO-RANGE"), variant.videoRange == nil {
-                    issues.append(ParseIssue(rule: "variant.video-range", line: number, message: "VIDEO-RANGE \(range) is not SDR, HLG or PQ"))
+                    issues.append(
+                        ParseIssue(
+                            rule: "variant.video-range", line: number,
+                            message: "VIDEO-RANGE \(range) is not SDR, HLG or PQ"))
                 }
                 if name == "#EXT-X-I-FRAME-STREAM-INF" {
                     playlist.iFrameVariants.append(variant)
@@ -253,7 +290,8 @@ public enum PlaylistParser {
             }
         }
         if let (_, line) = pendingVariant {
-            throw ParseIssue(rule: "syntax.orphan-uri", line: line, message: "EXT-X-STREAM-INF is not followed by a URI line")
+            throw ParseIssue(
+                rule: "syntax.orphan-uri", line: line, message: "EXT-X-STREAM-INF is not followed by a URI line")
         }
         return ParsedMultivariantPlaylist(playlist: playlist, issues: issues)
     }
@@ -273,7 +311,9 @@ public enum PlaylistParser {
             let comma = value.firstIndex(of: ",")
             let durationText = comma.map { value[..<$0] } ?? value
             guard let duration = DecimalNumber(durationText), duration.mantissa >= 0 else {
-                throw ParseIssue(rule: "syntax.extinf", line: line, message: "EXTINF duration \(String(durationText).debugDescription) is not a decimal number")
+                throw ParseIssue(
+                    rule: "syntax.extinf", line: line,
+                    message: "EXTINF duration \(String(durationText).debugDescription) is not a decimal number")
             }
             inf = (duration, comma.map { String(value[value.index(after: $0)...]) } ?? "")
             infLine = line
@@ -281,7 +321,9 @@ public enum PlaylistParser {
 
         mutating func finishSegment(uri: String, line: Int) throws(ParseIssue) {
             guard let (duration, title) = inf else {
-                throw ParseIssue(rule: "syntax.orphan-uri", line: line, message: "URI line \(uri.debugDescription) without an EXTINF before it")
+                throw ParseIssue(
+                    rule: "syntax.orphan-uri", line: line,
+                    message: "URI line \(uri.debugDescription) without an EXTINF before it")
             }
             playlist.segments.append(Segment(duration: duration, title: title, uri: uri, tags: pending))
             lines.segmentLines.append(infLine)
@@ -301,7 +343,8 @@ public enum PlaylistParser {
         }
         if result.last?.1.isEmpty == true { result.removeLast() }
         guard let first = result.first, first.1 == "#EXTM3U" else {
-            throw ParseIssue(rule: "syntax.extm3u", line: 1, message: "a playlist must start with #EXTM3U on its first line")
+            throw ParseIssue(
+                rule: "syntax.extm3u", line: 1, message: "a playlist must start with #EXTM3U on its first line")
         }
         return result
     }
@@ -313,15 +356,20 @@ public enum PlaylistParser {
 
     private static func integer(_ value: Substring?, line: Int, tag: String) throws(ParseIssue) -> Int {
         guard let value, let number = Int(value), number >= 0 else {
-            throw ParseIssue(rule: "syntax.integer", line: line, message: "\(tag.dropFirst()) needs a non-negative integer, got \(String(value ?? "").debugDescription)")
+            throw ParseIssue(
+                rule: "syntax.integer", line: line,
+                message: "\(tag.dropFirst()) needs a non-negative integer, got \(String(value ?? "").debugDescription)")
         }
         return number
     }
 
     private static func byteRange(_ text: some StringProtocol, line: Int) throws(ParseIssue) -> ByteRange {
         let parts = text.split(separator: "@")
-        guard (1...2).contains(parts.count), let length = Int64(parts[0]), parts.count == 1 || Int64(parts[1]) != nil else {
-            throw ParseIssue(rule: "syntax.byterange", line: line, message: "byte range \(String(text).debugDescription) is not length[@offset]")
+        guard (1...2).contains(parts.count), let length = Int64(parts[0]), parts.count == 1 || Int64(parts[1]) != nil
+        else {
+            throw ParseIssue(
+                rule: "syntax.byterange", line: line,
+                message: "byte range \(String(text).debugDescription) is not length[@offset]")
         }
         return ByteRange(length: length, offset: parts.count == 2 ? Int64(parts[1]) : nil)
     }
@@ -351,7 +399,9 @@ public enum PlaylistParser {
         func decimal(_ name: String) -> DecimalNumber? {
             guard let raw = a[name] else { return nil }
             if case .unquoted(let text) = raw, let number = DecimalNumber(text) { return number }
-            problem("daterange.attribute-type", "\(name) must be an unquoted decimal number, got \(raw.text.debugDescription)")
+            problem(
+                "daterange.attribute-type",
+                "\(name) must be an unquoted decimal number, got \(raw.text.debugDescription)")
             return nil
         }
         func quoted(_ name: String) -> String? {
@@ -363,7 +413,9 @@ public enum PlaylistParser {
         func date(_ name: String) -> Timestamp? {
             guard let text = quoted(name) else { return nil }
             guard let date = Timestamp(iso8601: text) else {
-                problem("daterange.date-format", "\(name) \(text.debugDescription) is not an ISO 8601 date-time with a time zone")
+                problem(
+                    "daterange.date-format",
+                    "\(name) \(text.debugDescription) is not an ISO 8601 date-time with a time zone")
                 return nil
             }
             return date
@@ -373,7 +425,9 @@ public enum PlaylistParser {
             var values: [T] = []
             for item in text.split(separator: ",", omittingEmptySubsequences: false) {
                 guard let value = T(rawValue: String(item)) else {
-                    problem("interstitial.enumerated-value", "\(name) holds \(String(item).debugDescription), which is not a valid value")
+                    problem(
+                        "interstitial.enumerated-value",
+                        "\(name) holds \(String(item).debugDescription), which is not a valid value")
                     continue
                 }
                 values.append(value)
@@ -411,7 +465,9 @@ public enum PlaylistParser {
         range.snap = list("X-SNAP", DateRange.Snap.self)
         range.restrict = list("X-RESTRICT", DateRange.Restriction.self)
         if let mayVary = quoted("X-CONTENT-MAY-VARY") {
-            if mayVary == "YES" || mayVary == "NO" { range.contentMayVary = mayVary == "YES" } else {
+            if mayVary == "YES" || mayVary == "NO" {
+                range.contentMayVary = mayVary == "YES"
+            } else {
                 problem("interstitial.enumerated-value", "X-CONTENT-MAY-VARY must be \"YES\" or \"NO\"")
             }
         }
@@ -424,14 +480,18 @@ public enum PlaylistParser {
         range.scte35Out = hex("SCTE35-OUT")
         range.scte35In = hex("SCTE35-IN")
         if let endOnNext = a["END-ON-NEXT"] {
-            if endOnNext == .unquoted("YES") { range.endOnNext = true } else {
+            if endOnNext == .unquoted("YES") {
+                range.endOnNext = true
+            } else {
                 problem("daterange.end-on-next", "END-ON-NEXT may only be YES")
             }
         }
         var seen: Set<String> = []
         for (name, value) in a.pairs where !DateRange.knownAttributes.contains(name) && seen.insert(name).inserted {
             guard name.hasPrefix("X-") else {
-                problem("daterange.unknown-attribute", "EXT-X-DATERANGE attribute \(name) is not defined by the draft (client attributes start with X-)")
+                problem(
+                    "daterange.unknown-attribute",
+                    "EXT-X-DATERANGE attribute \(name) is not defined by the draft (client attributes start with X-)")
                 continue
             }
             switch value {
@@ -443,7 +503,9 @@ public enum PlaylistParser {
                 } else if let number = DecimalNumber(text) {
                     range.clientAttributes.append(ClientAttribute(name: name, value: .decimal(number)))
                 } else {
-                    problem("daterange.attribute-type", "client attribute \(name) must be a quoted string, 0x hex or a decimal number")
+                    problem(
+                        "daterange.attribute-type",
+                        "client attribute \(name) must be a quoted string, 0x hex or a decimal number")
                 }
             }
         }
@@ -490,7 +552,9 @@ struct Attributes {
     func decimal(_ name: String, line: Int) throws(ParseIssue) -> DecimalNumber? {
         guard let value = self[name] else { return nil }
         guard let number = DecimalNumber(value.text) else {
-            throw ParseIssue(rule: "syntax.decimal", line: line, message: "\(name) must be a decimal number, got \(value.text.debugDescription)")
+            throw ParseIssue(
+                rule: "syntax.decimal", line: line,
+                message: "\(name) must be a decimal number, got \(value.text.debugDescription)")
         }
         return number
     }

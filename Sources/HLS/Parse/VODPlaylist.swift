@@ -42,7 +42,8 @@ public enum VODPlaylist: Hashable, Sendable {
         public var unchunkable: String?
 
         public static func == (a: Multivariant, b: Multivariant) -> Bool {
-            a.header == b.header && a.unchunkable == b.unchunkable && a.variants.map(\.streamInf) == b.variants.map(\.streamInf)
+            a.header == b.header && a.unchunkable == b.unchunkable
+                && a.variants.map(\.streamInf) == b.variants.map(\.streamInf)
                 && a.variants.map(\.uri) == b.variants.map(\.uri)
         }
 
@@ -65,8 +66,10 @@ public enum VODPlaylist: Hashable, Sendable {
     public static let maximumSegments = 3600
 
     public static func parse(_ text: String, url: String) throws(Problem) -> VODPlaylist {
-        let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
-            .map { $0.trimmingWhitespace() }
+        let lines = text.split(
+            omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }
+        )
+        .map { $0.trimmingWhitespace() }
         guard lines.first == "#EXTM3U" else { throw Problem("it does not start with #EXTM3U") }
         if lines.contains(where: { $0.hasPrefix("#EXT-X-STREAM-INF") }) {
             return .multivariant(try multivariant(lines, url: url))
@@ -111,14 +114,18 @@ public enum VODPlaylist: Hashable, Sendable {
                 guard line.hasPrefix("#EXT") else { continue }
                 if line == "#EXT-X-ENDLIST" { ended = true; continue }
                 if line.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") {
-                    guard let sequence = Int64(line.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)), (0...(1 << 40)).contains(sequence) else {
+                    guard let sequence = Int64(line.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)),
+                        (0...(1 << 40)).contains(sequence)
+                    else {
                         throw Problem("line \(index + 1): unreadable \(line.prefix(80))")
                     }
                     result.firstSequence = sequence
                     continue
                 }
                 if line.hasPrefix("#EXT-X-PLAYLIST-TYPE") || line.hasPrefix("#EXT-X-START") { continue }
-                if line.hasPrefix("#EXT-X-BYTERANGE") || line.contains("BYTERANGE=") { result.unchunkable = "it uses byte ranges" }
+                if line.hasPrefix("#EXT-X-BYTERANGE") || line.contains("BYTERANGE=") {
+                    result.unchunkable = "it uses byte ranges"
+                }
                 if line.hasPrefix("#EXT-X-DEFINE") { result.unchunkable = "it uses variables (EXT-X-DEFINE)" }
                 let absolute = absolutizingURIAttribute(line, against: url)
                 if line.hasPrefix("#EXT-X-MAP:") { map = absolute }
@@ -135,16 +142,24 @@ public enum VODPlaylist: Hashable, Sendable {
                 }
             } else {
                 guard let info = extinf else { throw Problem("line \(index + 1): a segment URI without #EXTINF") }
-                guard let duration = extinfMilliseconds(info) else { throw Problem("line \(index + 1): unreadable \(info.prefix(80))") }
-                guard result.segments.count < maximumSegments else { throw Problem("it has more than \(maximumSegments) segments") }
+                guard let duration = extinfMilliseconds(info) else {
+                    throw Problem("line \(index + 1): unreadable \(info.prefix(80))")
+                }
+                guard result.segments.count < maximumSegments else {
+                    throw Problem("it has more than \(maximumSegments) segments")
+                }
                 result.segments.append(
-                    Segment(tags: tags, extinf: info, durationMilliseconds: duration, uri: PlaylistURI.resolve(line, against: url),
-                            inEffect: (map.map { [$0] } ?? []) + keys.map(\.line)))
+                    Segment(
+                        tags: tags, extinf: info, durationMilliseconds: duration,
+                        uri: PlaylistURI.resolve(line, against: url),
+                        inEffect: (map.map { [$0] } ?? []) + keys.map(\.line)))
                 tags = []
                 extinf = nil
             }
         }
-        guard ended else { throw Problem("it is not a VOD playlist (no EXT-X-ENDLIST): an interstitial asset must be VOD") }
+        guard ended else {
+            throw Problem("it is not a VOD playlist (no EXT-X-ENDLIST): an interstitial asset must be VOD")
+        }
         guard !result.segments.isEmpty else { throw Problem("it lists no segment") }
         return result
     }
@@ -262,7 +277,8 @@ extension Substring {
 public enum PlaylistURI {
     /// Resolves a relative URI against an http(s) playlist URL; other bases (files) keep their URIs.
     public static func resolve(_ uri: String, against base: String) -> String {
-        guard base.hasPrefix("http://") || base.hasPrefix("https://"), let schemeEnd = base.range(of: "://")?.upperBound else { return uri }
+        guard base.hasPrefix("http://") || base.hasPrefix("https://"), let schemeEnd = base.range(of: "://")?.upperBound
+        else { return uri }
         if uri.contains("://") { return uri }
         let hostEnd = base[schemeEnd...].firstIndex(of: "/") ?? base.endIndex
         if uri.hasPrefix("//") { return String(base[..<schemeEnd].dropLast(2)) + uri }

@@ -252,7 +252,8 @@ func containsLineBreak(_ bytes: UnsafeBufferPointer<UInt8>, orQuote quote: Bool)
     var found = false
     while index &+ 8 <= bytes.count {
         let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-        found = found || hasZero(word ^ (ones &* 0x0A)) || hasZero(word ^ (ones &* 0x0D))
+        found =
+            found || hasZero(word ^ (ones &* 0x0A)) || hasZero(word ^ (ones &* 0x0D))
             || (quote && hasZero(word ^ (ones &* 0x22)))
         index &+= 8
     }

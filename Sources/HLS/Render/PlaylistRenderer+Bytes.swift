@@ -22,7 +22,8 @@ extension PlaylistRenderer {
     /// A date range's line, rendered and checked once when the range is constructed (`DateRange.Storage`).
     static func renderResult(_ fields: borrowing DateRange.Fields) -> Result<[UInt8], RenderError> {
         do throws(RenderError) {
-            return .success(try withWriter(estimate: estimate(fields), write: { write(fields, to: &$0) }, body: { Array($0) }))
+            return .success(
+                try withWriter(estimate: estimate(fields), write: { write(fields, to: &$0) }, body: { Array($0) }))
         } catch {
             return .failure(error)
         }
@@ -30,7 +31,9 @@ extension PlaylistRenderer {
 
     /// Renders into temporary memory (on the stack when it fits) and hands the bytes to `body`, which copies them
     /// once into what it returns: the only heap allocation of a render.
-    static func withRendered<R>(_ playlist: MediaPlaylist, _ body: (UnsafeBufferPointer<UInt8>) -> R) throws(RenderError) -> R {
+    static func withRendered<R>(_ playlist: MediaPlaylist, _ body: (UnsafeBufferPointer<UInt8>) -> R)
+        throws(RenderError) -> R
+    {
         try withWriter(
             estimate: estimate(playlist), write: { write(playlist, to: &$0) },
             body: body)
@@ -41,7 +44,8 @@ extension PlaylistRenderer {
     ) throws(RenderError) -> R {
         var capacity = estimate
         while true {
-            let result: Result<R, RenderError>? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { memory in
+            let result: Result<R, RenderError>? = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) {
+                memory in
                 var writer = ByteWriter(memory)
                 write(&writer)
                 if let error = writer.error { return .failure(error) }
@@ -119,8 +123,9 @@ extension PlaylistRenderer {
                 }
                 w.byte(0x22)
                 if bad {
-                    return w.fail(.unrepresentableQuotedString(
-                        attribute: "RECENTLY-REMOVED-DATERANGES", value: removed.joined(separator: "\t")))
+                    return w.fail(
+                        .unrepresentableQuotedString(
+                            attribute: "RECENTLY-REMOVED-DATERANGES", value: removed.joined(separator: "\t")))
                 }
             }
             w.byte(0x0A)
@@ -139,7 +144,9 @@ extension PlaylistRenderer {
         w.ascii("#EXTINF:")
         w.decimal(segment.duration)
         w.byte(UInt8(ascii: ","))
-        if w.line(segment.title) { return w.fail(.unrepresentableQuotedString(attribute: "EXTINF title", value: segment.title)) }
+        if w.line(segment.title) {
+            return w.fail(.unrepresentableQuotedString(attribute: "EXTINF title", value: segment.title))
+        }
         w.byte(0x0A)
         w.uriLine(segment.uri)
     }
@@ -431,7 +438,8 @@ extension PlaylistRenderer {
     }
 
     private static func estimate(_ range: borrowing DateRange.Fields) -> Int {
-        var total = 720 &+ range.id.utf8.count &+ (range.classAttribute?.utf8.count ?? 0)
+        var total =
+            720 &+ range.id.utf8.count &+ (range.classAttribute?.utf8.count ?? 0)
             &+ (range.assetURI?.utf8.count ?? 0) &+ (range.assetList?.utf8.count ?? 0)
             &+ (range.skipControlLabelID?.utf8.count ?? 0)
             &+ ((range.cue?.count ?? 0) &+ (range.snap?.count ?? 0) &+ (range.restrict?.count ?? 0)) &* 5

@@ -20,7 +20,8 @@ struct AttributeWriter {
 
     mutating func enumerated(_ name: String, _ value: String?) throws(RenderError) {
         guard let value else { return }
-        guard !value.isEmpty, value.utf8.allSatisfy({ $0 > 0x20 && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "\"") && $0 < 0x7F })
+        guard !value.isEmpty,
+            value.utf8.allSatisfy({ $0 > 0x20 && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "\"") && $0 < 0x7F })
         else { throw .invalidEnumeratedString(attribute: name, value: value) }
         try append(name, raw: value)
     }
@@ -90,7 +91,8 @@ public enum RenderError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unrepresentableQuotedString(let attribute, let value):
-            return "\(attribute): a quoted string cannot hold a line break or a double quote (\(value.debugDescription))"
+            return
+                "\(attribute): a quoted string cannot hold a line break or a double quote (\(value.debugDescription))"
         case .invalidAttributeName(let name):
             return "attribute name \(name.debugDescription) is not [A-Z0-9-]+"
         case .duplicateAttribute(let name):

@@ -27,7 +27,9 @@ extension StringProtocol {
     /// zero-width characters), written as `\u{1B}`, for printing to a terminal: whatever a log holds, it cannot move
     /// the cursor, change colours, end a line or reorder what is shown.
     public var escapingControlCharacters: String {
-        guard unicodeScalars.contains(where: { $0.isControlCharacter || $0.isInvisibleFormatCharacter }) else { return String(self) }
+        guard unicodeScalars.contains(where: { $0.isControlCharacter || $0.isInvisibleFormatCharacter }) else {
+            return String(self)
+        }
         var out = ""
         for scalar in unicodeScalars {
             if scalar.isControlCharacter || scalar.isInvisibleFormatCharacter {

@@ -59,7 +59,8 @@ public struct UpstreamGet: Sendable {
         let configuration = HTTPClient.Configuration(
             redirectConfiguration: .follow(max: 5, allowCycles: false),
             timeout: .init(connect: connect, read: idle),
-            connectionPool: .init(idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost),
+            connectionPool: .init(
+                idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost),
             decompression: .disabled)
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
         self.connect = connect
@@ -107,7 +108,8 @@ public struct UpstreamGet: Sendable {
                     if Task.isCancelled { throw CancellationError() }
                     throw Failure.transport(Self.reason(error, connect: self.connect, idle: self.idle))
                 }
-                return Answer(body: body, status: Int(response.status.code), finalURL: response.url?.absoluteString ?? url)
+                return Answer(
+                    body: body, status: Int(response.status.code), finalURL: response.url?.absoluteString ?? url)
             }
             group.addTask {
                 try await Task.sleep(until: end, clock: .continuous)

@@ -39,7 +39,10 @@ public struct AbsoluteURI: Hashable, Sendable, CustomStringConvertible {
             return "must be at most \(Limits.uriBytes) bytes (got \(text.utf8.count))"
         }
         if let bad = text.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value >= 0x7F || $0 == "\"" }) {
-            let what = bad.isControlCharacter ? "a control character" : bad == " " ? "a space" : bad == "\"" ? "a double quote" : "a non-ASCII character (percent-encode it)"
+            let what =
+                bad.isControlCharacter
+                ? "a control character"
+                : bad == " " ? "a space" : bad == "\"" ? "a double quote" : "a non-ASCII character (percent-encode it)"
             return "\(shown.escapingControlCharacters) holds \(what) (U+\(hex4(bad.value)))"
         }
         guard !text.hasPrefix("#") else { return "\(shown) must not start with '#'" }

@@ -62,12 +62,14 @@ public struct Identifier: Hashable, Sendable, Comparable, Codable, CustomStringC
         let bytes = text.utf8
         guard (1...64).contains(bytes.count), let first = bytes.first, isLowerAlphanumeric(first) else { return false }
         return bytes.dropFirst().allSatisfy {
-            isLowerAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || (allowingDot && $0 == UInt8(ascii: "."))
+            isLowerAlphanumeric($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+                || (allowingDot && $0 == UInt8(ascii: "."))
         }
     }
 
     private static func isLowerAlphanumeric(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
     }
 
     public var description: String { rawValue }
@@ -99,7 +101,9 @@ public struct Identifier: Hashable, Sendable, Comparable, Codable, CustomStringC
 extension Identifier: ExpressibleByStringLiteral {
     /// An id written in code (a default, a test): a literal that does not follow the rule is a programming error.
     public init(stringLiteral value: String) {
-        guard let valid = Identifier(value) else { preconditionFailure("\(value.debugDescription) must be \(Self.rule)") }
+        guard let valid = Identifier(value) else {
+            preconditionFailure("\(value.debugDescription) must be \(Self.rule)")
+        }
         self = valid
     }
 }

@@ -41,15 +41,22 @@ public enum Limits {
     /// Parses an ISO 8601 instant with a time zone and checks it lies in `instants`.
     public static func instant(_ text: some StringProtocol, field: String) throws(ScheduleError) -> Timestamp {
         guard let parsed = Timestamp(iso8601: String(text)) else {
-            let shown = text.utf8.count > 64 ? String(text.prefix(64)).debugDescription + "…" : String(text).debugDescription
-            throw .invalidField(field, "\(shown.escapingControlCharacters) is not an ISO 8601 date-time with a time zone (2026-03-01T20:15:00Z)")
+            let shown =
+                text.utf8.count > 64 ? String(text.prefix(64)).debugDescription + "…" : String(text).debugDescription
+            throw .invalidField(
+                field,
+                "\(shown.escapingControlCharacters) is not an ISO 8601 date-time with a time zone (2026-03-01T20:15:00Z)"
+            )
         }
         return try check(instant: parsed, field: field)
     }
 
     /// Seconds given as a JSON number to milliseconds, refusing NaN, negatives and anything over `maximum`.
-    public static func milliseconds(seconds: Double, field: String, maximum: Int64 = maximumDelayMilliseconds) throws(ScheduleError) -> Int64 {
-        guard seconds.isFinite, seconds >= 0, let value = DecimalNumber.milliseconds(exactly: seconds), value <= maximum else {
+    public static func milliseconds(seconds: Double, field: String, maximum: Int64 = maximumDelayMilliseconds)
+        throws(ScheduleError) -> Int64
+    {
+        guard seconds.isFinite, seconds >= 0, let value = DecimalNumber.milliseconds(exactly: seconds), value <= maximum
+        else {
             throw .invalidField(field, "must be seconds between 0 and \(DecimalNumber(milliseconds: maximum))")
         }
         return value
