@@ -51,9 +51,20 @@ package struct AuditReadQueue: Sendable {
         /// Run now: the read holds a turn until ``release(_:)``.
         case run
         /// Wait for ``release(_:)`` to hand it a turn; `displacing` is a waiting read refused to make room (answer it
-        /// ``Refusal/displaced(caller:)``).
-        case wait(displacing: UInt64?)
+        /// ``Refusal/displaced(caller:)`` with its own caller, never the newcomer's: callers do not learn of each other).
+        case wait(displacing: Displaced?)
         case refuse(Refusal)
+    }
+
+    /// A waiting read refused to make room, and whose it was.
+    package struct Displaced: Hashable, Sendable {
+        package var id: UInt64
+        package var caller: String
+
+        package init(id: UInt64, caller: String) {
+            self.id = id
+            self.caller = caller
+        }
     }
 
     package enum Release: Hashable, Sendable {
@@ -101,7 +112,7 @@ package struct AuditReadQueue: Sendable {
         }
         let own = waiting(of: key.caller)
         guard own < limits.waitingPerCaller else { return .refuse(.callerFull(caller: key.caller, waiting: own)) }
-        var displaced: UInt64?
+        var displaced: Displaced?
         if waiters.count >= limits.waiting {
             // The caller with the most waiting, the earliest to have come on a tie.
             var counts: [String: Int] = [:]
@@ -111,7 +122,7 @@ package struct AuditReadQueue: Sendable {
             else { return .refuse(.instanceFull(running: running, waiting: waiters.count)) }
             let removed = waiters.remove(at: index)
             forgetIfIdle(removed.key)
-            displaced = removed.id
+            displaced = Displaced(id: removed.id, caller: removed.key.caller)
         }
         waiters.append(Waiter(id: id, key: key))
         return .wait(displacing: displaced)

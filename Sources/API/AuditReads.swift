@@ -128,7 +128,8 @@ public final class AuditReads: Sendable {
             await withCheckedContinuation { continuation in
                 // Admitted and, when it waits, put in line with its continuation under one lock: a release that picks
                 // it always finds the continuation to resume.
-                let (now, displaced) = state.withLock { state -> (Turn?, CheckedContinuation<Turn, Never>?) in
+                let (now, displaced) = state.withLock {
+                    state -> (Turn?, (continuation: CheckedContinuation<Turn, Never>, caller: String)?) in
                     if Task.isCancelled { return (.cancelled, nil) }
                     switch state.queue.admit(id, key) {
                     case .run:
@@ -137,10 +138,17 @@ public final class AuditReads: Sendable {
                         return (.refused(refusal), nil)
                     case .wait(let displacing):
                         state.waiting[id] = continuation
-                        return (nil, displacing.flatMap { state.waiting.removeValue(forKey: $0) })
+                        return (
+                            nil,
+                            displacing.flatMap { displaced in
+                                state.waiting.removeValue(forKey: displaced.id).map { ($0, displaced.caller) }
+                            }
+                        )
                     }
                 }
-                displaced?.resume(returning: .refused(.displaced(caller: key.caller)))
+                if let displaced {
+                    displaced.continuation.resume(returning: .refused(.displaced(caller: displaced.caller)))
+                }
                 if let now { continuation.resume(returning: now) }
             }
         } onCancel: {

@@ -161,7 +161,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             eviction.handled = true
             queued = []
             release(context: context, ready: false, instead: Self.notHeld(evicted: true))
-            tracker?.close()
+            tracker?.closeAfterWrites()
             return
         }
         if event is ChannelShouldQuiesceEvent {

@@ -103,8 +103,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
             guard held != nil else { return }
             eviction.handled = true
             answerHeld(context: context, ready: false, instead: PlaylistFastPath.notHeld(evicted: true))
-            context.flush()
-            tracker.close()
+            tracker.closeAfterWrites()
             return
         }
         if held != nil {
@@ -166,7 +165,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
             buffer.moveReaderIndex(forwardBy: request.length)
             pending = buffer.readableBytes > 0 ? buffer : nil
             tracker.timeouts.headRead(at: .now())
-            tracker.timeouts.requestEnded()
+            tracker.timeouts.requestEnded(at: .now())
             tracker.changed()
             switch decision {
             case .answer(let served, let maxAge):

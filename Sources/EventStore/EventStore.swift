@@ -214,8 +214,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The log head stayed locked longer than the watermark waits (a commit held open): the log is reachable but
     /// not known past the previous watermark.
     case logHeadBusy(String)
-    /// Another transaction held the channel's row in the log past the append's 2 s wait (Migrations/0013): nothing
-    /// was written; other channels are not held up. Retrying later may work.
+    /// Another transaction held the channel's row in the log past the append's 2 s wait, or the log head past its
+    /// 5 s (Migrations/0013): nothing was written. Retrying later may work.
     case streamLocked(channel: String)
     /// A value the log cannot hold as given (a NUL or control character, an over-long text): nothing was written.
     case invalidValue(String)
@@ -242,8 +242,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .logHeadBusy(let message):
             return "the log head has been locked for over 5 s by a transaction that does not commit (\(message))"
         case .streamLocked(let channel):
-            return "channel \(channel)'s row in the log has been locked by another transaction for over 2 s (pg_locks "
-                + "names the holder); nothing was written: retry shortly"
+            return "channel \(channel)'s row in the log (2 s), or the log head (5 s), was held by another transaction "
+                + "past the append's wait (pg_locks names the holder); nothing was written: retry shortly"
         case .unknownOutcome(let message):
             return "the connection to the database broke while the command was being written (\(message)); it may have "
                 + "been written: retry with the same Idempotency-Key (command id), which answers with the original result"

@@ -89,10 +89,10 @@ struct AuditReadQueueTests {
         Self.check(queue.admit(5, b), .wait(displacing: nil))
         #expect(queue.waiting == 4)
         // a and b have 2 waiting each: the newest of those (b's second) gives its place.
-        Self.check(queue.admit(6, c), .wait(displacing: 5))
+        Self.check(queue.admit(6, c), .wait(displacing: .init(id: 5, caller: "token b")))
         #expect(queue.waiting(of: "token b") == 1)
         // a has 2, c 1: a's newest gives its place to d.
-        Self.check(queue.admit(7, d), .wait(displacing: 3))
+        Self.check(queue.admit(7, d), .wait(displacing: .init(id: 3, caller: "token a")))
         // Now everyone has 1 waiting: no one is over its share, so the next newcomer is the one refused.
         Self.check(queue.admit(8, Self.key("token e")), .refuse(.instanceFull(running: 1, waiting: 4)))
         // A caller with 1 waiting does not displace another with 1 either.

@@ -1,3 +1,4 @@
+import NIOCore
 import Testing
 
 @testable import API
@@ -158,6 +159,52 @@ struct GateStateTests {
             let result = full.admit(address: "c")
             #expect(result == .refused)
         }
+    }
+
+    @Test(
+        "a body answered before it arrived (an early 401 or 404) gives its place back as idle once it ends: evictable, not busy for good"
+    )
+    func bodyAnsweredEarly() throws {
+        var gate = GateState(limits: Self.limits(connections: 2, bodies: 2, bodiesPerAddress: 2))
+        let early = try #require(Self.admitted(gate.admit(address: "10.0.0.1")))
+        let receiving = gate.beginReceiving(early)
+        #expect(receiving)
+        gate.setBusy(early, true)
+        gate.setBusy(early, false)  // answered; the body still arriving
+        #expect(gate.kind(of: early) == .receiving)
+        gate.endReceiving(early)
+        #expect(gate.kind(of: early) == .idle)
+        let other = try #require(Self.admitted(gate.admit(address: "10.0.0.2")))
+        gate.setBusy(other, true)
+        let result = gate.admit(address: "10.0.0.3")
+        guard case .admittedClosing(_, victim: early) = result else { Issue.record("\(result)"); return }
+    }
+
+    @Test(
+        "timeouts: a request answered before its body arrived is between requests once the body ends, with the idle deadline; a late body of an answered request gets no second answer"
+    )
+    func answeredBeforeItsBody() {
+        let start = NIODeadline.now()
+        var timeouts = ConnectionTimeouts(
+            header: .seconds(10), body: .seconds(5), idle: .seconds(60), acceptedAt: start)
+        timeouts.bytesRead(at: start)
+        timeouts.headRead(at: start)
+        #expect(timeouts.mayAnswerRaw, "a request whose body is arriving, unanswered: a 408 may be written")
+        timeouts.responseBegan()
+        timeouts.responseEnded(at: start + .seconds(1))
+        #expect(!timeouts.mayAnswerRaw && timeouts.isReadingBody)
+        #expect(timeouts.timeoutFired(at: start + .seconds(6)) == .close, "no 408 after the 404")
+        timeouts.requestEnded(at: start + .seconds(2))
+        #expect(!timeouts.isBusy && timeouts.deadline == start + .seconds(62))
+    }
+
+    @Test("an IPv4 client of a dual-stack listener counts by its IPv4 address, an IPv6 one by its /64")
+    func addressKeys() throws {
+        #expect(GateState.addressKey(try SocketAddress(ipAddress: "::ffff:192.0.2.7", port: 1)) == "192.0.2.7")
+        #expect(GateState.addressKey(try SocketAddress(ipAddress: "192.0.2.7", port: 1)) == "192.0.2.7")
+        #expect(
+            GateState.addressKey(try SocketAddress(ipAddress: "2001:db8:1:2:3:4:5:6", port: 1)) == "2001:db8:1:2::/64")
+        #expect(GateState.addressKey(nil) == "local")
     }
 
     @Test("the places kept for the classes are below the connection cap, derived from it unless set")

@@ -160,17 +160,11 @@ struct PlaylistFastPathTests {
             "--rendition", "720p,1000000,720p/seg{n}.m4s", "--part", "720p=720p/seg{n}.{p}.m4s",
         ])
         #expect(create.status == 0, "\(create.stderr)")
-        var text = ""
-        for _ in 0..<100 where !text.contains("PRELOAD-HINT") {
-            text = try await HTTP.get(server.baseURL + "/channels/ll/720p.m3u8").0
-            if !text.contains("PRELOAD-HINT") { try await Task.sleep(for: .milliseconds(20)) }
-        }
-        // The hinted part (…/seg<n>.<p>.m4s) is the one in progress; the same part of the next segment is a whole segment
-        // (1 s) away, so the request is still held however slowly this test reached the server (the hinted part itself
-        // can end before a loaded machine sends the request, which is then answered at once).
-        let hint = try #require(text.split(separator: "\n").first { $0.hasPrefix("#EXT-X-PRELOAD-HINT") })
-        let numbers = hint.split(separator: "seg").last!.split(separator: ".").prefix(2).compactMap { Int64($0) }
-        let (msn, part) = (numbers[0] + 1, numbers[1])
+        // The hinted part is the one in progress; the same part of the next segment is a whole segment (1 s) away, so
+        // the request is still held however slowly this test reached the server (the hinted part itself can end before
+        // a loaded machine sends the request, which is then answered at once).
+        let hinted = try await HTTP.hintedPart(server.baseURL + "/channels/ll/720p.m3u8")
+        let (msn, part) = (hinted.msn + 1, hinted.part)
         let before = try await fastRequests(server.baseURL), rawBefore = try await rawRequests(server.baseURL)
         let held = "GET /channels/ll/720p.m3u8?_HLS_msn=\(msn)&_HLS_part=\(part) HTTP/1.1\r\nHost: x\r\n\r\n"
         let connection = try RawConnection(port: server.port)

@@ -103,6 +103,25 @@ public enum HTTP {
         for (name, value) in http?.allHeaderFields ?? [:] { headers["\(name)".lowercased()] = "\(value)" }
         return (String(decoding: data, as: UTF8.self), http?.statusCode ?? 0, headers)
     }
+
+    /// The part an LL-HLS media playlist hints at (`#EXT-X-PRELOAD-HINT …/seg<n>.<p>.m4s`: the part in progress),
+    /// asking every `interval` until the playlist has one, `tries` times at most.
+    public static func hintedPart(_ url: String, tries: Int = 100, every interval: Duration = .milliseconds(20))
+        async throws -> (msn: Int64, part: Int64)
+    {
+        for _ in 0..<tries {
+            let text = try await get(url).0
+            if let hint = text.split(separator: "\n").first(where: { $0.hasPrefix("#EXT-X-PRELOAD-HINT") }) {
+                let numbers = hint.split(separator: "seg").last!.split(separator: ".").prefix(2).compactMap {
+                    Int64($0)
+                }
+                guard numbers.count == 2 else { throw Failure(message: "cannot read the hinted part of \(hint)") }
+                return (numbers[0], numbers[1])
+            }
+            try await Task.sleep(for: interval)
+        }
+        throw Failure(message: "\(url) hinted at no part after \(tries) tries")
+    }
 }
 
 extension ServerProcess {

@@ -24,7 +24,9 @@ package final class ConnectionGate: Service, Sendable {
     /// What the gate can do to a connection on its event loop: close it, or answer its held reload 503 and close it.
     package struct Peer: Sendable {
         let channel: (any Channel)?
-        var evictHeld: (@Sendable () -> Void)?
+        /// Answers the connection's held reload 503; `close`: and ends the connection whether or not one was held
+        /// (it has lost its place in the gate already).
+        var evictHeld: (@Sendable (_ close: Bool) -> Void)?
     }
 
     private struct State {
@@ -86,14 +88,14 @@ package final class ConnectionGate: Service, Sendable {
         case .admittedEvictingHeld(let id, let old):
             evicted.increment()
             heldEvicted.increment()
-            if let evict = victim?.evictHeld { evict() } else { victim?.channel?.close(promise: nil) }
+            if let evict = victim?.evictHeld { evict(true) } else { victim?.channel?.close(promise: nil) }
             return .admittedEvicting(id, victim: old)
         }
     }
 
     /// How the connection's held reload is answered and the connection closed when the gate needs its place (run
     /// from any thread: it hops to the connection's event loop).
-    package func setEviction(_ id: UInt64, _ evict: @escaping @Sendable () -> Void) {
+    package func setEviction(_ id: UInt64, _ evict: @escaping @Sendable (_ close: Bool) -> Void) {
         state.withLock { $0.peers[id]?.evictHeld = evict }
     }
 
@@ -115,7 +117,8 @@ package final class ConnectionGate: Service, Sendable {
         case .hold: return true
         case .holdEvicting:
             heldEvicted.increment()
-            victim?.evictHeld?()
+            // Its place goes to the new one; if it was answered meanwhile, the connection goes on.
+            victim?.evictHeld?(false)
             return true
         case .refuse:
             heldRefused.increment()

@@ -78,9 +78,10 @@ struct ConnectionTimeouts {
     /// Whether a complete answer may be written under the codec, and the connection closed: nothing is being
     /// answered, or the one request in progress is still arriving and nothing of its answer has been written.
     var mayAnswerRaw: Bool {
-        if requestsInProgress == 0 { return true }
+        // A request whose body is still arriving may have been answered already (an early 401 or 404): then it gets
+        // no second answer.
         if case .readingBody = phase { return requestsInProgress == 1 && !responseStarted }
-        return false
+        return requestsInProgress == 0
     }
 
     /// Whether the request in progress is still sending its body.
@@ -93,14 +94,22 @@ struct ConnectionTimeouts {
         responseStarted = true
     }
 
-    mutating func requestEnded() {
-        if case .readingBody = phase { phase = .responding }
+    mutating func requestEnded(at now: NIODeadline) {
+        guard case .readingBody = phase else { return }
+        phase = .responding
+        // Answered before its body had all come (an early 401 or 404): the connection is between requests now.
+        if requestsInProgress == 0 { settle(at: now) }
     }
 
     mutating func responseEnded(at now: NIODeadline) {
         requestsInProgress = max(0, requestsInProgress - 1)
         responseStarted = false
         guard requestsInProgress == 0, phase == .responding else { return }
+        settle(at: now)
+    }
+
+    /// Nothing in progress any more: idle, or awaiting the head whose bytes came meanwhile.
+    private mutating func settle(at now: NIODeadline) {
         if let since = pendingBytesSince {
             phase = .awaitingHead(since: since)
             headStarted = true

@@ -72,6 +72,16 @@ final class ConnectionTracker: @unchecked Sendable {
         sweep = nil
     }
 
+    /// Ends the connection once what was written before is out (an answer in an unwritable socket is not dropped).
+    func closeAfterWrites() {
+        guard !closing, let context = rawContext else { return }
+        closing = true
+        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        context.writeAndFlush(NIOAny(IOData.byteBuffer(ByteBuffer()))).whenComplete { _ in
+            bound.value.close(promise: nil)
+        }
+    }
+
     func close() {
         guard !closing, let context = rawContext else { return }
         closing = true

@@ -54,6 +54,9 @@ struct GateState {
     private struct Entry {
         var address: Substring
         var kind: Class = .fresh
+        /// Whether a request is in progress (what ``setBusy(_:_:)`` last said), whatever the class: a held reload or a
+        /// body that ends goes back to busy or idle by it.
+        var busy = false
         /// The generation of its place in `idleOrder` or `heldOrder`, for the lazy removal of stale places.
         var generation: UInt64 = 0
     }
@@ -115,6 +118,7 @@ struct GateState {
     /// class until it leaves it (``endHold(_:)``, ``endReceiving(_:)``).
     mutating func setBusy(_ id: UInt64, _ busy: Bool) {
         guard let entry = entries[id] else { return }
+        entries[id]!.busy = busy
         switch (entry.kind, busy) {
         case (.idle, true), (.fresh, true): mark(id, .busy)
         case (.busy, false): mark(id, .idle)
@@ -139,8 +143,8 @@ struct GateState {
 
     /// The held reload was answered (or the connection is closing): the connection is busy with its answer.
     mutating func endHold(_ id: UInt64) {
-        guard entries[id]?.kind == .holding else { return }
-        mark(id, .busy)
+        guard let entry = entries[id], entry.kind == .holding else { return }
+        mark(id, entry.busy ? .busy : .idle)
     }
 
     /// A request whose body is still to arrive; false: the address (or the instance) has its share arriving already.
@@ -158,8 +162,9 @@ struct GateState {
 
     /// The body has arrived (or the connection is closing).
     mutating func endReceiving(_ id: UInt64) {
-        guard entries[id]?.kind == .receiving else { return }
-        mark(id, .busy)
+        guard let entry = entries[id], entry.kind == .receiving else { return }
+        // Answered before its body had come (an early 401 or 404): idle, between requests, from now.
+        mark(id, entry.busy ? .busy : .idle)
     }
 
     mutating func remove(_ id: UInt64) {
@@ -250,14 +255,18 @@ struct GateState {
     /// Unix socket or an unknown peer is one key.
     static func addressKey(_ address: SocketAddress?) -> Substring {
         switch address {
-        case .v4(let v4)?:
-            return Substring(v4.host)
+        case .v4?:
+            // The numeric address (`host` is the name it was made from, empty for an accepted peer).
+            return Substring(address?.ipAddress ?? "")
         case .v6(let v6)?:
-            // The first four groups of the full form: the /64 network.
             var storage = v6.address.sin6_addr
-            let groups = withUnsafeBytes(of: &storage) { bytes in
-                (0..<4).map { String(UInt16(bytes[2 * $0]) << 8 | UInt16(bytes[2 * $0 + 1]), radix: 16) }
+            let bytes = withUnsafeBytes(of: &storage) { Array($0) }
+            // An IPv4 client of a dual-stack listener (::ffff:a.b.c.d): its IPv4 address.
+            if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
+                return Substring(bytes[12..<16].map(String.init).joined(separator: "."))
             }
+            // The first four groups of the full form: the /64 network.
+            let groups = (0..<4).map { String(UInt16(bytes[2 * $0]) << 8 | UInt16(bytes[2 * $0 + 1]), radix: 16) }
             return Substring(groups.joined(separator: ":") + "::/64")
         default:
             return "local"

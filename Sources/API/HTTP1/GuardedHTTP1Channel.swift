@@ -54,14 +54,15 @@ package struct GuardedHTTP1Channel: ServerChildChannel {
             timeouts: ConnectionTimeouts(
                 header: .seconds(Int64(limits.headerTimeoutSeconds)), body: .seconds(Int64(limits.bodyTimeoutSeconds)),
                 idle: .seconds(Int64(limits.idleTimeoutSeconds)), acceptedAt: .now()))
-        // When the gate needs this connection's place while it holds a blocking reload: the holder answers it 503 and
-        // closes; if nothing holds one by then (answered meanwhile), the connection just closes.
-        gate.setEviction(id) { [weak channel] in
+        // When the gate needs this connection's held reload's place: the holder answers it 503 and ends the connection
+        // once that is written. Answered meanwhile, the connection goes on, unless the gate took its connection's place
+        // (`close`): then it just ends.
+        gate.setEviction(id) { [weak channel] close in
             guard let channel else { return }
             channel.eventLoop.execute {
                 let eviction = EvictHeldReload()
                 channel.pipeline.fireUserInboundEventTriggered(eviction)
-                if !eviction.handled { channel.close(promise: nil) }
+                if close, !eviction.handled { channel.close(promise: nil) }
             }
         }
         var configuration = http.configuration

@@ -110,7 +110,8 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard !held.isEmpty else { return context.fireUserInboundEventTriggered(event) }
+        // The gate's word for the held reload above goes to it at once, not behind the requests pipelined after it.
+        guard !held.isEmpty, !(event is EvictHeldReload) else { return context.fireUserInboundEventTriggered(event) }
         if event is ChannelShouldQuiesceEvent {
             // Shutting down: the answer in progress ends the connection (HTTP lets a server close a persistent
             // connection; clients send the requests it did not answer again). Held ones are not started.
@@ -155,7 +156,7 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
             held.removeFirst()
             if case .end = unwrapInboundIn(part) {
                 forwarding = false
-                tracker.timeouts.requestEnded()
+                tracker.timeouts.requestEnded(at: .now())
                 bodyToCome = false
                 if receiving {
                     receiving = false
