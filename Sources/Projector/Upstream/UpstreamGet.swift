@@ -53,15 +53,18 @@ public struct UpstreamGet: Sendable {
     public static let relays = UpstreamGet(connectionsPerHost: 1024, connect: .seconds(3), idle: .seconds(60))
 
     /// - Parameters:
-    ///   - connect: how long a connection (and its TLS handshake) may take; a refused connection is retried within
-    ///     it, then reported as refused. Shorter than the caller's deadline, so that the reason is the real one.
+    ///   - connect: how long a connection (and its TLS handshake) may take; shorter than the caller's deadline, so that
+    ///     the reason given is the real one.
     init(connectionsPerHost: Int, connect: TimeAmount, idle: TimeAmount) {
-        let configuration = HTTPClient.Configuration(
+        var configuration = HTTPClient.Configuration(
             redirectConfiguration: .follow(max: 5, allowCycles: false),
             timeout: .init(connect: connect, read: idle),
             connectionPool: .init(
                 idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost),
             decompression: .disabled)
+        // A host that does not resolve or refuses is said at once, not retried until `connect` runs out: the callers
+        // ask again themselves (a relay's next poll), and an operator placing a break waits for nothing.
+        configuration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
         self.connect = connect
         self.idle = idle
