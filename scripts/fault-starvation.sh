@@ -34,11 +34,13 @@ tenant_a=$("$CUELINE" token create tenant-a --role viewer --channel big)
 tenant_b=$("$CUELINE" token create tenant-b --role viewer --channel quiet)
 
 # The big channel: one break placed through the CLI gives the payload; the rest are copies of it through the append
-# function (HTTP would take minutes on a debug build), 500 to a transaction, 20 s apart from an hour ahead.
-"$CUELINE" break place big --id template --in 3600s --duration 10s --asset-list http://127.0.0.1:1/list.json >/dev/null
+# function (HTTP would take minutes on a debug build), 500 to a transaction, from an hour ahead.
+"$CUELINE" break place big --id template --in 3600s --duration 4s --asset-list http://127.0.0.1:1/list.json >/dev/null
 python3 - "$breaks" >"$SCRATCH/fill.sql" <<'PY'
 import sys
 total = int(sys.argv[1])
+# Within the 7 days ahead a break may start: 20 s apart, closer for more (5 s at least: the breaks last 4 s).
+spacing = max(5, min(20, 500_000 // max(1, total)))
 for batch in range(0, total, 500):
     print(f"""DO $$ DECLARE template jsonb := (SELECT payload::jsonb FROM cueline_events WHERE channel = 'big' AND type = 'BreakPlaced' LIMIT 1);
 BEGIN FOR i IN {batch + 1}..{min(total, batch + 500)} LOOP
@@ -46,7 +48,7 @@ BEGIN FOR i IN {batch + 1}..{min(total, batch + 500)} LOOP
     (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 500,
     json_build_array(json_build_object('type', 'BreakPlaced', 'schema_version', 1,
       'payload', jsonb_set(jsonb_set(template, '{{id}}', to_jsonb('fill-' || i)), '{{start}}',
-        to_jsonb(to_char((now() + interval '3700 seconds' + i * interval '20 seconds') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))::text)));
+        to_jsonb(to_char((now() + interval '3700 seconds' + i * interval '{spacing} seconds') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))::text)));
 END LOOP; END $$;""")
 PY
 started=$(date +%s)

@@ -349,7 +349,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             evicted
             ? "this server holds as many blocking playlist reloads as it keeps places for, and a newer request took this one's place; retry"
             : "this client address holds as many blocking playlist reloads at once as it may (max_held_reloads_per_address); retry shortly"
-        return APIError(.unavailable, message).with(.retryAfter, "1")
+        return APIError(.unavailable, message).with(.retryAfter, "1").with(.connection, "close")
     }
 
     /// The 503 of a held request whose part did not come within 3 target durations.
@@ -389,7 +389,11 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         holdingRequest = true
         if let tracker, !counted {
             guard tracker.gate.beginHold(tracker.id) else {
-                return release(context: context, ready: false, instead: Self.notHeld(evicted: false))
+                // Refused, and the connection ends with the answer (see `PlaylistRawPath.hold`).
+                queued = []
+                release(context: context, ready: false, instead: Self.notHeld(evicted: false))
+                tracker.closeAfterWrites()
+                return
             }
             counted = true
         }

@@ -204,7 +204,11 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         held = toHold
         if !counted {
             guard tracker.gate.beginHold(tracker.id) else {
+                // Refused, and the connection ends with the answer: a client past its share would otherwise come back
+                // on it at once, and its idle connections churn the cap's places that new players need.
                 answerHeld(context: context, ready: false, instead: PlaylistFastPath.notHeld(evicted: false))
+                pending = nil
+                tracker.closeAfterWrites()
                 return false
             }
             counted = true

@@ -55,24 +55,34 @@ struct GateStateTests {
     }
 
     @Test(
-        "a connection whose first request is on its way is closed to make room only once none is idle between requests")
+        "at the cap the connection with nothing in progress the longest goes first, between requests or before its first"
+    )
     func freshConnectionsLast() throws {
         var gate = GateState(limits: Self.limits(connections: 3))
-        let served = try #require(Self.admitted(gate.admit(address: "10.0.0.1")))
-        gate.setBusy(served, true)
-        gate.setBusy(served, false)  // answered: idle between requests
-        let player = try #require(Self.admitted(gate.admit(address: "10.0.0.2")))
-        let third = try #require(Self.admitted(gate.admit(address: "10.0.0.3")))
-        gate.setBusy(third, true)
-        // The new connection takes the keep-alive one's place, though the player's is older.
+        let second: UInt64 = 1_000_000_000
+        gate.now = 10 * second
+        let poller = try #require(Self.admitted(gate.admit(address: "10.0.0.1")))
+        gate.setBusy(poller, true)
+        let flood = try #require(Self.admitted(gate.admit(address: "10.0.0.2")))  // sends nothing
+        gate.now = 12 * second
+        gate.setBusy(poller, false)  // polled just now
+        let player = try #require(Self.admitted(gate.admit(address: "10.0.0.3")))  // its request on its way
+        // The connection that has sent nothing for 2 s goes, not the poller active a moment ago nor the new player.
         do {
             let result = gate.admit(address: "10.0.0.4")
-            guard case .admittedClosing(_, victim: served) = result else { Issue.record("\(result)"); return }
+            guard case .admittedClosing(let newest, victim: flood) = result else { Issue.record("\(result)"); return }
+            gate.setBusy(newest, true)
         }
-        #expect(gate.kind(of: player) == .fresh)
-        // With none idle between requests, the oldest fresh one goes (a slowloris cannot hold its place for good).
+        // A keep-alive connection quiet for a second or more goes before a new one whose request is on its way.
+        gate.now = 13 * second + 1
         do {
             let result = gate.admit(address: "10.0.0.5")
+            guard case .admittedClosing(_, victim: poller) = result else { Issue.record("\(result)"); return }
+        }
+        #expect(gate.kind(of: player) == .fresh)
+        // With every quiet connection recent, the one quiet the longest goes.
+        do {
+            let result = gate.admit(address: "10.0.0.6")
             guard case .admittedClosing(_, victim: player) = result else { Issue.record("\(result)"); return }
         }
     }

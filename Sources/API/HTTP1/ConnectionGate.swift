@@ -56,6 +56,8 @@ package final class ConnectionGate: Service, Sendable {
     }
 
     package var count: Int { state.withLock { $0.rules.count } }
+    /// The gate's clock (``GateState/now``).
+    private static var uptime: UInt64 { NIODeadline.now().uptimeNanoseconds }
     var heldCount: Int { state.withLock { $0.rules.heldCount } }
     var receivingCount: Int { state.withLock { $0.rules.receivingCount } }
 
@@ -63,6 +65,7 @@ package final class ConnectionGate: Service, Sendable {
     package func admit(_ channel: (any Channel)?) -> Admission {
         let address = GateState.addressKey(channel?.remoteAddress)
         let (admission, victim, count) = state.withLock { state -> (GateState.Admission, Peer?, Int) in
+            state.rules.now = Self.uptime
             let admission = state.rules.admit(address: address)
             var victim: Peer?
             switch admission {
@@ -101,12 +104,16 @@ package final class ConnectionGate: Service, Sendable {
 
     /// A request is in progress on the connection (it cannot be evicted), or none is any more.
     package func setBusy(_ id: UInt64, _ busy: Bool) {
-        state.withLock { $0.rules.setBusy(id, busy) }
+        state.withLock { state in
+            state.rules.now = Self.uptime
+            state.rules.setBusy(id, busy)
+        }
     }
 
     /// May the connection hold a blocking reload? False: answer it 503 at once (its address holds its share).
     package func beginHold(_ id: UInt64) -> Bool {
         let (decision, victim, held) = state.withLock { state -> (GateState.HoldDecision, Peer?, Int) in
+            state.rules.now = Self.uptime
             let decision = state.rules.beginHold(id)
             var victim: Peer?
             if case .holdEvicting(let old) = decision { victim = state.peers[old] }
@@ -128,6 +135,7 @@ package final class ConnectionGate: Service, Sendable {
 
     package func endHold(_ id: UInt64) {
         let held = state.withLock { state in
+            state.rules.now = Self.uptime
             state.rules.endHold(id)
             return state.rules.heldCount
         }
@@ -143,7 +151,10 @@ package final class ConnectionGate: Service, Sendable {
     }
 
     package func endReceiving(_ id: UInt64) {
-        state.withLock { $0.rules.endReceiving(id) }
+        state.withLock { state in
+            state.rules.now = Self.uptime
+            state.rules.endReceiving(id)
+        }
     }
 
     /// Every 2 s: once the connections open have fallen to a quarter of a peak of at least 512, the allocator's

@@ -4,10 +4,12 @@ import NIOCore
 /// it under a lock and carries out the actions it returns (closing, answering); the tests drive it alone.
 ///
 /// Capacity is reserved by class, so that no class of client starves another of connections:
-/// - at the cap, a new connection takes the place of the connection idle the longest between two requests; with none,
-///   of the oldest connection that has not sent a whole first request yet (a slowloris); with none, of the oldest held
-///   blocking reload (answered 503, then closed). A player's new connection, whose request is on its way, is so not
-///   closed for the churn of connections that come back between their own requests;
+/// - at the cap, a new connection takes the place of a connection with nothing in progress: first one idle between
+///   requests for a second or more, then one that has sent no whole request for a second or more (an idle flood, a
+///   slowloris), then whichever has had nothing in progress the longest; with none, of the oldest held blocking
+///   reload (answered 503, then closed). So neither a keep-alive player polling every few seconds nor a player's new
+///   connection whose request is on its way is closed for a flood of connections that send nothing, or for the churn
+///   of clients that come back between requests;
 /// - held blocking reloads (LL-HLS) and request bodies still arriving are each capped in total and per client
 ///   address, below the connection cap. Past a per-address cap the new request is refused (503); past a total cap
 ///   a new blocking reload takes the place of the oldest held one (answered 503), a new body is refused (503).
@@ -57,8 +59,10 @@ struct GateState {
         /// Whether a request is in progress (what ``setBusy(_:_:)`` last said), whatever the class: a held reload or a
         /// body that ends goes back to busy or idle by it.
         var busy = false
-        /// The generation of its place in `idleOrder` or `heldOrder`, for the lazy removal of stale places.
+        /// The generation of its place in `idleOrder`, `freshOrder` or `heldOrder`, for the lazy removal of stale places.
         var generation: UInt64 = 0
+        /// When it came to have nothing in progress (``now`` then).
+        var since: UInt64 = 0
     }
 
     let limits: Limits
@@ -66,8 +70,13 @@ struct GateState {
     private var entries: [UInt64: Entry] = [:]
     /// Connections in the order they became idle, and held reloads in the order they began; places that are stale
     /// (the connection changed class since, or closed) are skipped lazily.
+    /// Connections idle between requests, and fresh ones, each in the order they came to have nothing in progress.
     private var idleOrder = CircularBuffer<(id: UInt64, generation: UInt64)>()
     private var freshOrder = CircularBuffer<(id: UInt64, generation: UInt64)>()
+    /// The owner's monotonic clock, in nanoseconds, set before each change (``ConnectionGate``: the uptime).
+    var now: UInt64 = 0
+    /// How long a connection with nothing in progress is "recent": closed to make room only after the others.
+    static let recentNanoseconds: UInt64 = 1_000_000_000
     private var heldOrder = CircularBuffer<(id: UInt64, generation: UInt64)>()
     private var generation: UInt64 = 0
     private var held = 0
@@ -92,7 +101,7 @@ struct GateState {
     mutating func admit(address: Substring) -> Admission {
         var admission = Admission.admitted(0)
         if entries.count >= limits.connections {
-            if let oldest = oldest(.idle) ?? oldest(.fresh) {
+            if let oldest = quietest() {
                 remove(oldest)
                 admission = .admittedClosing(0, victim: oldest)
             } else if let oldest = oldest(.holding) {
@@ -181,6 +190,7 @@ struct GateState {
         generation += 1
         entries[id]!.kind = kind
         entries[id]!.generation = generation
+        entries[id]!.since = now
         let address = entries[id]!.address
         switch kind {
         case .idle:
@@ -224,14 +234,43 @@ struct GateState {
         counts[key] = left > 0 ? left : nil
     }
 
-    /// The connection longest in `kind` (idle, fresh or holding), its place taken off the order.
+    /// The connection longest held (its place taken off the order).
     private mutating func oldest(_ kind: Class) -> UInt64? {
-        switch kind {
-        case .idle: return Self.take(&idleOrder, kind, entries)
-        case .fresh: return Self.take(&freshOrder, kind, entries)
-        case .holding: return Self.take(&heldOrder, kind, entries)
-        case .busy, .receiving: return nil
+        guard kind == .holding else { return nil }
+        return Self.take(&heldOrder, kind, entries)
+    }
+
+    /// The connection with nothing in progress to close first (see the type's rules), its place taken off its order.
+    private mutating func quietest() -> UInt64? {
+        let idle = Self.head(&idleOrder, .idle, entries)
+        let fresh = Self.head(&freshOrder, .fresh, entries)
+        func quiet(_ id: UInt64?) -> Bool { id.map { now &- entries[$0]!.since >= Self.recentNanoseconds } ?? false }
+        let chosen: UInt64?
+        if quiet(idle) {
+            chosen = idle
+        } else if quiet(fresh) {
+            chosen = fresh
+        } else if let idle, let fresh {
+            chosen = entries[idle]!.since <= entries[fresh]!.since ? idle : fresh
+        } else {
+            chosen = idle ?? fresh
         }
+        if chosen != nil, chosen == idle { idleOrder.removeFirst() }
+        if chosen != nil, chosen == fresh { freshOrder.removeFirst() }
+        return chosen
+    }
+
+    /// The first live place of `order` (stale ones dropped), left in it.
+    private static func head(
+        _ order: inout CircularBuffer<(id: UInt64, generation: UInt64)>, _ kind: Class, _ entries: [UInt64: Entry]
+    ) -> UInt64? {
+        while let first = order.first {
+            if let entry = entries[first.id], entry.generation == first.generation, entry.kind == kind {
+                return first.id
+            }
+            order.removeFirst()
+        }
+        return nil
     }
 
     private static func take(
@@ -248,7 +287,11 @@ struct GateState {
     private func compacted(_ order: CircularBuffer<(id: UInt64, generation: UInt64)>, _ kind: Class)
         -> CircularBuffer<(id: UInt64, generation: UInt64)>
     {
-        CircularBuffer(order.filter { entries[$0.id]?.kind == kind && entries[$0.id]?.generation == $0.generation })
+        CircularBuffer(
+            order.filter { place in
+                guard let entry = entries[place.id], entry.generation == place.generation else { return false }
+                return entry.kind == kind
+            })
     }
 
     /// The key per-address limits count by: an IPv4 address, or an IPv6 address's /64 (one host's usual share); a
