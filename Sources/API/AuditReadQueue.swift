@@ -3,7 +3,9 @@
 ///
 /// A read belongs to a caller (a token, or the client address without one) and a channel. Fair per caller, then per
 /// channel:
-/// - At most ``Limits/running`` reads run at once. A freed turn goes to the waiting caller who had a turn least
+/// - At most ``Limits/running`` reads run at once, and at most ``Limits/runningPerCaller`` of one caller (by default
+///   one fewer than all: a caller's long reads never hold every turn, so another's read starts at once beside them).
+///   A freed turn goes to the waiting caller, among those under their own share, who had a turn least
 ///   recently (one with none running or waiting counts as never), and within that caller to the channel it read least
 ///   recently; within a channel, in arrival order. So a caller's first read waits for the reads already running, never
 ///   behind another caller's backlog; behind a proxy, where every caller has the same address, the channels still
@@ -27,11 +29,13 @@ package struct AuditReadQueue: Sendable {
 
     package struct Limits: Hashable, Sendable {
         package var running: Int
+        package var runningPerCaller: Int
         package var waitingPerCaller: Int
         package var waiting: Int
 
-        package init(running: Int, waitingPerCaller: Int, waiting: Int) {
+        package init(running: Int, waitingPerCaller: Int, waiting: Int, runningPerCaller: Int? = nil) {
             self.running = max(1, running)
+            self.runningPerCaller = min(self.running, max(1, runningPerCaller ?? self.running - 1))
             self.waitingPerCaller = max(0, waitingPerCaller)
             self.waiting = max(0, waiting)
         }
@@ -105,7 +109,8 @@ package struct AuditReadQueue: Sendable {
 
     /// A read `id` (unique, increasing) of `key` arrives.
     package mutating func admit(_ id: UInt64, _ key: Key) -> Admission {
-        if running < limits.running && waiters.isEmpty {
+        if running < limits.running && underShare(key.caller) && !waiters.contains(where: { underShare($0.key.caller) })
+        {
             running += 1
             grantTurn(key)
             return .run
@@ -143,19 +148,26 @@ package struct AuditReadQueue: Sendable {
             runningByKey[key] = count > 1 ? count - 1 : nil
         }
         forgetIfIdle(key)
-        guard !waiters.isEmpty else {
+        // Only callers under their share of the running reads may take the turn.
+        let eligible = waiters.filter { underShare($0.key.caller) }
+        guard !eligible.isEmpty else {
             running = max(0, running - 1)
             return .free(idle: running == 0)
         }
         // The caller served least recently (never, for a newcomer), then its channel served least recently; the
         // earliest waiter on ties, because `min(by:)` keeps the first of equals.
-        let caller = waiters.min { callerTurns[$0.key.caller, default: 0] < callerTurns[$1.key.caller, default: 0] }!
+        let caller = eligible.min { callerTurns[$0.key.caller, default: 0] < callerTurns[$1.key.caller, default: 0] }!
             .key.caller
         let next = waiters.indices.filter { waiters[$0].key.caller == caller }
             .min { keyTurns[waiters[$0].key, default: 0] < keyTurns[waiters[$1].key, default: 0] }!
         let chosen = waiters.remove(at: next)
         grantTurn(chosen.key)
         return .handOver(to: chosen.id)
+    }
+
+    /// Whether `caller` has fewer reads running than its share.
+    private func underShare(_ caller: String) -> Bool {
+        runningByKey.reduce(0) { $0 + ($1.key.caller == caller ? $1.value : 0) } < limits.runningPerCaller
     }
 
     private mutating func grantTurn(_ key: Key) {

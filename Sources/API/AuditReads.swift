@@ -45,11 +45,12 @@ public final class AuditReads: Sendable {
     private let refused = Counter(label: "cueline_audit_reads_refused_total")
 
     /// - Parameters:
-    ///   - running: reads at once; by default 1 on a machine of up to 3 cores, else 2.
+    ///   - running: reads at once, one caller's at most one fewer (by default 2: a caller's long reads never keep
+    ///     another's first read waiting behind them; they run on a queue of their own, beside the playlists).
     ///   - waitingPerCaller: reads of one caller (token, else client address) waiting for a turn beyond those.
     ///   - waiting: reads waiting in all.
     public init(
-        running: Int = ProcessInfo.processInfo.activeProcessorCount <= 3 ? 1 : 2, waitingPerCaller: Int = 2,
+        running: Int = 2, waitingPerCaller: Int = 2,
         waiting: Int = 16
     ) {
         let limits = AuditReadQueue.Limits(running: running, waitingPerCaller: waitingPerCaller, waiting: waiting)

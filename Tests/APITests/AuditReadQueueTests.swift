@@ -29,6 +29,22 @@ struct AuditReadQueueTests {
         return order
     }
 
+    @Test("two turns, one caller's share one: a caller's long reads never keep another's first read waiting")
+    func runningPerCaller() {
+        var queue = AuditReadQueue(.init(running: 2, waitingPerCaller: 2, waiting: 16))
+        let flood = Self.key("token a", "big"), other = Self.key("token b", "quiet")
+        Self.check(queue.admit(1, flood), .run)
+        Self.check(queue.admit(2, flood), .wait(displacing: nil), "its own share is one running read")
+        Self.check(queue.admit(3, flood), .wait(displacing: nil))
+        Self.check(queue.admit(4, other), .run, "the second turn is free for another caller, at once")
+        // The other caller's read ends: the turn is not the flood's (it has its one running), so it stays free.
+        Self.check(queue.release(other), .free(idle: false))
+        Self.check(queue.admit(5, other), .run)
+        // The flood's read ends: its next waiting read takes that turn.
+        Self.check(queue.release(flood), .handOver(to: 2))
+        #expect(queue.running == 2)
+    }
+
     @Test("one caller's backlog: its next read is refused, another caller's first read waits and has the next turn")
     func backlogOfOneCaller() {
         var queue = AuditReadQueue(.init(running: 1, waitingPerCaller: 2, waiting: 16))
@@ -101,7 +117,7 @@ struct AuditReadQueueTests {
 
     @Test("a cancelled waiter leaves the line; with nothing waiting, a release frees the turn")
     func cancellation() {
-        var queue = AuditReadQueue(.init(running: 2, waitingPerCaller: 2, waiting: 16))
+        var queue = AuditReadQueue(.init(running: 2, waitingPerCaller: 2, waiting: 16, runningPerCaller: 2))
         let a = Self.key("token a"), b = Self.key("token b")
         Self.check(queue.admit(1, a), .run)
         Self.check(queue.admit(2, a), .run)
