@@ -136,18 +136,13 @@ public struct CommandHandler: Sendable {
         return (.placeBreak(place), warnings)
     }
 
-    /// Milliseconds as seconds the way an operator wrote them: `30`, `30.5`.
-    static func seconds(_ milliseconds: Int64) -> String {
-        milliseconds % 1000 == 0 ? "\(milliseconds / 1000)" : "\(Double(milliseconds) / 1000)"
-    }
-
     /// An external asset list is the player's to read, not served by Cueline: it is read once here so that a list
     /// whose assets do not fill the break (or overrun it) is said, not placed silently.
     private static func listWarnings(_ url: String, place: PlaceBreak, assets: AssetPlaylists) async -> [String] {
         let planned = place.plannedDurationMilliseconds
         switch await assets.listDuration(url) {
         case .success(let total?) where abs(total - planned) > 500:
-            let (listed, breakLength) = (Self.seconds(total), Self.seconds(planned))
+            let (listed, breakLength) = (DecimalNumber(milliseconds: total), DecimalNumber(milliseconds: planned))
             return [
                 "the asset list \(url) holds \(listed) s of assets for a \(breakLength) s break: viewers "
                     + (total < planned

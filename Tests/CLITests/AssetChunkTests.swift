@@ -149,7 +149,8 @@ struct AssetChunkTests {
             json: #"{"command":"place_break","id":"list-36","in":20,"duration":36,"asset_list":"\#(list)"}"#)
         #expect(status == 201, "\(short)")
         #expect(
-            short.contains("holds 30 s of assets for a 36 s break: viewers return to the live stream after 30 s"),
+            short.contains(
+                "holds 30.000 s of assets for a 36.000 s break: viewers return to the live stream after 30.000 s"),
             "\(short)")
         let (fits, fitsStatus) = try await HTTP.post(
             setup.commands,

@@ -76,10 +76,7 @@ final class ConnectionTracker: @unchecked Sendable {
     func closeAfterWrites() {
         guard !closing, let context = rawContext else { return }
         closing = true
-        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.writeAndFlush(NIOAny(IOData.byteBuffer(ByteBuffer()))).whenComplete { _ in
-            bound.value.close(promise: nil)
-        }
+        RawAnswer.writeThenClose(on: context)
     }
 
     func close() {
@@ -95,14 +92,6 @@ final class ConnectionTracker: @unchecked Sendable {
         guard !closing, let context = rawContext else { return }
         guard timeouts.mayAnswerRaw else { return close() }
         closing = true
-        let body = #"{"error":"\#(message)"}"# + "\n"
-        let text =
-            "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\nContent-Type: application/json\r\n"
-            + (retryAfter.map { "Retry-After: \($0)\r\n" } ?? "")
-            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
-        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.writeAndFlush(NIOAny(IOData.byteBuffer(ByteBuffer(string: text)))).whenComplete { _ in
-            bound.value.close(promise: nil)
-        }
+        RawAnswer.writeThenClose(RawAnswer.bytes(status, message, retryAfter: retryAfter), on: context)
     }
 }

@@ -104,7 +104,7 @@ struct GateState {
             if let oldest = quietest() {
                 remove(oldest)
                 admission = .admittedClosing(0, victim: oldest)
-            } else if let oldest = oldest(.holding) {
+            } else if let oldest = oldestHeld() {
                 remove(oldest)
                 admission = .admittedEvictingHeld(0, victim: oldest)
             } else {
@@ -142,7 +142,7 @@ struct GateState {
         guard heldBy[entry.address, default: 0] < limits.heldReloadsPerAddress else { return .refuse }
         var decision = HoldDecision.hold
         if held >= limits.heldReloads {
-            guard let oldest = oldest(.holding) else { return .refuse }
+            guard let oldest = oldestHeld() else { return .refuse }
             mark(oldest, .busy)  // answered now: a request in progress until its answer ends
             decision = .holdEvicting(victim: oldest)
         }
@@ -235,9 +235,8 @@ struct GateState {
     }
 
     /// The connection longest held (its place taken off the order).
-    private mutating func oldest(_ kind: Class) -> UInt64? {
-        guard kind == .holding else { return nil }
-        return Self.take(&heldOrder, kind, entries)
+    private mutating func oldestHeld() -> UInt64? {
+        Self.take(&heldOrder, .holding, entries)
     }
 
     /// The connection with nothing in progress to close first (see the type's rules), its place taken off its order.

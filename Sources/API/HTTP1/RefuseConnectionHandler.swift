@@ -26,13 +26,8 @@ final class RefuseConnectionHandler: ChannelInboundHandler, RemovableChannelHand
     private func answer(_ context: ChannelHandlerContext) {
         guard !answered else { return }
         answered = true
-        let body = #"{"error":"the server is at its connection limit; retry shortly"}"# + "\n"
-        let text =
-            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
-            + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
-        let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.writeAndFlush(NIOAny(IOData.byteBuffer(ByteBuffer(string: text)))).whenComplete { _ in
-            bound.value.close(promise: nil)
-        }
+        RawAnswer.writeThenClose(
+            RawAnswer.bytes(.serviceUnavailable, "the server is at its connection limit; retry shortly", retryAfter: 1),
+            on: context)
     }
 }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HLS
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -27,15 +28,15 @@ public struct UpstreamGet: Sendable {
     public enum Failure: Error, Equatable, CustomStringConvertible {
         case notHTTP(String)
         case tooLarge(limit: Int)
-        case deadline(Duration)
+        case deadline(TimeAmount)
         /// The request failed before a whole answer came; in words an operator can act on.
         case transport(String)
 
         public var description: String {
             switch self {
             case .notHTTP(let url): "\(url) is not an http(s) URL"
-            case .tooLarge(let limit): "the answer is larger than \(UpstreamGet.bytes(limit))"
-            case .deadline(let deadline): "no whole answer within \(UpstreamGet.seconds(deadline))"
+            case .tooLarge(let limit): "the answer is larger than \(limit) bytes"
+            case .deadline(let deadline): "no whole answer within \(UpstreamGet.seconds(deadline)) s"
             case .transport(let reason): reason
             }
         }
@@ -73,15 +74,14 @@ public struct UpstreamGet: Sendable {
     /// GETs `url`: at most `limit` bytes of body, all of it within `deadline` of the call.
     ///
     /// - Throws: ``Failure``; `CancellationError` when the calling task is cancelled.
-    public func get(_ url: String, limit: Int, deadline: Duration) async throws -> Answer {
+    public func get(_ url: String, limit: Int, deadline: TimeAmount) async throws -> Answer {
         guard url.hasPrefix("http://") || url.hasPrefix("https://"), URL(string: url) != nil else {
             throw Failure.notHTTP(url)
         }
         let client = self.client
         // The client's own deadline covers the request until the answer's head; the body is raced against the
         // rest of it here. Whichever ends first cancels the other: a cancelled body stream closes its connection.
-        let end = ContinuousClock.now + deadline
-        let nioDeadline = NIODeadline.now() + .nanoseconds(Self.nanoseconds(deadline))
+        let nioDeadline = NIODeadline.now() + deadline
         return try await withThrowingTaskGroup(of: Answer?.self) { group in
             group.addTask {
                 var request = HTTPClientRequest(url: url)
@@ -115,7 +115,7 @@ public struct UpstreamGet: Sendable {
                     body: body, status: Int(response.status.code), finalURL: response.url?.absoluteString ?? url)
             }
             group.addTask {
-                try await Task.sleep(until: end, clock: .continuous)
+                try await Task.sleep(for: .nanoseconds(deadline.nanoseconds))
                 return nil
             }
             defer { group.cancelAll() }
@@ -149,8 +149,8 @@ public struct UpstreamGet: Sendable {
         switch error {
         case let error as HTTPClientError:
             switch error {
-            case .connectTimeout: return "no connection within \(Double(connect.nanoseconds) / 1e9) s"
-            case .readTimeout: return "no byte for \(idle.nanoseconds / 1_000_000_000) s"
+            case .connectTimeout: return "no connection within \(seconds(connect)) s"
+            case .readTimeout: return "no byte for \(seconds(idle)) s"
             case .remoteConnectionClosed: return "the connection was closed before the whole answer"
             case .invalidURL, .emptyHost, .emptyScheme: return "the URL is not supported"
             case .redirectLimitReached, .redirectCycleDetected: return "too many redirects"
@@ -175,17 +175,8 @@ public struct UpstreamGet: Sendable {
         }
     }
 
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds.multipliedReportingOverflow(by: 1_000_000_000).partialValue &+ attoseconds / 1_000_000_000
-    }
-
-    static func seconds(_ duration: Duration) -> String {
-        let milliseconds = nanoseconds(duration) / 1_000_000
-        return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
-    }
-
-    static func bytes(_ count: Int) -> String {
-        count % (1 << 20) == 0 ? "\(count >> 20) MiB" : "\(count) bytes"
+    /// `1.5`, `3`: as the rest of Cueline writes seconds (`DecimalNumber`).
+    static func seconds(_ amount: TimeAmount) -> DecimalNumber {
+        DecimalNumber(milliseconds: amount.nanoseconds / 1_000_000)
     }
 }
