@@ -15,7 +15,10 @@ import Postgres
 import Projector
 import Schedule
 
-let epoch = Timestamp(iso8601: "2026-03-01T00:00:00Z")!
+// REPLAY_BENCH_EPOCH moves the histories' start (bench-history.sh: a year that ended before now).
+let epoch =
+    ProcessInfo.processInfo.environment["REPLAY_BENCH_EPOCH"].flatMap(Timestamp.init(iso8601:))
+    ?? Timestamp(iso8601: "2026-03-01T00:00:00Z")!
 let day: Int64 = 86_400_000
 
 func log(breaks: Int, channel: ChannelID = "bench", days: Int64 = 1, tentative: Bool = false) throws
@@ -95,6 +98,18 @@ func timeReplay(_ events: [RecordedScheduleEvent], queries: Int = 200) throws ->
     return median(samples)
 }
 
+// `cueline-replay-bench write CHANNEL FIRST LAST`: writes versions FIRST...LAST of a year's log of CHANNEL (the one
+// measured below) to DATABASE_URL and stops (scripts/bench/bench-history.sh: a server started on a long log).
+if CommandLine.arguments.count == 5, CommandLine.arguments[1] == "write",
+    let channel = ChannelID(CommandLine.arguments[2]), let first = Int64(CommandLine.arguments[3]),
+    let last = Int64(CommandLine.arguments[4]), let url = ProcessInfo.processInfo.environment["DATABASE_URL"]
+{
+    let events = try log(breaks: 365 * 100, channel: channel, days: 365, tentative: true)
+    try await write(events, channel: channel, url: url, versions: first...min(last, events.last!.version))
+    print(events.last!.version)
+    exit(0)
+}
+
 print("replay --at, 24-hour channel, 2 s segments, 3 renditions (median of 200 random instants, in memory)")
 var baseline: Double?
 for breaks in [125, 250, 500, 1000] {
@@ -109,7 +124,9 @@ for breaks in [125, 250, 500, 1000] {
 
 /// Writes `events` as the log of `channel` with their hash chain, 500 rows a statement, straight into the tables (the
 /// events were decided in the past, which `cueline_append` refuses).
-func write(_ events: [RecordedScheduleEvent], channel: ChannelID, url: String) async throws {
+func write(
+    _ events: [RecordedScheduleEvent], channel: ChannelID, url: String, versions: ClosedRange<Int64>? = nil
+) async throws {
     let connection = try await PostgresConnection.connect(url: url)
     defer { connection.close() }
     // Past every position handed out (Migrations/0010: positions come from a sequence), then the sequence moves past these.
@@ -118,6 +135,17 @@ func write(_ events: [RecordedScheduleEvent], channel: ChannelID, url: String) a
             "SELECT greatest(CASE WHEN is_called THEN last_value ELSE 0 END, (SELECT coalesce(max(position), 0) FROM cueline_events)) FROM cueline_positions"
         ).scalar().flatMap { Int64($0) } ?? 0)
     var previous = HashChain.genesis(channel: channel)
+    let versions = versions ?? 1...events.last!.version
+    for event in events where event.version < versions.lowerBound {
+        let encoded = EventCodec.encode(event.event)
+        let raw = RecordedEvent(
+            position: base + event.version, channel: channel, version: event.version, type: encoded.type,
+            schemaVersion: encoded.schemaVersion, payload: encoded.payload, decidedAt: event.attribution.at,
+            actor: event.attribution.actor, source: event.attribution.source,
+            commandID: "\(channel)-\(event.version)", reason: nil)
+        previous = HashChain.hash(previous: previous, event: raw)
+    }
+    let events = events.filter { versions.contains($0.version) }
     for chunk in stride(from: 0, to: events.count, by: 500) {
         var query = PostgresQuery(
             sql:
@@ -149,7 +177,10 @@ func write(_ events: [RecordedScheduleEvent], channel: ChannelID, url: String) a
         try await connection.query(query)
     }
     try await connection.query(
-        "INSERT INTO cueline_streams (channel, version, last_hash) VALUES (\(channel), \(events.last!.version), \(previous))"
+        """
+        INSERT INTO cueline_streams (channel, version, last_hash) VALUES (\(channel), \(events.last!.version), \(previous)) \
+        ON CONFLICT (channel) DO UPDATE SET version = EXCLUDED.version, last_hash = EXCLUDED.last_hash
+        """
     )
     try await connection.query("SELECT setval('cueline_positions', \(base + events.last!.version))")
 }

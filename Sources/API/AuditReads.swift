@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Hummingbird
 import Metrics
+import Projector
 import Schedule
 import Synchronization
 
@@ -37,6 +38,8 @@ public final class AuditReads: Sendable {
     }
 
     let running: Int
+    /// Whose `X-Forwarded-For` names the caller of an unauthenticated read (open mode).
+    let proxies: TrustedProxies
     let waitingPerCaller: Int
     let waiting: Int
     private let state: Mutex<State>
@@ -51,8 +54,9 @@ public final class AuditReads: Sendable {
     ///   - waiting: reads waiting in all.
     public init(
         running: Int = 2, waitingPerCaller: Int = 2,
-        waiting: Int = 16
+        waiting: Int = 16, proxies: TrustedProxies = .none
     ) {
+        self.proxies = proxies
         let limits = AuditReadQueue.Limits(running: running, waitingPerCaller: waitingPerCaller, waiting: waiting)
         self.running = limits.running
         self.waitingPerCaller = limits.waitingPerCaller
@@ -60,6 +64,11 @@ public final class AuditReads: Sendable {
         state = Mutex(State(queue: AuditReadQueue(limits)))
         queue = DispatchQueue(label: "cueline.audit-reads", qos: .utility, attributes: .concurrent)
         executor = QueueExecutor(queue: queue)
+    }
+
+    /// Who `request` is, for its share of the line: its token, else its client address (``TrustedProxies``).
+    func caller(_ request: Request, _ context: APIRequestContext) -> String {
+        context.auditCaller(request, proxies: proxies)
     }
 
     /// Runs the jobs of the tasks that prefer it on a dispatch queue instead of the cooperative pool.

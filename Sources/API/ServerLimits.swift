@@ -38,6 +38,9 @@ public struct ServerLimits: Sendable, Equatable {
     public var maxStreamsPerToken = 16
     /// Live event streams on this instance at once (503 beyond).
     public var maxStreams = 256
+    /// Proxies (a CDN's edge, a load balancer) whose `X-Forwarded-For` names the client a request counts against in
+    /// the per-address shares and the audit-read line (none: every request counts against its connection's address).
+    public var trustedProxies = TrustedProxies.none
 
     public init() {}
 

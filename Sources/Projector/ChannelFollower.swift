@@ -207,6 +207,8 @@ public final class ChannelFollower: Service, Sendable {
     /// (`servingTime()`).
     let silenceLimit: Int64
     let logger: Logger
+    /// Writes replay checkpoints as the log is folded (nil: the store keeps none, e.g. in memory).
+    let checkpoints: CheckpointWriter?
     private let shared = Mutex(Shared())
     private let changes: AsyncStream<Int64>.Continuation
     /// Positions as they are applied, for those waiting on a change (tests, blocking reloads).
@@ -237,6 +239,7 @@ public final class ChannelFollower: Service, Sendable {
         self.silenceLimit =
             silenceLimit.components.seconds * 1000 + silenceLimit.components.attoseconds / 1_000_000_000_000_000
         self.logger = logger
+        checkpoints = (store as? PostgresEventStore).map { CheckpointWriter(store: $0, logger: logger) }
         (appliedPositions, changes) = AsyncStream<Int64>.makeStream(bufferingPolicy: .bufferingNewest(1))
         // Registered up front so that dashboards see a zero, not a missing series.
         _ = Counter(label: "cueline_database_errors_total")
@@ -276,6 +279,7 @@ public final class ChannelFollower: Service, Sendable {
                 }
             }
             group.addTask { try await self.tickAtSegmentBoundaries() }
+            if let checkpoints { group.addTask { await checkpoints.run() } }
             group.addTask {
                 var iterator = wake.makeAsyncIterator()
                 repeat {
@@ -358,6 +362,8 @@ public final class ChannelFollower: Service, Sendable {
             return shared.lastError != nil || shared.silenceReported
         }
         if recovered { logger.notice("reading the event log again", metadata: ["position": "\(position)"]) }
+        // After the first tick of a long log folded in (`Entry.settle`), off the ticker's path.
+        MemoryTrim.giveBackIfRequested()
         Gauge(label: "cueline_log_position_lag").record(max(0, watermark.head - position))
     }
 
@@ -421,7 +427,7 @@ public final class ChannelFollower: Service, Sendable {
     @discardableResult
     private func fold(_ batch: [RecordedEvent], appended: Bool, decided: [ScheduleEvent]? = nil) -> Bool {
         guard let last = batch.last?.position else { return true }
-        var decoded: [(ChannelID, RecordedScheduleEvent)] = []
+        var decoded: [(ChannelID, RecordedScheduleEvent, hash: String?)] = []
         var unreadable: [RecordedEvent] = []
         // Versions folded already (they only grow) are skipped below whatever they hold, so they are not decoded: the
         // log read after a command's own ingest meets its events again.
@@ -433,12 +439,13 @@ public final class ChannelFollower: Service, Sendable {
                         event.channel,
                         RecordedScheduleEvent(
                             event: decided[index], version: event.version, position: event.position,
-                            attribution: Attribution(at: event.decidedAt, actor: event.actor, source: event.source))
+                            attribution: Attribution(at: event.decidedAt, actor: event.actor, source: event.source)),
+                        event.hash
                     ))
                 continue
             }
             do {
-                decoded.append((event.channel, try ChannelLoader.decode(event)))
+                decoded.append((event.channel, try ChannelLoader.decode(event), event.hash))
             } catch {
                 // A future event type or a payload this build cannot read: skip it rather than stop serving the
                 // channel (replay skips it too); it is logged, counted, and reported by `cueline verify`.
@@ -469,7 +476,7 @@ public final class ChannelFollower: Service, Sendable {
             var diverged: [(ChannelID, RecordedScheduleEvent, Timestamp)] = []
             var skipped = unreadable.makeIterator()
             var nextSkipped = skipped.next()
-            for (channel, recorded) in decoded {
+            for (channel, recorded, hash) in decoded {
                 // Skipped events still move the channel's version, so commands and If-Match see the stream as it is.
                 while let event = nextSkipped, event.position < recorded.position {
                     skip(event)
@@ -492,6 +499,12 @@ public final class ChannelFollower: Service, Sendable {
                 // In place: a copy of the entry would copy its schedule on every event.
                 if let servedTick = shared.channels[channel]!.fold(recorded) {
                     diverged.append((channel, recorded, servedTick))
+                }
+                // Events written before the hash chain cannot be checked against: no checkpoint there.
+                if let checkpoints, CheckpointWriter.isDue(recorded.version), let hash,
+                    let snapshot = ChannelSnapshot(shared.channels[channel]!.state, chainHash: hash)
+                {
+                    checkpoints.offer(snapshot)
                 }
             }
             while let event = nextSkipped {
@@ -1000,6 +1013,11 @@ public final class ChannelFollower: Service, Sendable {
     /// Requests blocked now, over all channels.
     public var blockedRequests: Int { blocked.withLock { $0.count } }
 
+    /// The capacity of a channel's array of events not yet in effect at its last tick (tests: flat in history).
+    func pendingCapacity(of channel: ChannelID) -> Int? {
+        shared.withLock { $0.channels[channel]?.pending.capacity }
+    }
+
     /// The ticker published a window of `channel`: releases the requests waiting for it or an earlier one.
     private func releaseBlocked(_ channel: ChannelID, rendition: Identifier? = nil, completedTicks: Int64) {
         Self.resume(releasable(channel, rendition: rendition, completedTicks: completedTicks), true)
@@ -1357,7 +1375,17 @@ extension ChannelFollower.Entry {
             settled.apply(event)
             settledCount += 1
         }
-        if settledCount > 0 { pending.removeFirst(settledCount) }
+        guard settledCount > 0 else { return }
+        pending.removeFirst(settledCount)
+        // A log read before the first tick (a restart on a long log) leaves the array at its peak capacity, 100,000
+        // events for a year's channel, and their memory in the allocator: both are let go of.
+        if pending.capacity > 1024, pending.capacity > 4 * pending.count {
+            var kept: [RecordedScheduleEvent] = []
+            kept.reserveCapacity(pending.count)
+            kept.append(contentsOf: pending)
+            pending = kept
+            if settledCount >= 10_000 { MemoryTrim.request() }
+        }
     }
 
     /// Which events `inEffect(at: tick)` folds (see ``ChannelFollower/Rendered/Effect``): what a kept window is

@@ -78,22 +78,31 @@ public enum Replay {
     public static func state(_ channel: ChannelID, store: any EventStore, asOf tick: Timestamp) async throws
         -> ChannelState
     {
+        try await stateAndCheckpoint(channel, store: store, asOf: tick).state
+    }
+
+    /// `state(_:store:asOf:)` and the checkpoint it started from (nil: the whole log was folded), for the auditor to
+    /// know whose checkpoint a replay trusted (`cueline verify` re-folds every one).
+    public static func stateAndCheckpoint(_ channel: ChannelID, store: any EventStore, asOf tick: Timestamp)
+        async throws -> (state: ChannelState, checkpoint: PostgresEventStore.StoredSnapshot?)
+    {
         guard let postgres = store as? PostgresEventStore else {
-            return fold(channel, try await events(channel, from: store), asOf: tick, retention: .window)
+            return (fold(channel, try await events(channel, from: store), asOf: tick, retention: .window), nil)
         }
         var state = ChannelState(channel: channel, retention: .window)
         var version: Int64 = 0
         // No checkpoint table (migration 0007 not applied) is no checkpoint.
-        if let snapshot = try? await postgres.snapshot(of: channel, forInstant: tick) {
-            state = snapshot.restore()
-            version = snapshot.version
+        let checkpoint = try? await postgres.storedSnapshot(of: channel, forInstant: tick)
+        if let checkpoint {
+            state = checkpoint.snapshot.restore()
+            version = checkpoint.snapshot.version
         }
         while true {
             let batch = try await postgres.readStream(
                 channel, after: version, decidedAtOrBefore: tick, limit: batchSize)
             for event in ChannelLoader.decodeReadable(batch).readable { state.apply(event) }
             version = batch.last?.version ?? version
-            if batch.count < batchSize { return state }
+            if batch.count < batchSize { return (state, checkpoint) }
         }
     }
 

@@ -169,6 +169,9 @@ struct VerifyCommand: AsyncParsableCommand {
         var samplesMismatched: [String]
         /// Events this build cannot read: skipped by serving and replay alike, but the log should not hold them.
         var unreadableEvents: [String]
+        /// Replay checkpoints compared with the fold of the log at their version, and those that differ.
+        var checkpointsChecked: Int
+        var checkpointsMismatched: [String]
         var ok: Bool
     }
 
@@ -204,13 +207,17 @@ struct VerifyCommand: AsyncParsableCommand {
                     mismatched.append("\(sample.tick.iso8601) \(sample.rendition): replay differs from what was served")
                 }
             }
+            let checkpoints = try await Projector.Replay.auditCheckpoints(
+                id, events: events, readable: readable, store: store)
             reports.append(
                 ChannelReport(
                     channel: id, events: events.count, chained: chain.checked, unchained: chain.unchained,
                     firstBrokenLink: chain.firstBreak?.description, samplesChecked: checked,
                     samplesMismatched: mismatched,
                     unreadableEvents: unreadableEvents,
-                    ok: chain.firstBreak == nil && mismatched.isEmpty && unreadableEvents.isEmpty))
+                    checkpointsChecked: checkpoints.checked, checkpointsMismatched: checkpoints.mismatched,
+                    ok: chain.firstBreak == nil && mismatched.isEmpty && unreadableEvents.isEmpty
+                        && checkpoints.mismatched.isEmpty))
         }
         if json {
             try printJSON(reports)
@@ -223,9 +230,15 @@ struct VerifyCommand: AsyncParsableCommand {
                         "\(report.channel): \(report.chained) events chained"
                             + (report.unchained > 0 ? ", \(report.unchained) written before tamper evidence" : "")
                             + ", \(report.samplesChecked) served playlists re-rendered identically"
-                            + (report.samplesMismatched.isEmpty ? "" : ", \(report.samplesMismatched.count) DIFFER"))
+                            + (report.samplesMismatched.isEmpty ? "" : ", \(report.samplesMismatched.count) DIFFER")
+                            + ", \(report.checkpointsChecked) replay checkpoints re-folded"
+                            + (report.checkpointsMismatched.isEmpty
+                                ? "" : ", \(report.checkpointsMismatched.count) DIFFER"))
                 }
                 for mismatch in report.samplesMismatched { print("  \(mismatch)") }
+                for mismatch in report.checkpointsMismatched {
+                    print("  CHECKPOINT: \(mismatch)".escapingControlCharacters)
+                }
                 for unreadable in report.unreadableEvents { print("  UNREADABLE: \(unreadable)") }
             }
         }

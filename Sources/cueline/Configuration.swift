@@ -71,6 +71,10 @@ struct Configuration: Equatable {
         ),
         ("max_streams", "CUELINE_MAX_STREAMS", "live event streams on the instance (\(limitRanges["max_streams"]!))"),
         ("pin_event_loops", "CUELINE_PIN_EVENT_LOOPS", "true or false: one event loop pinned to each CPU (Linux)"),
+        (
+            "trusted_proxies", "CUELINE_TRUSTED_PROXIES",
+            "comma-separated addresses or networks (10.0.0.0/8, 2001:db8::/32) whose X-Forwarded-For names the client"
+        ),
     ]
 
     /// What each limit accepts.
@@ -155,6 +159,8 @@ struct Configuration: Equatable {
             guard value == "true" || value == "false" else {
                 return "pin_event_loops: \(value.debugDescription) is not true or false"
             }
+        case "trusted_proxies":
+            do { _ = try TrustedProxies(Self.list(value)) } catch { return error.description }
         case "host", "media_dir", "migrations":
             guard !value.isEmpty else { return "\(key): must not be empty" }
         default:
@@ -214,7 +220,15 @@ struct Configuration: Equatable {
         limit("max_streams_per_token", \.maxStreamsPerToken)
         limit("max_streams", \.maxStreams)
         configuration.pinEventLoops = merged["pin_event_loops"] == "true"
+        if let proxies = merged["trusted_proxies"] {
+            configuration.limits.trustedProxies = try TrustedProxies(list(proxies))
+        }
         return configuration
+    }
+
+    /// A comma-separated value's items, trimmed; empty items left out.
+    static func list(_ value: String) -> [String] {
+        value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 }
 

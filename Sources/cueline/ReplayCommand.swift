@@ -91,9 +91,17 @@ struct ReplayCommand: AsyncParsableCommand {
                 FileHandle.standardError.write(
                     Data("note: replay checkpoints not written (\(error)); replaying from the log\n".utf8))
             }
+            let (state, checkpoint) = try await Projector.Replay.stateAndCheckpoint(
+                channel, store: store, asOf: at.timestamp)
+            if let checkpoint {
+                FileHandle.standardError.write(
+                    Data(
+                        "note: replayed from the checkpoint at version \(checkpoint.snapshot.version), written by \(checkpoint.writtenBy.escapingControlCharacters) (cueline verify re-folds every checkpoint)\n"
+                            .utf8))
+            }
             print(
-                try await Projector.Replay.playlist(
-                    channel, store: store, at: at.timestamp, rendition: rendition, multivariant: multivariant,
+                try Projector.Replay.playlist(
+                    channel, state: state, at: at.timestamp, rendition: rendition, multivariant: multivariant,
                     skip: skip), terminator: "")
             return
         }

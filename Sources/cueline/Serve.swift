@@ -122,6 +122,13 @@ struct Serve: AsyncParsableCommand {
     )
     var pinEventLoops: Bool?
 
+    @Option(
+        name: .customLong("trusted-proxy"),
+        help:
+            "An address or network (10.0.0.0/8) of a proxy in front, repeatable: its X-Forwarded-For names the client that per-address limits count (CUELINE_TRUSTED_PROXIES, comma-separated; default none)."
+    )
+    var trustedProxies: [String] = []
+
     @OptionGroup var database: DatabaseOptions
 
     func configuration() throws -> Configuration {
@@ -137,6 +144,7 @@ struct Serve: AsyncParsableCommand {
             "max_body_bytes": maxBodyBytes.map(String.init), "send_buffer_bytes": sendBufferBytes.map(String.init),
             "max_streams_per_token": maxStreamsPerToken.map(String.init),
             "max_streams": maxStreams.map(String.init), "pin_event_loops": pinEventLoops.map { $0 ? "true" : "false" },
+            "trusted_proxies": trustedProxies.isEmpty ? nil : trustedProxies.joined(separator: ","),
         ])
     }
 
@@ -193,7 +201,7 @@ struct Serve: AsyncParsableCommand {
             hooks: try hooks.map { try HookSet(file: $0, environment: ProcessInfo.processInfo.environment) }
                 ?? HookSet(),
             access: tokens.map { .tokens($0) } ?? .open,
-            eventStreams: eventStreams)
+            eventStreams: eventStreams, auditReads: AuditReads(proxies: limits.trustedProxies))
         let loops = await EventLoops.group(pinned: settings.pinEventLoops, logger: logger)
         let app = Application(
             router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: gate, playlists: follower),

@@ -128,14 +128,20 @@ struct OperationsTests {
     func configCheck() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(UUID().uuidString).conf")
         defer { try? FileManager.default.removeItem(at: file) }
-        try Data("# comment\nport = 99999\nlog_levl = \"debug\"\nlog_format = \"xml\"\nhost = 0.0.0.0\n".utf8).write(
-            to: file)
+        try Data(
+            "# comment\nport = 99999\nlog_levl = \"debug\"\nlog_format = \"xml\"\nhost = 0.0.0.0\ntrusted_proxies = 10.0.0.0/8, cdn.example\n"
+                .utf8
+        ).write(to: file)
         let bad = try CLIRunner().run(["config", "check", file.path])
         #expect(bad.status == 1)
         #expect(bad.stdout.contains("\(file.path):2: port: \"99999\" is not a port number (1-65535)"))
         #expect(bad.stdout.contains("\(file.path):3: unknown key \"log_levl\"; did you mean log_level?"))
         #expect(bad.stdout.contains("\(file.path):4: log_format: \"xml\" is not text or json"))
-        try Data("port = 8081\nlog_format = json\n".utf8).write(to: file)
+        #expect(
+            bad.stdout.contains(
+                "\(file.path):6: trusted_proxies: \"cdn.example\" is not an address or network: not an IPv4 or IPv6 address"
+            ))
+        try Data("port = 8081\nlog_format = json\ntrusted_proxies = 10.0.0.0/8,2001:db8::/32\n".utf8).write(to: file)
         #expect(try CLIRunner().run(["config", "check", file.path]).status == 0)
     }
 

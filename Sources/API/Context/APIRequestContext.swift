@@ -22,9 +22,13 @@ public struct APIRequestContext: RequestContext {
     }
 
     /// Who an audit read belongs to, for its fair share of the audit-read line (``AuditReads``): the token's name,
-    /// else (open mode) the client address this connection comes from (a proxy's, behind one).
-    var auditCaller: String {
+    /// else (open mode) the client address: this connection's, or the one a trusted proxy names for the request.
+    func auditCaller(_ request: Request, proxies: TrustedProxies) -> String {
         if let token = identity?.token { return "token \(token.name)" }
+        let forwarded = request.headers[values: .xForwardedFor].map { Substring($0) }
+        if !proxies.isEmpty, !forwarded.isEmpty {
+            return "address \(proxies.clientKey(peer: connection.remoteAddress, forwardedFor: forwarded))"
+        }
         return "address \(connection.remoteAddress?.ipAddress ?? "unknown")"
     }
 

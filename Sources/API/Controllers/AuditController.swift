@@ -43,7 +43,7 @@ struct AuditController {
             return jsonResponse(encoded: SchedulePage(state: state, liveEdge: liveEdge, window: window).json)
         }
         guard window.limit > SchedulePage.defaultLimit else { return try page() }
-        return try await auditReads.run(caller: context.auditCaller, channel: channel) { try page() }
+        return try await auditReads.run(caller: auditReads.caller(request, context), channel: channel) { try page() }
     }
 
     /// `from`, `to`, `after` and `limit` of a schedule page; 422 naming the one that is wrong.
@@ -81,7 +81,7 @@ struct AuditController {
                 stillAuthorized: caller.recheck(.read(channel: channel)))
         }
         let store = store
-        return try await auditReads.run(caller: context.auditCaller, channel: channel) {
+        return try await auditReads.run(caller: auditReads.caller(request, context), channel: channel) {
             try await Self.eventPage(channel, after: after, limit: limit, from: store)
         }
     }
@@ -117,7 +117,7 @@ struct AuditController {
         }
         let store = store
         // Reads and folds the log from its latest checkpoint in effect at `at` (migration 0007): one of the audit reads.
-        return try await auditReads.run(caller: context.auditCaller, channel: channel) {
+        return try await auditReads.run(caller: auditReads.caller(request, context), channel: channel) {
             do {
                 let text = try await Replay.playlist(
                     channel, store: store, at: at, rendition: rendition, multivariant: multivariant, skip: skip)
@@ -149,7 +149,7 @@ struct AuditController {
         }
         guard follower.state(of: channel) != nil else { throw APIError(.unknownChannel(channel)) }
         let now = follower.clock()
-        return try await auditReads.run(caller: context.auditCaller, channel: channel) { [store] in
+        return try await auditReads.run(caller: auditReads.caller(request, context), channel: channel) { [store] in
             // The follower holds the hot schedule (aired breaks leave it): the report folds every break from the log.
             let entries = AsRun.entries(
                 state: try await ChannelLoader.load(channel, from: store), from: from, to: to, at: now)

@@ -49,7 +49,7 @@ struct RefusalController {
             return jsonResponse(RefusalPage(channel: channel, breakId: breakID, refusals: [], next: nil))
         }
         let filter = breakID
-        return try await auditReads.run(caller: context.auditCaller, channel: channel) {
+        return try await auditReads.run(caller: auditReads.caller(request, context), channel: channel) {
             let batch: RefusalBatch
             do {
                 batch = try await refusals.refusals(of: channel, breakID: filter, after: after, limit: limit)

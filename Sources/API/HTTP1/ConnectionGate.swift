@@ -1,4 +1,5 @@
 import Metrics
+import Projector
 import NIOCore
 import ServiceLifecycle
 import Synchronization
@@ -35,6 +36,8 @@ package final class ConnectionGate: Service, Sendable {
     }
 
     package let maximum: Int
+    /// Whose `X-Forwarded-For` names the client of a request, for the per-address shares.
+    package let proxies: TrustedProxies
     private let state: Mutex<State>
     private let open = Gauge(label: "cueline_http_connections")
     private let refused = Counter(label: "cueline_http_connections_refused_total")
@@ -52,6 +55,7 @@ package final class ConnectionGate: Service, Sendable {
 
     package init(limits: ServerLimits) {
         maximum = max(1, limits.maxConnections)
+        proxies = limits.trustedProxies
         state = Mutex(State(rules: GateState(limits: limits.gateLimits)))
     }
 
@@ -111,10 +115,11 @@ package final class ConnectionGate: Service, Sendable {
     }
 
     /// May the connection hold a blocking reload? False: answer it 503 at once (its address holds its share).
-    package func beginHold(_ id: UInt64) -> Bool {
+    /// - Parameter client: the request's client when a trusted proxy names it (``clientKey(peer:forwardedFor:)``).
+    package func beginHold(_ id: UInt64, client: Substring? = nil) -> Bool {
         let (decision, victim, held) = state.withLock { state -> (GateState.HoldDecision, Peer?, Int) in
             state.rules.now = Self.uptime
-            let decision = state.rules.beginHold(id)
+            let decision = state.rules.beginHold(id, client: client)
             var victim: Peer?
             if case .holdEvicting(let old) = decision { victim = state.peers[old] }
             return (decision, victim, state.rules.heldCount)
@@ -144,10 +149,17 @@ package final class ConnectionGate: Service, Sendable {
 
     /// May the connection's request body arrive? False: answer it 503 and close (its address, or the instance, has
     /// its share of bodies arriving).
-    package func beginReceiving(_ id: UInt64) -> Bool {
-        let admitted = state.withLock { $0.rules.beginReceiving(id) }
+    package func beginReceiving(_ id: UInt64, client: Substring? = nil) -> Bool {
+        let admitted = state.withLock { $0.rules.beginReceiving(id, client: client) }
         if !admitted { bodiesRefused.increment() }
         return admitted
+    }
+
+    /// The client a request counts against: nil (the connection's own address) unless the connection comes from a
+    /// trusted proxy whose `X-Forwarded-For` names another.
+    package func clientKey(peer: SocketAddress?, forwardedFor: [Substring]) -> Substring? {
+        guard !proxies.isEmpty, !forwardedFor.isEmpty else { return nil }
+        return proxies.clientKey(peer: peer, forwardedFor: forwardedFor)
     }
 
     package func endReceiving(_ id: UInt64) {

@@ -136,9 +136,15 @@ struct GateState {
     }
 
     /// A blocking reload is to be held on the connection.
-    mutating func beginHold(_ id: UInt64) -> HoldDecision {
-        guard let entry = entries[id] else { return .refuse }
+    /// - Parameter client: the request's client address key when a trusted proxy names it (``TrustedProxies``);
+    ///   nil: the connection's own.
+    mutating func beginHold(_ id: UInt64, client: Substring? = nil) -> HoldDecision {
+        guard var entry = entries[id] else { return .refuse }
         if entry.kind == .holding { return .hold }
+        if let client {
+            entries[id]!.address = client
+            entry.address = client
+        }
         guard heldBy[entry.address, default: 0] < limits.heldReloadsPerAddress else { return .refuse }
         var decision = HoldDecision.hold
         if held >= limits.heldReloads {
@@ -157,9 +163,13 @@ struct GateState {
     }
 
     /// A request whose body is still to arrive; false: the address (or the instance) has its share arriving already.
-    mutating func beginReceiving(_ id: UInt64) -> Bool {
-        guard let entry = entries[id] else { return false }
+    mutating func beginReceiving(_ id: UInt64, client: Substring? = nil) -> Bool {
+        guard var entry = entries[id] else { return false }
         if entry.kind == .receiving { return true }
+        if let client {
+            entries[id]!.address = client
+            entry.address = client
+        }
         guard receiving < limits.arrivingBodies,
             receivingBy[entry.address, default: 0] < limits.arrivingBodiesPerAddress
         else {
@@ -293,25 +303,10 @@ struct GateState {
             })
     }
 
-    /// The key per-address limits count by: an IPv4 address, or an IPv6 address's /64 (one host's usual share); a
-    /// Unix socket or an unknown peer is one key.
+    /// The key per-address limits count by: an IPv4 address, or an IPv6 address's /64 (one host's usual share; an
+    /// IPv4 client of a dual-stack listener, `::ffff:a.b.c.d`, counts as its IPv4 address); a Unix socket or an
+    /// unknown peer is one key.
     static func addressKey(_ address: SocketAddress?) -> Substring {
-        switch address {
-        case .v4?:
-            // The numeric address (`host` is the name it was made from, empty for an accepted peer).
-            return Substring(address?.ipAddress ?? "")
-        case .v6(let v6)?:
-            var storage = v6.address.sin6_addr
-            let bytes = withUnsafeBytes(of: &storage) { Array($0) }
-            // An IPv4 client of a dual-stack listener (::ffff:a.b.c.d): its IPv4 address.
-            if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
-                return Substring(bytes[12..<16].map(String.init).joined(separator: "."))
-            }
-            // The first four groups of the full form: the /64 network.
-            let groups = (0..<4).map { String(UInt16(bytes[2 * $0]) << 8 | UInt16(bytes[2 * $0 + 1]), radix: 16) }
-            return Substring(groups.joined(separator: ":") + "::/64")
-        default:
-            return "local"
-        }
+        TrustedProxies.bytes(of: address).map(TrustedProxies.key) ?? "local"
     }
 }

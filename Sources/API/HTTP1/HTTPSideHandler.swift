@@ -48,6 +48,8 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var receiving = false
     /// The request going up announced a body whose end has not come yet.
     private var bodyToCome = false
+    /// The client the last request head named through a trusted proxy (nil: the connection's own address).
+    private var client: Substring?
 
     init(tracker: ConnectionTracker) { self.tracker = tracker }
 
@@ -62,7 +64,7 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// free it is refused 503 at once (a body that came with its head takes no place).
     func channelReadComplete(context: ChannelHandlerContext) {
         if bodyToCome, !receiving, !discarding {
-            guard tracker.gate.beginReceiving(tracker.id) else {
+            guard tracker.gate.beginReceiving(tracker.id, client: client) else {
                 held.removeAll()
                 discarding = true
                 bodyToCome = false
@@ -81,6 +83,12 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard !discarding else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
+            client =
+                tracker.gate.proxies.isEmpty
+                ? nil
+                : tracker.gate.clientKey(
+                    peer: context.channel.remoteAddress,
+                    forwardedFor: head.headerFields[values: .xForwardedFor].map { Substring($0) })
             let length = head.headerFields[.contentLength].flatMap { Int($0) } ?? 0
             guard length <= tracker.limits.maxBodyBytes else {
                 return refuse(.payloadTooLarge, "the request body is larger than \(tracker.limits.maxBodyBytes) bytes")
@@ -254,4 +262,8 @@ final class HTTPSideHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private static func oversized() { ConnectionTracker.oversized.increment() }
+}
+
+extension HTTPField.Name {
+    static let xForwardedFor = HTTPField.Name("X-Forwarded-For")!
 }

@@ -5,14 +5,26 @@ import Postgres
 /// Replay checkpoints in `cueline_snapshots` (migration 0007): see `ChannelSnapshot` for what one is and when it
 /// is used.
 extension PostgresEventStore {
+    /// A checkpoint as stored: what it holds and the database role that wrote it (`written_by`, migration 0014).
+    public struct StoredSnapshot: Sendable, Hashable {
+        public var snapshot: ChannelSnapshot
+        /// The role of the session that inserted it: the service's own (`cueline serve`) or the operator's tools.
+        public var writtenBy: String
+    }
+
     /// The latest checkpoint of `channel` usable for an instant: taken after every event in effect by `tick`
     /// (`latest_decided_ms <= tick`), and still matching the log (the log's hash at its version is the one it
     /// recorded, and re-applying it gives back what it holds). Nil when there is none: the caller folds the log.
     public func snapshot(of channel: ChannelID, forInstant tick: Timestamp) async throws -> ChannelSnapshot? {
+        try await storedSnapshot(of: channel, forInstant: tick)?.snapshot
+    }
+
+    /// `snapshot(of:forInstant:)` with the role that wrote it, for replay to name where it started.
+    public func storedSnapshot(of channel: ChannelID, forInstant tick: Timestamp) async throws -> StoredSnapshot? {
         let rows = try await pool.withConnection { connection in
             try await connection.query(
                 """
-                SELECT s.version, s.chain_hash, s.latest_decided_ms, s.state, e.hash FROM cueline_snapshots s \
+                SELECT s.version, s.chain_hash, s.latest_decided_ms, s.state, e.hash, s.written_by FROM cueline_snapshots s \
                 LEFT JOIN cueline_events e ON e.channel = s.channel AND e.version = s.version \
                 WHERE s.channel = \(channel) AND s.latest_decided_ms <= \(tick.milliseconds) AND s.format = \(ChannelSnapshot.formatVersion) \
                 ORDER BY s.version DESC LIMIT 3
@@ -32,9 +44,43 @@ extension PostgresEventStore {
                     "replay checkpoint does not match the log; not used", metadata: ["channel": "\(channel)"])
                 continue
             }
-            return snapshot
+            return StoredSnapshot(snapshot: snapshot, writtenBy: try row.string(5, "written_by"))
         }
         return nil
+    }
+
+    /// Every checkpoint of `channel` in version order, as stored (unverified: `cueline verify` compares each with the
+    /// fold of the log). A row this build cannot decode is listed with a nil snapshot.
+    public func storedSnapshots(of channel: ChannelID) async throws -> [(
+        version: Int64, writtenBy: String, snapshot: ChannelSnapshot?
+    )] {
+        try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                SELECT version, written_by, state FROM cueline_snapshots WHERE channel = \(channel) \
+                AND format = \(ChannelSnapshot.formatVersion) ORDER BY version
+                """
+            ).rows.map { row in
+                (
+                    try row.int64(0, "version"), try row.string(1, "written_by"),
+                    try? ChannelSnapshot.decode(try row.string(2, "state"))
+                )
+            }
+        }
+    }
+
+    /// The highest version checkpointed of every channel that has a checkpoint.
+    public func latestSnapshotVersions() async throws -> [ChannelID: Int64] {
+        try await pool.withConnection { connection in
+            var versions: [ChannelID: Int64] = [:]
+            for row in try await connection.query(
+                "SELECT channel, max(version) FROM cueline_snapshots GROUP BY channel"
+            ).rows {
+                guard let channel = ChannelID(stored: try row.string(0, "channel")) else { continue }
+                versions[channel] = try row.int64(1, "max")
+            }
+            return versions
+        }
     }
 
     /// The highest version checkpointed for `channel` (0 when none).
@@ -50,6 +96,19 @@ extension PostgresEventStore {
     /// The newest checkpoint of `channel` whatever the instant, verified as `snapshot(of:forInstant:)` verifies.
     public func latestSnapshot(of channel: ChannelID) async throws -> ChannelSnapshot? {
         try await snapshot(of: channel, forInstant: Timestamp(milliseconds: .max))
+    }
+
+    /// Stores a checkpoint as the service role may (migration 0014: it inserts, it never replaces): one already stored
+    /// at that version is kept. The database records the writing role in `written_by`.
+    public func insertSnapshot(_ snapshot: ChannelSnapshot) async throws {
+        try await pool.withConnection { connection in
+            try await connection.query(
+                """
+                INSERT INTO cueline_snapshots (channel, version, chain_hash, latest_decided_ms, format, state) \
+                VALUES (\(snapshot.channel), \(snapshot.version), \(snapshot.chainHash), \(snapshot.latestDecided.milliseconds), \
+                \(snapshot.format), \(snapshot.encoded())) ON CONFLICT (channel, version) DO NOTHING
+                """)
+        }
     }
 
     /// Stores a checkpoint (one already stored at that version is kept, unless another fold version wrote it: a build
