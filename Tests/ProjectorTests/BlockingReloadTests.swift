@@ -201,13 +201,13 @@ struct SampleOffsetTests {
         "each channel's every-30th sample falls on a tick of its own: 100 channels on one boundary are spread over the 30, the same on every run"
     )
     func spread() throws {
-        let offsets = try (0..<100).map { ChannelFollower.sampleOffset(try #require(ChannelID("ll-\($0)"))) }
+        let offsets = try (0..<100).map { TickerState.sampleOffset(try #require(ChannelID("ll-\($0)"))) }
         #expect(offsets.allSatisfy { (0..<30).contains($0) })
         // At most a few channels share a tick (all 100 did before): no boundary hashes and records them all.
         let perTick = Dictionary(grouping: offsets, by: { $0 }).mapValues(\.count)
         #expect(perTick.count >= 25 && perTick.values.max()! <= 10, "\(perTick.sorted { $0.key < $1.key })")
         // Deterministic (FNV-1a of the id), not seeded per process: known values.
         #expect(offsets[0] == 12)
-        #expect(ChannelFollower.sampleOffset("demo") == 24)
+        #expect(TickerState.sampleOffset("demo") == 24)
     }
 }
