@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fuzzes the whole HTTP surface of `cueline serve` (driven by scripts/fuzz-http.sh; Python standard library only).
+"""Fuzzes the whole HTTP surface of `cueline serve` (driven by scripts/fuzz/fuzz-http.sh; Python standard library only).
 
 For --seconds it sends random and adversarial requests from a few workers: commands (valid and broken, with and
 without Idempotency-Key and If-Match, retries, racers), SCTE-35 sections (valid, mutated, random, hex/base64
@@ -1840,7 +1840,7 @@ def snippet_around(body, byte):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--config", required=True, help="JSON written by scripts/fuzz-http.sh")
+    p.add_argument("--config", required=True, help="JSON written by scripts/fuzz/fuzz-http.sh")
     p.add_argument("--seconds", type=float, default=60)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--workers", type=int, default=3, help="fuzzing workers (plus one poller); at most 4 requests in flight")
