@@ -92,6 +92,6 @@ if [ "$low_latency" = true ]; then
 fi
 
 if [ -t 0 ] && [ "$once" = false ]; then
-    log "serving; play $DEMO_URL/channels/demo/master.m3u8 in a player (scripts/probe.sh runs hls.js). Ctrl-C to stop."
+    log "serving; play $DEMO_URL/channels/demo/master.m3u8 in a player (scripts/browser/probe.sh runs hls.js). Ctrl-C to stop."
     wait "$SERVER_PID"
 fi

@@ -63,32 +63,32 @@ log "checking the Swift sources' format (.swift-format; fix with: swift format f
 swift format lint --strict -r Sources Tests Benchmarks Package.swift
 
 log "checking the module graph in docs/architecture.md against Package.swift"
-python3 scripts/check-layout.py
+python3 scripts/ci/check-layout.py
 log "checking the links and the paths named in the Markdown pages"
-python3 scripts/check-links.py
+python3 scripts/ci/check-links.py
 log "checking Migrations/functions/ against what the migrations create"
-scripts/check-sql-functions.sh
+scripts/ci/check-sql-functions.sh
 
 log "checking deploy/ (systemd unit, YAML, container build command)"
-scripts/check-deploy.sh "$CUELINE_BIN"
+scripts/ci/check-deploy.sh "$CUELINE_BIN"
 
 log "fault scenarios: two instances, SIGKILL mid-break, database outage, a database host gone silent, slow commits on a saturated machine, floods, misbehaving asset servers, one client class starving another"
-scripts/fault-two-instances.sh
-scripts/fault-kill9.sh
-scripts/fault-db-down.sh
-scripts/fault-db-silent.sh
-scripts/fault-slow-commits.sh
-scripts/fault-flood.sh
-scripts/fault-slow-assets.sh
-scripts/fault-starvation.sh
+scripts/faults/fault-two-instances.sh
+scripts/faults/fault-kill9.sh
+scripts/faults/fault-db-down.sh
+scripts/faults/fault-db-silent.sh
+scripts/faults/fault-slow-commits.sh
+scripts/faults/fault-flood.sh
+scripts/faults/fault-slow-assets.sh
+scripts/faults/fault-starvation.sh
 
-log "fuzzing the HTTP surface for 60 s (scripts/fuzz-http.sh --seconds 600 for a longer run)"
-scripts/fuzz-http.sh --seconds 60
+log "fuzzing the HTTP surface for 60 s (scripts/fuzz/fuzz-http.sh --seconds 600 for a longer run)"
+scripts/fuzz/fuzz-http.sh --seconds 60
 
 log "SCTE-35 parser: the fuzz corpus under AddressSanitizer"
-scripts/fuzz-scte35.sh --replay
+scripts/fuzz/fuzz-scte35.sh --replay
 
 log "what viewers see: the player scenarios in a real hls.js 1.6.15 (skipped with a message where Chromium cannot be installed)"
-scripts/player-scenarios.sh   # results: .demo/player-scenarios/
-scripts/probe.sh --low-latency   # an LL-HLS channel in hls.js: the interstitial, its early return, under 3 s behind live
-scripts/console-tests.sh      # the operator console in headless Chromium; screenshots: .demo/console-screenshots/
+scripts/browser/player-scenarios.sh     # results: .demo/player-scenarios/
+scripts/browser/probe.sh --low-latency  # an LL-HLS channel in hls.js: its interstitial, early return, < 3 s behind live
+scripts/browser/console-tests.sh        # the operator console in headless Chromium; .demo/console-screenshots/

@@ -1,8 +1,8 @@
 // The floor of a command's path on this stack (issue 12: appends): Hummingbird 2 and libpq on each connection's own
 // thread (the Postgres module, as `cueline serve` uses them), one durable single-row INSERT per POST, prepared once per
-// connection; nothing is decoded, decided, encoded, checked or hashed. `scripts/bench.sh` drives it with wrk exactly
-// as it drives `cueline serve`'s command route, beside pgbench's insert, in the same run: what is left between this
-// and `POST /channels/{channel}/commands` is Cueline's own work; what is between this and pgbench is the stack's.
+// connection; nothing is decoded, decided, encoded, checked or hashed. `scripts/bench/bench.sh` drives it with wrk
+// exactly as it drives `cueline serve`'s command route, beside pgbench's insert, in the same run: what is left between
+// this and `POST /channels/{channel}/commands` is Cueline's own work; what is between this and pgbench is the stack's.
 //
 //   DATABASE_URL=… cueline-append-floor PORT     (the table: bench_rows (id bigserial, payload text), as bench.sh makes)
 //   POST /rows: one INSERT per request; POST /empty: the same request read and answered, no database.
@@ -27,7 +27,7 @@ router.post("/rows") { request, _ -> HTTPResponse.Status in
     }
     return .created
 }
-// HTTP alone: the same POST read and answered, no database (scripts/bench-append-bound.sh).
+// HTTP alone: the same POST read and answered, no database (scripts/bench/bench-append-bound.sh).
 router.post("/empty") { request, _ -> HTTPResponse.Status in
     _ = try await request.body.collect(upTo: 64 * 1024)
     return .created

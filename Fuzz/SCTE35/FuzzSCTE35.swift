@@ -1,4 +1,4 @@
-// libFuzzer entry point for the SCTE-35 parser. Built by scripts/fuzz-scte35.sh with
+// libFuzzer entry point for the SCTE-35 parser. Built by scripts/fuzz/fuzz-scte35.sh with
 // `swiftc -sanitize=fuzzer,address` together with Sources/SCTE35; not part of the SwiftPM build.
 // Any input must give a section or an SCTE35Error: a trap, overflow or out-of-bounds read is a crash.
 

@@ -1,4 +1,4 @@
--- Generated, do not edit: cueline_append as 0013_lock_order.sql leaves it (scripts/check-sql-functions.sh --write)
+-- Generated, do not edit: cueline_append as 0013_lock_order.sql leaves it (scripts/ci/check-sql-functions.sh --write)
 CREATE OR REPLACE FUNCTION public.cueline_append(p_channel text, p_expected bigint, p_command_id text, p_request_hash text, p_actor text, p_source text, p_reason text, p_decided_ms bigint, p_events json, OUT result_version bigint, OUT replayed boolean, OUT first_position bigint, OUT last_position bigint, OUT hashes text[], OUT positions bigint[])
  RETURNS record
  LANGUAGE plpgsql

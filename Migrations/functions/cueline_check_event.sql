@@ -1,4 +1,4 @@
--- Generated, do not edit: cueline_check_event as 0005_append_function.sql leaves it (scripts/check-sql-functions.sh --write)
+-- Generated, do not edit: cueline_check_event as 0005_append_function.sql leaves it (scripts/ci/check-sql-functions.sh --write)
 CREATE OR REPLACE FUNCTION public.cueline_check_event(p_channel text, p_version bigint, p_type text, p_payload json, p_decided timestamp with time zone)
  RETURNS void
  LANGUAGE plpgsql

@@ -1,4 +1,4 @@
--- Generated, do not edit: cueline_hash_quote as 0005_append_function.sql leaves it (scripts/check-sql-functions.sh --write)
+-- Generated, do not edit: cueline_hash_quote as 0005_append_function.sql leaves it (scripts/ci/check-sql-functions.sh --write)
 CREATE OR REPLACE FUNCTION public.cueline_hash_quote(value text)
  RETURNS text
  LANGUAGE plpgsql

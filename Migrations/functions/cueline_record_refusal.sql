@@ -1,4 +1,4 @@
--- Generated, do not edit: cueline_record_refusal as 0005_append_function.sql leaves it (scripts/check-sql-functions.sh --write)
+-- Generated, do not edit: cueline_record_refusal as 0005_append_function.sql leaves it (scripts/ci/check-sql-functions.sh --write)
 CREATE OR REPLACE FUNCTION public.cueline_record_refusal(p_channel text, p_command_id text, p_command text, p_request json, p_actor text, p_source text, p_reason text, p_decided_ms bigint)
  RETURNS void
  LANGUAGE plpgsql

@@ -1,4 +1,4 @@
--- Generated, do not edit: cueline_record_samples as 0005_append_function.sql leaves it (scripts/check-sql-functions.sh --write)
+-- Generated, do not edit: cueline_record_samples as 0005_append_function.sql leaves it (scripts/ci/check-sql-functions.sh --write)
 CREATE OR REPLACE FUNCTION public.cueline_record_samples(p_samples json)
  RETURNS void
  LANGUAGE plpgsql

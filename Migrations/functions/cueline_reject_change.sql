@@ -1,4 +1,4 @@
--- Generated, do not edit: cueline_reject_change as 0001_event_log.sql leaves it (scripts/check-sql-functions.sh --write)
+-- Generated, do not edit: cueline_reject_change as 0001_event_log.sql leaves it (scripts/ci/check-sql-functions.sh --write)
 CREATE OR REPLACE FUNCTION public.cueline_reject_change()
  RETURNS trigger
  LANGUAGE plpgsql

@@ -1,4 +1,4 @@
--- Generated, do not edit: cueline_watermark as 0012_watermark_ahead.sql leaves it (scripts/check-sql-functions.sh --write)
+-- Generated, do not edit: cueline_watermark as 0012_watermark_ahead.sql leaves it (scripts/ci/check-sql-functions.sh --write)
 CREATE OR REPLACE FUNCTION public.cueline_watermark(OUT head bigint, OUT known_until_ms bigint)
  RETURNS record
  LANGUAGE plpgsql

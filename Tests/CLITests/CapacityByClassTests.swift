@@ -2,8 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Issue 34, defects 1, 2 and 6 at small scale: held blocking reloads and request bodies still arriving each have
-/// their share of the connections, so that the players' GETs of any channel keep theirs (`scripts/fault-flood.sh`
+/// Issue 34, defects 1, 2 and 6 at small scale: held blocking reloads and request bodies still arriving each have their
+/// share of the connections, so that the players' GETs of any channel keep theirs (`scripts/faults/fault-flood.sh`
 /// floods them at scale).
 @Suite(
     "Capacity by class: held reloads and arriving bodies", .serialized,

@@ -7,7 +7,7 @@ import Testing
 #endif
 
 /// Issue 11, defects 7 and 8, at small scale and exact: what `cueline serve` answers beyond each of its limits.
-/// (`scripts/fault-flood.sh` floods them at scale and measures the playlists meanwhile.)
+/// (`scripts/faults/fault-flood.sh` floods them at scale and measures the playlists meanwhile.)
 @Suite(
     "Limits of cueline serve: connections, timeouts, sizes, event streams", .serialized,
     .enabled(

@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 
 /// Reading interstitial assets' playlists: cached, failures remembered briefly. (Slow, huge and failing asset servers
-/// against the real fetch: scripts/fault-slow-assets.sh.)
+/// against the real fetch: scripts/faults/fault-slow-assets.sh.)
 @Suite("Asset playlists: cached, failures remembered")
 struct AssetPlaylistsTests {
     static let ad = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.002,\na.ts\n#EXTINF:2.002,\nb.ts\n#EXT-X-ENDLIST\n"

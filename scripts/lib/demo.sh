@@ -121,14 +121,15 @@ demo_down() {
     return 0
 }
 
-# hlsjs_probe_setup : the hlsjs-probe (shared/tools/hlsjs-probe, or scripts/hlsjs-probe) with hls.js 1.6.15 extracted
-# from the gradio wheel, and Chromium and ffmpeg installed. Sets PROBE_DIR (a copy of the tool of its own, removed by
-# demo_down). Returns 1 with PROBE_SKIP saying why where that cannot be done here (callers skip with that message).
+# hlsjs_probe_setup : the hlsjs-probe (shared/tools/hlsjs-probe, or scripts/browser/hlsjs-probe) with hls.js 1.6.15
+# extracted from the gradio wheel, and Chromium and ffmpeg installed. Sets PROBE_DIR (a copy of the tool of its own,
+# removed by demo_down). Returns 1 with PROBE_SKIP saying why where that cannot be done here (callers skip with that
+# message).
 hlsjs_probe_setup() {
     local src="" candidate wheel_dir=/tmp/cueline-hlsjs-wheel
-    # The team's shared copy when it is next to this checkout, else the copy kept in scripts/hlsjs-probe (so a clone
-    # anywhere, CI's included, runs the player checks rather than skipping them).
-    for candidate in "$(repo_root)/../shared/tools/hlsjs-probe" "$(repo_root)/shared/tools/hlsjs-probe" "$(repo_root)/scripts/hlsjs-probe"; do
+    # The team's shared copy when it is next to this checkout, else the copy kept in scripts/browser/hlsjs-probe (so a
+    # clone anywhere, CI's included, runs the player checks rather than skipping them).
+    for candidate in "$(repo_root)/../shared/tools/hlsjs-probe" "$(repo_root)/shared/tools/hlsjs-probe" "$(repo_root)/scripts/browser/hlsjs-probe"; do
         [ -f "$candidate/hlsjs_probe.py" ] && src=$candidate && break
     done
     [ -n "$src" ] || { PROBE_SKIP="the hlsjs-probe tool (shared/tools/hlsjs-probe) is not next to this checkout"; return 1; }

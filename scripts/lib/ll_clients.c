@@ -1,7 +1,7 @@
-/* LL-HLS clients for scripts/bench-ll.sh, in C so that the clients' own CPU is small next to the server's on the same
- * 2 cores (one Python asyncio client spends ~40 us per answer: 1,000 answers due at one instant queue ~40 ms of client
- * CPU against the server's). The same behaviour as ll_clients.py without the early-return trials: N clients over C
- * channels on kept HTTP/1.1 connections, each blocking on the next part (_HLS_msn/_HLS_part from the preload hint) as
+/* LL-HLS clients for scripts/bench/bench-ll.sh, in C so that the clients' own CPU is small next to the server's on the
+ * same 2 cores (one Python asyncio client spends ~40 us per answer: 1,000 answers due at one instant queue ~40 ms of
+ * client CPU against the server's). The same behaviour as ll_clients.py without the early-return trials: N clients over
+ * C channels on kept HTTP/1.1 connections, each blocking on the next part (_HLS_msn/_HLS_part from the preload hint) as
  * a player does; for every answer, how long after its part's boundary it was read (boundary = epoch + (msn * parts +
  * part + 1) * part duration). One thread, epoll. Prints one JSON object like ll_clients.py's.
  *

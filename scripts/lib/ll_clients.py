@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""LL-HLS clients for scripts/bench-ll.sh: N clients over C channels, each blocking on the next part as a player does
-(`_HLS_msn` / `_HLS_part` from the preload hint), on kept HTTP/1.1 connections. Records, for every answer, how long
+"""LL-HLS clients for scripts/bench/bench-ll.sh: N clients over C channels, each blocking on the next part as a player
+does (`_HLS_msn` / `_HLS_part` from the preload hint), on kept HTTP/1.1 connections. Records, for every answer, how long
 after its part's boundary it arrived (the part boundary is epoch + (msn * parts + part + 1) * part duration), and, for
 the early-return trials, how long after the command was sent a client blocked on its channel held the augmenting tag.
 Prints one JSON object."""

@@ -1,4 +1,5 @@
-/* The floor for scripts/bench-ll.sh: the least a server can do to answer blocking playlist reloads on this machine.
+/* The floor for scripts/bench/bench-ll.sh: the least a server can do to answer blocking playlist reloads on this
+ * machine.
  *
  * It holds each `GET …?_HLS_msn=N&_HLS_part=P` until that part's boundary (epoch + (N * parts + P + 1) * part
  * duration, on the wall clock), then writes one fixed answer of the given size: a head and a body whose preload hint

@@ -31,7 +31,7 @@ const app = {
 /// At most this many channels' schedules are read per overview round (one request each, every 2 s).
 const OVERVIEW_LIVE_ROWS = 50;
 
-// What the browser tests read (scripts/console_tests.py), in the page's high-resolution wall clock: when this
+// What the browser tests read (scripts/browser/console_tests.py), in the page's high-resolution wall clock: when this
 // console's last command was acknowledged (and the version it made), when the event stream first delivered each
 // version, when each break was first shown in each state, and how many event streams the console holds open.
 const probe = { acked: null, streamed: {}, shown: {}, openStreams: 0 };

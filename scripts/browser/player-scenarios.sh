@@ -7,7 +7,7 @@
 # (s1…s7) with a 60 s window (dropping a finished range from the window cannot be what ends an ad) and is played
 # through master.m3u8, one probe at a time (each costs a core). About 6 minutes once built.
 #
-# Usage: scripts/player-scenarios.sh [--only N] [--keep] [--out DIR] [--align segment|exact] [--no-retry]
+# Usage: scripts/browser/player-scenarios.sh [--only N] [--keep] [--out DIR] [--align segment|exact] [--no-retry]
 #   --only N   run only scenario N (1-7), or a list: --only 2,7
 #   --no-retry a failed scenario fails the suite at once (by default it runs once more on its own channel s<N>r and
 #              the suite passes only if that run passes; the first run's failures are printed and kept in summary.json)
@@ -16,10 +16,10 @@
 #   --out DIR  where the probe event files, playlist polls, command logs and summary.json go
 #              (default .demo/player-scenarios)
 # Exit status: 0 all scenarios passed (or SKIPPED: Chromium or hls.js cannot be installed here), 1 one failed.
-# Measurement and tolerances: scripts/player_scenarios.py.
+# Measurement and tolerances: scripts/browser/player_scenarios.py.
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 only="" keep=false align="" retry=--retry out=$(repo_root)/.demo/player-scenarios
@@ -55,7 +55,7 @@ rm -rf "$out" && mkdir -p "$out"
 log "running the player scenarios against $DEMO_URL (server $SERVER_COMMIT); results in $out"
 status=0
 CUELINE=$CUELINE DEMO_URL=$DEMO_URL PROBE_DIR=$PROBE_DIR SERVER_COMMIT=$SERVER_COMMIT \
-    python3 "$(repo_root)/scripts/player_scenarios.py" --out "$out" $retry ${only:+--only "$only"} ${align:+--align "$align"} || status=$?
+    python3 "$(repo_root)/scripts/browser/player_scenarios.py" --out "$out" $retry ${only:+--only "$only"} ${align:+--align "$align"} || status=$?
 cp "$DEMO_PGDIR/serve.log" "$out/serve.log" 2>/dev/null || true
 if [ "$keep" = true ]; then
     log "keeping $DEMO_URL running (channels s1-s7; DATABASE_URL=$DATABASE_URL); Ctrl-C to stop"

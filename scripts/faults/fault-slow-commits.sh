@@ -3,10 +3,10 @@
 # on one channel, and every event insert delayed by up to 200 ms inside its transaction (a test-only trigger), so
 # most commits land after their events' effect instant. Every playlist served (by its X-Cueline-Tick) must replay to the
 # same bytes, `cueline verify` must pass, and no event may reach the server after it served the event's instant.
-# Usage: scripts/fault-slow-commits.sh [--seconds N]   (default 20)
+# Usage: scripts/faults/fault-slow-commits.sh [--seconds N]   (default 20)
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 seconds=20

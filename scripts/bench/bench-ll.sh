@@ -16,7 +16,7 @@
 # just when the answers are due. The server pins one event loop to each core (`serve --pin-event-loops`), and so does
 # the floor server.
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/../lib/common.sh"
 cd "$(repo_root)"
 
 ensure_build_deps
@@ -205,7 +205,7 @@ rows = "\n".join(
                     (f"{clients} through the HTTP codec (baseline)", codec),
                     (f"{clients} against the floor server (baseline)", floor)])
 print(f"""
-## LL-HLS blocking reload (`scripts/bench-ll.sh`)
+## LL-HLS blocking reload (`scripts/bench/bench-ll.sh`)
 {channels} channels of 1 s segments and 0.25 s parts, 2 renditions, one epoch (every part boundary aligned), on a
 release build; each client blocks on the next part of `720p` as a player does, {seconds} s. Lateness after the
 part's boundary, two ways: when the answer reached the client's socket (the kernel's receive timestamp; on loopback

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Plays a channel in a real hls.js (1.6.15) inside headless Chromium: places a 30 s break 20 s ahead, ends it early
-# 10 s into it, and checks that the interstitial started, that it played the playout limit the server published
-# (not more than 2 s over it), and that hls.js raised no fatal error. The channel has a 60 s window, so the finished
-# range is still in the playlist when the interstitial ends (checked): the window dropping it cannot be what ends the
-# ad. Skips (exit 0, with a message) where Chromium or the hls.js build cannot be installed.
-# scripts/player-scenarios.sh plays the other cases (late limits, pods, joins, cancelled and back-to-back breaks).
+# Plays a channel in a real hls.js (1.6.15) inside headless Chromium: places a 30 s break 20 s ahead, ends it early 10 s
+# into it, and checks that the interstitial started, that it played the playout limit the server published (not more
+# than 2 s over it), and that hls.js raised no fatal error. The channel has a 60 s window, so the finished range is
+# still in the playlist when the interstitial ends (checked): the window dropping it cannot be what ends the ad. Skips
+# (exit 0, with a message) where Chromium or the hls.js build cannot be installed. scripts/browser/player-scenarios.sh
+# plays the other cases (late limits, pods, joins, cancelled and back-to-back breaks).
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 # --low-latency: the same on an LL-HLS channel (1 s segments of 0.25 s fMP4 parts, blocking reload, delta updates),

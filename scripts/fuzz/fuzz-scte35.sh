@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes the SCTE-35 parser with libFuzzer and AddressSanitizer for a fixed time (default 300 s), growing the
 # committed corpus in Fuzz/SCTE35/corpus and then merging it down to the inputs that add coverage.
-#   scripts/fuzz-scte35.sh [seconds]     fuzz, then merge the corpus
-#   scripts/fuzz-scte35.sh --replay      run every corpus input once, changing nothing (the test command does this)
+#   scripts/fuzz/fuzz-scte35.sh [seconds]     fuzz, then merge the corpus
+#   scripts/fuzz/fuzz-scte35.sh --replay      run every corpus input once, changing nothing (the test command does this)
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/../lib/common.sh"
 cd "$(repo_root)"
 mode=fuzz
 [ "${1:-}" = "--replay" ] && { mode=replay; shift; }

@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
-# Acceptance tests of the operator console (/console, issue 15) in headless Chromium, driven over the DevTools
-# protocol (scripts/console_tests.py; Python's standard library only): sign in, place a break, watch it go on air,
-# end it early from a second console, the limit on the timeline, the as-run row, two consoles seeing each other's
-# commands within 1 s, a stale If-Match showing the conflict, a refused cancel in the break's trail, a lost and a
-# silent (stale) event stream recovering, actors and reasons holding bidi and invisible characters shown escaped, a
-# pod's assets with their seconds, a viewer token without controls, tablet size.
+# Acceptance tests of the operator console (/console, issue 15) in headless Chromium, driven over the DevTools protocol
+# (scripts/browser/console_tests.py; Python's standard library only): sign in, place a break, watch it go on air, end it
+# early from a second console, the limit on the timeline, the as-run row, two consoles seeing each other's commands
+# within 1 s, a stale If-Match showing the conflict, a refused cancel in the break's trail, a lost and a silent (stale)
+# event stream recovering, actors and reasons holding bidi and invisible characters shown escaped, a pod's assets with
+# their seconds, a viewer token without controls, tablet size.
 # One server (port 18555 or the next free one), one throwaway PostgreSQL, the demo media; about a minute once built.
 # The player pane gets hls.js 1.6.15 as the player scenarios do (hlsjs_probe_setup) when it can be had; the console
 # is tested without it otherwise.
 #
-# Usage: scripts/console-tests.sh [--out DIR]   (default .demo/console-screenshots: a PNG per step, summary.json)
+# Usage: scripts/browser/console-tests.sh [--out DIR] (default .demo/console-screenshots: a PNG per step, summary.json)
 # CUELINE_BIN=path: the cueline binary to run (no build); CUELINE_CONSOLE_DIR=dir: the console's files to serve.
 # Exit status: 0 passed (or SKIPPED: Chromium cannot be installed here), 1 failed.
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 out=$(repo_root)/.demo/console-screenshots
@@ -47,6 +47,6 @@ log "running the console tests against $DEMO_URL/console; screenshots in $out"
 status=0
 # CUELINE (with DATABASE_URL): the CLI, for what the tests place as another door would (an actor and a reason).
 CONSOLE_URL=$DEMO_URL CHANNEL=console AD_URI=$DEMO_URL/media/ad/ad.m3u8 CUELINE=$CUELINE \
-    timeout 300 python3 "$(repo_root)/scripts/console_tests.py" --out "$out" || status=$?
+    timeout 300 python3 "$(repo_root)/scripts/browser/console_tests.py" --out "$out" || status=$?
 cp "$DEMO_PGDIR/serve.log" "$out/serve.log" 2>/dev/null || true
 exit "$status"

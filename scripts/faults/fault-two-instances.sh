@@ -5,8 +5,8 @@
 # (the rest of the way is the client, HTTP and the 50 ms effect delay, which a loaded machine stretches). Prints what it
 # measured; exits non-zero on any difference.
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 throwaway_service

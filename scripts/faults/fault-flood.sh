@@ -2,12 +2,12 @@
 # Flood check (issue 11, defects 7 and 8): 200 Server-Sent Events subscribers from the start of a 7,000-event log,
 # 2,000 slowloris connections, and 6,000 idle connections beyond the connection cap, one after the other, while
 # another channel's playlist is fetched every 50 ms; its p99 and maximum latency (request start to full body) must
-# stay within the bounds in scripts/flood.py, the slowloris connections must be closed by the header timeout, and
+# stay within the bounds in scripts/faults/flood.py, the slowloris connections must be closed by the header timeout, and
 # the server's descriptors must stay under its cap; then 100 connections that send 120 requests each and read no
 # answer: the server's memory must stay bounded. About 60 s.
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 ulimit -n "$(ulimit -Hn)"
@@ -37,5 +37,5 @@ PY
 events=$("$CUELINE_PGBIN/psql" "$DATABASE_URL" -Atc "SELECT version FROM cueline_streams WHERE channel = 'busy'")
 sleep 1.5
 log "flooding: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 scripts/flood.py ${FLOOD_PHASES:+--phases $FLOOD_PHASES} --url "http://127.0.0.1:$port" --pid "$server" --busy busy --events "$events" --quiet quiet \
+python3 scripts/faults/flood.py ${FLOOD_PHASES:+--phases $FLOOD_PHASES} --url "http://127.0.0.1:$port" --pid "$server" --busy busy --events "$events" --quiet quiet \
     --header-timeout 5 --max-connections 3000 || { tail -20 "$SCRATCH/serve.log" >&2; die "the server did not hold under the floods"; }

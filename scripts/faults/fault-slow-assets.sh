@@ -6,8 +6,8 @@
 # five placements at once and a relay channel whose upstream is endless; the server's memory must stay bounded (the
 # answers are cut off at 2 MiB and 16 MiB, not buffered). About 40 s.
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 throwaway_service

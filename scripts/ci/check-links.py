@@ -14,7 +14,7 @@ import subprocess
 import sys
 import unicodedata
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # two folders up from scripts/ci/
 # Top-level folders whose paths a page may name in a code span; such a span must name something that exists.
 PATH_ROOTS = ("Sources/", "Tests/", "scripts/", "deploy/", "Migrations/", "Benchmarks/", "docs/", "Fuzz/", ".ci/")
 # Records of past runs name files as they were then: their links are checked, the paths in their code spans are not.

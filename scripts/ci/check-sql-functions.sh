@@ -9,9 +9,9 @@
 # the migrator does: the cueline_migrations table first, then each file as one PQexec in its own transaction, with its
 # record, in a session set up as the migrator's.
 # Exit 1 with a unified diff on a difference, including a function present on one side only.
-# Usage: scripts/check-sql-functions.sh [--write]   (--write rewrites Migrations/functions/ instead of comparing)
+# Usage: scripts/ci/check-sql-functions.sh [--write]   (--write rewrites Migrations/functions/ instead of comparing)
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/../lib/common.sh"
 cd "$(repo_root)"
 
 write=0
@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-fix_command="scripts/check-sql-functions.sh --write"
+fix_command="scripts/ci/check-sql-functions.sh --write"
 target=Migrations/functions
 
 # The migrations, as the migrator loads them: every *.sql directly in Migrations/ (not in subfolders), each named

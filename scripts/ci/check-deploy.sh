@@ -2,9 +2,9 @@
 # Checks deploy/: every other systemd unit that runs cueline is hardened as cueline.service is, the units pass
 # `systemd-analyze verify`, every YAML file parses (and the manifests have the kinds they should), and the container
 # build runs the same build command the README gives.
-# Usage: scripts/check-deploy.sh [path to a built cueline binary, for the unit's ExecStart]
+# Usage: scripts/ci/check-deploy.sh [path to a built cueline binary, for the unit's ExecStart]
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/../lib/common.sh"
 cd "$(repo_root)"
 failures=0
 fail() { printf 'FAIL: %s\n' "$*" >&2; failures=$((failures + 1)); }

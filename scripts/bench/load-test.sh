@@ -3,10 +3,10 @@
 # `cueline serve` (release build) on a throwaway database. Passes when no request fails, no lint finding appears
 # (every rendition, every 5 s, against its previous version and across renditions), media sequences never go
 # backwards, and memory is flat (the last minute's resident size within 20% + 16 MiB of the second minute's).
-#   scripts/load-test.sh [MINUTES]
+#   scripts/bench/load-test.sh [MINUTES]
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 minutes=${1:-5}
 

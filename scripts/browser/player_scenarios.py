@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Player scenario suite: plays Cueline channels in real hls.js 1.6.15 (the hlsjs-probe) and asserts what the viewer
-gets. Run by scripts/player-scenarios.sh, which starts the database, the server and the channels s1…s7 and sets:
+gets. Run by scripts/browser/player-scenarios.sh, which starts the database, the server and the channels s1…s7 and sets:
 
   CUELINE       the cueline binary (with DATABASE_URL and CUELINE_MIGRATIONS in the environment)
   DEMO_URL      the server, e.g. http://127.0.0.1:8080 (demo media at /media, the ads under /media/ad/)
-  PROBE_DIR     the hlsjs-probe set up as scripts/probe.sh does (hlsjs_probe.py + hlsjs/hls-1.6.15-gradio.mjs)
+  PROBE_DIR     the hlsjs-probe set up as scripts/browser/probe.sh does (hlsjs_probe.py + hlsjs/hls-1.6.15-gradio.mjs)
   SERVER_COMMIT what the server was built from (git describe --dirty)
 
   player_scenarios.py --out DIR [--only N]

@@ -2,7 +2,7 @@
 """Acceptance tests of the operator console (/console) in headless Chromium, driven over the DevTools protocol.
 
   CONSOLE_URL=http://127.0.0.1:18555 OPERATOR_A=cue_… OPERATOR_B=cue_… VIEWER=cue_… CHANNEL=c1 \
-  AD_URI=http://127.0.0.1:18555/media/ad/ad.m3u8 CUELINE=path/to/cueline python3 scripts/console_tests.py \
+  AD_URI=http://127.0.0.1:18555/media/ad/ad.m3u8 CUELINE=path/to/cueline python3 scripts/browser/console_tests.py \
   --out .demo/console-screenshots        (CUELINE with DATABASE_URL: the CLI, to act as another door would)
 
 Chromium runs with --remote-debugging-pipe: the protocol goes over two inherited pipes (fd 3 in, fd 4 out, one

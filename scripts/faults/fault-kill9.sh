@@ -3,8 +3,8 @@
 # No acknowledged command may be lost; media sequence and program date-time continue; the break's tags are unchanged;
 # the early return still shows; every playlist across the restart passes `cueline lint --previous`.
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 throwaway_service

@@ -16,10 +16,10 @@
 #   http        wrk -c1: the command's POST to Hummingbird, read and answered 201, no database (cueline-append-floor)
 #   http_insert wrk -c1: the same POST doing the INSERT through the Postgres module (cueline-append-floor)
 #
-#   scripts/bench-append-bound.sh [ROUNDS=8] [SECONDS=3]      appends a section to Benchmarks/results.md
+#   scripts/bench/bench-append-bound.sh [ROUNDS=8] [SECONDS=3]      appends a section to Benchmarks/results.md
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 rounds=${1:-8}
 seconds=${2:-3}
@@ -124,7 +124,7 @@ rows = [
     ("http", "wrk -c1: the command's POST through Hummingbird, answered 201, no database"),
     ("http_insert", "wrk -c1: the same POST doing the INSERT through the Postgres module"),
 ]
-print(f"\n## append best case ({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%dT%H:%MZ}, `scripts/bench-append-bound.sh`)")
+print(f"\n## append best case ({datetime.datetime.now(datetime.timezone.utc):%Y-%m-%dT%H:%MZ}, `scripts/bench/bench-append-bound.sh`)")
 print(f"One client, {rounds} alternating rounds of {seconds} s on one durable cluster, pgbench with prepared statements; the")
 print(f"median rate of each path over the rounds, and its ratio to the insert's median. Load average at the end: {load}.\n")
 print("| path | median rate | ratio | rate in each round |")

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Starvation check (issue 34): no client class starves another. Five attacks, one after the other, each while an
 # unrelated channel's playlist is fetched from a new connection every 50 ms (>= 99 % 200, p99 < 100 ms) and, where
-# the attack has one, another tenant's reads or commands are measured (scripts/starvation.py states the bounds):
+# the attack has one, another tenant's reads or commands are measured (scripts/faults/starvation.py states the bounds):
 #   held      1,100 connections from one address holding LL-HLS blocking reloads on a server capped at 1,000,
 #             asking again when refused (the report's 4,200 over 4,096: STARVATION_HELD=4200 STARVATION_HELD_CAP=4096)
 #   bodies    320 connections sending request bodies at one byte a second, on a server capped at 300 connections
 #   schedule  8 loops of a viewer reading the schedule of a channel holding $STARVATION_BREAKS future breaks
 #   audit     6 loops of one token's as-run reads of that channel; another tenant's as-run reads must be answered
 #   lock      a transaction holds one channel's row in the log for 15 s; commands on other channels p99 < 200 ms
-# Usage: scripts/fault-starvation.sh [attack ...]   (default all five; about 3 minutes)
+# Usage: scripts/faults/fault-starvation.sh [attack ...]   (default all five; about 3 minutes)
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 attacks=("$@")
@@ -84,7 +84,7 @@ for attack in "${attacks[@]}"; do
     target_port=$port
     [ "$attack" = bodies ] && target_port=$bodies_port
     [ "$attack" = held ] && target_port=$held_port
-    if ! python3 scripts/starvation.py --attack "$attack" --port "$target_port" "${args[@]}"; then
+    if ! python3 scripts/faults/starvation.py --attack "$attack" --port "$target_port" "${args[@]}"; then
         log "FAIL: $attack"
         failed=1
     fi

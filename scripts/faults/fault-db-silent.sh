@@ -6,8 +6,8 @@
 # by the wall clock once the log has been silent for 11 s (not stay at the last known instant for as long as it
 # lasts); the schedule known before stays; everything resumes when it answers again; no event is lost or duplicated.
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 throwaway_service

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Fuzz test of the whole HTTP surface (issue 11): a throwaway PostgreSQL, `cueline serve` with tokens (operator,
 # automation scoped to one channel, viewer, a revoked one), a hooks file and a media directory, three channels, then
-# random and adversarial commands, SCTE-35 sections, hook deliveries, GETs with random query strings on every route
-# of openapi.json, odd paths and wrong methods for --seconds (scripts/fuzz_http.py does the sending and the checks).
-# Invariants checked after the run: the server never died and answered no 5xx but 503; every 201 is in the log once
-# with the acknowledged bytes; every 503 wrote nothing; `cueline verify` passes; every rendition passes `cueline lint`
-# and `--previous` against its last fetch. Other smells are printed as findings. Exit 1 on a violation.
+# random and adversarial commands, SCTE-35 sections, hook deliveries, GETs with random query strings on every route of
+# openapi.json, odd paths and wrong methods for --seconds (scripts/fuzz/fuzz_http.py runs it: its generators in
+# cases.py, its checks in checks.py). Invariants checked after the run: the server never died and answered no 5xx but
+# 503; every 201 is in the log once with the acknowledged bytes; every 503 wrote nothing; `cueline verify` passes; every
+# rendition passes `cueline lint` and `--previous` against its last fetch. Other smells are printed as findings. Exit 1
+# on a violation.
 #
-# Usage: scripts/fuzz-http.sh [--seconds N] [--seed S] [--workers N]     (default 60 s, a random seed, 3 workers)
+# Usage: scripts/fuzz/fuzz-http.sh [--seconds N] [--seed S] [--workers N]     (default 60 s, a random seed, 3 workers)
 # CUELINE_BIN names the binary to test (default: the debug build, built if needed).
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 seconds=60 seed="" workers=3
@@ -91,7 +92,7 @@ print(json.dumps({
 PY
 log "fuzzing http://127.0.0.1:$port for $seconds s (server logs and playlists in $work)"
 status=0
-python3 scripts/fuzz_http.py --config "$work/config.json" --seconds "$seconds" --workers "$workers" ${seed:+--seed "$seed"} || status=$?
+python3 scripts/fuzz/fuzz_http.py --config "$work/config.json" --seconds "$seconds" --workers "$workers" ${seed:+--seed "$seed"} || status=$?
 # The harness stops the servers it started; this catches any left behind if it was interrupted.
 if [ -f "$work/server.pids" ]; then
     while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$work/server.pids"

@@ -3,8 +3,8 @@
 # schedule; commands fail fast with 503 and a clear message; everything resumes when the database is back; no event
 # is lost or duplicated.
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 throwaway_service

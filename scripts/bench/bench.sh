@@ -10,8 +10,8 @@
 #   retention: tick cost and playlist bytes with 10,000 breaks vs none, state memory after 100,000 events vs 100
 #   scale   : channels one instance keeps on time: 10,000 x 3 renditions vs 100 (cueline-scale-bench, 30 s each)
 set -euo pipefail
-source "$(dirname "$0")/lib/common.sh"
-source "$(dirname "$0")/lib/demo.sh"
+source "$(dirname "$0")/../lib/common.sh"
+source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 ensure_build_deps
@@ -23,7 +23,7 @@ bench_setup bench
 [ "${BENCH_ONLY:-}" = http ] || {
     echo "# Benchmark results"
     echo
-    echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -m); $(date -u +%Y-%m-%d); \`scripts/bench.sh\`."
+    echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -m); $(date -u +%Y-%m-%d); \`scripts/bench/bench.sh\`."
     echo
     echo '## render'
     echo '```'
