@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Benchmarks with a fixed method, each against a baseline measured in the same run. Writes Benchmarks/results.md.
+# Benchmarks with a fixed method, each against a baseline measured in the same run. Appends a dated run to
+# Benchmarks/results.md (earlier runs stay: the record of what was measured when).
 #   render  : PlaylistRenderer vs a naive Foundation renderer producing the same bytes (cueline-bench)
 #   replay  : replay --at cost against log length in memory, and from PostgreSQL a year of history (~110,000 events)
 #             vs a day: full-log read + fold vs from the latest checkpoint (cueline-replay-bench)
@@ -21,7 +22,8 @@ bench_setup bench
 
 # BENCH_ONLY=http: only serve, append and change latency, appended to the results already there.
 [ "${BENCH_ONLY:-}" = http ] || {
-    echo "# Benchmark results"
+    echo
+    echo "# Run of $(date -u +%Y-%m-%dT%H:%MZ)"
     echo
     echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -m); $(date -u +%Y-%m-%d); \`scripts/bench/bench.sh\`."
     echo
@@ -47,7 +49,7 @@ bench_setup bench
     "$bin/cueline-scale-bench" 10000 30 1 2>/dev/null
     echo
     "$bin/cueline-scale-bench" 10000 30 6 2>/dev/null
-} >"$out"
+} >>"$out"
 [ "${BENCH_ONLY:-}" = http ] && printf '\n(serve, append and change latency below: a later run, %s)\n' "$(date -u +%Y-%m-%dT%H:%MZ)" >>"$out"
 
 port=$(free_port 18700)
