@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "API",
             dependencies: [
-                "Schedule", "HLS", "EventStore", "Projector", "SCTE35", "Wire",
+                "Schedule", "HLS", "EventStore", "Projector", "SCTE35", "Wire", "Postgres",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -97,16 +97,14 @@ public enum Replay {
             state = checkpoint.snapshot.restore()
             version = checkpoint.snapshot.version
         }
-        while true {
-            let batch = try await postgres.readStream(
-                channel, after: version, decidedAtOrBefore: tick, limit: batchSize)
-            for event in ChannelLoader.decodeReadable(batch).readable { state.apply(event) }
-            version = batch.last?.version ?? version
-            if batch.count < batchSize { return (state, checkpoint) }
+        let inEffect = EventPages(after: version) { after, limit in
+            try await postgres.readStream(channel, after: after, decidedAtOrBefore: tick, limit: limit)
         }
+        for try await page in inEffect {
+            for event in ChannelLoader.decodeReadable(page).readable { state.apply(event) }
+        }
+        return (state, checkpoint)
     }
-
-    static let batchSize = 1000
 
     /// Writes checkpoints of `channel` every `interval` versions from its latest checkpoint to the end of its log;
     /// returns how many it wrote. Called by `cueline replay` before it replays: the first replay of a long log reads
@@ -124,10 +122,9 @@ public enum Replay {
         }
         var next = (version / interval + 1) * interval
         var written = 0
-        while true {
-            let batch = try await store.readStream(channel, after: version, limit: batchSize)
-            let hashes = Dictionary(batch.map { ($0.version, $0.hash) }, uniquingKeysWith: { first, _ in first })
-            for event in ChannelLoader.decodeReadable(batch).readable {
+        for try await page in store.pages(of: channel, after: version) {
+            let hashes = Dictionary(page.map { ($0.version, $0.hash) }, uniquingKeysWith: { first, _ in first })
+            for event in ChannelLoader.decodeReadable(page).readable {
                 state.apply(event)
                 guard event.version >= next else { continue }
                 while next <= event.version { next += interval }
@@ -137,9 +134,8 @@ public enum Replay {
                 try await store.saveSnapshot(snapshot)
                 written += 1
             }
-            version = batch.last?.version ?? version
-            if batch.count < batchSize { return written }
         }
+        return written
     }
 
     /// Every event of a channel, decoded, in version order.
@@ -147,12 +143,7 @@ public enum Replay {
     public static func events(_ channel: ChannelID, from store: any EventStore) async throws -> [RecordedScheduleEvent]
     {
         var events: [RecordedScheduleEvent] = []
-        var version: Int64 = 0
-        while true {
-            let batch = try await store.readStream(channel, after: version, limit: 1000)
-            events += ChannelLoader.decodeReadable(batch).readable
-            version = batch.last?.version ?? version
-            if batch.count < 1000 { return events }
-        }
+        for try await page in store.pages(of: channel) { events += ChannelLoader.decodeReadable(page).readable }
+        return events
     }
 }

@@ -168,88 +168,17 @@ struct Serve: AsyncParsableCommand {
                     "max_connections": "\(limits.maxConnections)", "descriptors": "\(descriptors)",
                 ])
         }
-        // The pool and the LISTEN loop are services of the group below; the checks before it starts use the pool
-        // as one-shot commands do (it lends connections before its run() starts).
-        // Two kept open: the follower's watermark reads (every 20 ms) hold one for a round trip, and a command arriving
-        // meanwhile finds the other rather than opening one within its 30 ms to reach the database.
-        let pool = PostgresPool(url: url, maximumConnections: 8, keepIdle: 2, logger: logger)
-        let listener = PostgresListener(url: url, channel: PostgresEventStore.notifyChannel, logger: logger)
-        let store = PostgresEventStore(pool: pool, logger: logger)
-        try await store.checkSchema()
-        // Hints of this instance's own appends wake no catch-up when their events are folded already (hasFolded).
-        let followed = Mutex<ChannelFollower?>(nil)
-        let follower = ChannelFollower(
-            store: store, samples: PostgresRenderSampleStore(pool: pool),
-            wakeups: {
-                listener.wakeups(skipping: { hint in followed.withLock { $0 }?.hasFolded(hint: hint) ?? false })
-            },
-            clock: wallClock, logger: logger)
-        followed.withLock { $0 = follower }
-        try await follower.catchUp()
-        let handler = CommandHandler(
-            store: store, refusals: PostgresRefusalStore(pool: pool), clock: wallClock, logger: logger,
-            knownState: { follower.followedState(of: $0) }, assets: AssetPlaylists(),
-            applied: { await follower.applied($0) })
-        let eventStreams = EventStreams(follower: follower, store: store, limits: limits)
-        let gate = ConnectionGate(limits: limits)
-        let tokens =
-            unauthenticatedCommands
-            ? nil : TokenCache(directory: PostgresTokenStore(pool: pool, logger: logger), logger: logger)
-        let router = Routes.router(
-            follower: follower, handler: handler, mediaDirectory: settings.mediaDir,
-            metrics: { Cueline.metrics.emitToString() },
-            hooks: try hooks.map { try HookSet(file: $0, environment: ProcessInfo.processInfo.environment) }
-                ?? HookSet(),
-            access: tokens.map { .tokens($0) } ?? .open,
-            eventStreams: eventStreams, auditReads: AuditReads(proxies: limits.trustedProxies))
+        var server = ServerSettings(databaseURL: url, clock: wallClock)
+        (server.host, server.port, server.limits, server.mediaDirectory) = (host, port, limits, settings.mediaDir)
+        server.hooks =
+            try hooks.map { try HookSet(file: $0, environment: ProcessInfo.processInfo.environment) } ?? HookSet()
+        server.unauthenticatedCommands = unauthenticatedCommands
         let loops = await EventLoops.group(pinned: settings.pinEventLoops, logger: logger)
-        let app = Application(
-            router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: gate, playlists: follower),
-            configuration: .init(address: .hostname(host, port: port), serverName: "cueline", backlog: 4096),
-            // Shut down in reverse: the pool last, once nothing borrows from it any more.
-            services: [
-                pool, PoolGauges(pool: pool), listener, follower, RelayPoller(follower: follower, logger: logger),
-                eventStreams, gate,
-            ]
-                + (tokens.map { [$0] } ?? []),
-            onServerRunning: { [logger, limits] _ in
-                logger.notice(
-                    "serving",
-                    metadata: [
-                        "address": "http://\(host):\(port)", "max_connections": "\(limits.maxConnections)",
-                        "header_timeout": "\(limits.headerTimeoutSeconds)",
-                        "idle_timeout": "\(limits.idleTimeoutSeconds)",
-                        "body_timeout": "\(limits.bodyTimeoutSeconds)", "shares": "\(limits.sharesDescription)",
-                    ])
-            },
-            eventLoopGroupProvider: loops.provider,
+        let app = try await buildApplication(
+            server, metrics: { Cueline.metrics.emitToString() }, eventLoopGroupProvider: loops.provider,
             logger: logger)
         try await app.runService()
         try await loops.own?.shutdownGracefully()
-    }
-}
-
-/// The database pool on `/metrics`, every second: `cueline_db_pool_connections{state="idle"|"lent"}` (lent counts
-/// those being opened) and `cueline_db_pool_checkouts_waiting` (commands and reads waiting for a connection: the pool
-/// is too small, or the database too slow, for the load).
-struct PoolGauges: Service {
-    let pool: PostgresPool
-
-    func run() async throws {
-        let idle = Gauge(label: "cueline_db_pool_connections", dimensions: [("state", "idle")])
-        let lent = Gauge(label: "cueline_db_pool_connections", dimensions: [("state", "lent")])
-        let waiting = Gauge(label: "cueline_db_pool_checkouts_waiting")
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            let counts = pool.counts
-            idle.record(counts.idle)
-            lent.record(counts.open - counts.idle)
-            waiting.record(counts.waiting)
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
-            } catch {
-                return
-            }
-        }
     }
 }
 

@@ -67,10 +67,5 @@ func openStore(_ database: DatabaseOptions) async throws -> PostgresEventStore {
 
 /// Every event of a channel, in version order.
 func loadEvents(_ channel: ChannelID, from store: any EventStore) async throws -> [RecordedEvent] {
-    var events: [RecordedEvent] = []
-    while true {
-        let batch = try await store.readStream(channel, after: events.last?.version ?? 0, limit: 1000)
-        events += batch
-        if batch.count < 1000 { return events }
-    }
+    try await store.events(of: channel)
 }

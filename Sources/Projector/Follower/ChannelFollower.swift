@@ -45,7 +45,8 @@ public final class ChannelFollower: Service, Sendable {
     let store: any EventStore
     /// Where digests of served playlists are recorded for `cueline verify` (nil: not recorded).
     let samples: (any RenderSampleStore)?
-    let wakeups: @Sendable () -> AsyncStream<Void>
+    /// Called once, when `run()` starts, with ``hasFolded(hint:)``: the hints to skip.
+    let wakeups: @Sendable (_ folded: @escaping @Sendable (String) -> Bool) -> AsyncStream<Void>
     public let clock: @Sendable () -> Timestamp
     let pollInterval: Duration
     /// How long, in milliseconds, the log may leave a catch-up's read unanswered before playlists follow the wall clock
@@ -71,9 +72,23 @@ public final class ChannelFollower: Service, Sendable {
     ///     11 s: longer than any wait of a working database that does not already end in an error or in
     ///     `logHeadBusy` (a pool checkout gives up after 10 s, the watermark's lock wait after 5 s), so it never
     ///     serves ahead of the log while commands can still commit.
-    public init(
+    public convenience init(
         store: any EventStore, samples: (any RenderSampleStore)? = nil,
         wakeups: @escaping @Sendable () -> AsyncStream<Void>, clock: @escaping @Sendable () -> Timestamp,
+        pollInterval: Duration = .milliseconds(20), silenceLimit: Duration = .seconds(11),
+        logger: Logger = Logger(label: "cueline.follower")
+    ) {
+        self.init(
+            store: store, samples: samples, hints: { _ in wakeups() }, clock: clock, pollInterval: pollInterval,
+            silenceLimit: silenceLimit, logger: logger)
+    }
+
+    /// The same with hints that may be skipped: `hints` is given ``hasFolded(hint:)`` (the server passes it to
+    /// `PostgresListener.wakeups(skipping:)`, so a command's own append wakes no catch-up).
+    public init(
+        store: any EventStore, samples: (any RenderSampleStore)? = nil,
+        hints wakeups: @escaping @Sendable (_ folded: @escaping @Sendable (String) -> Bool) -> AsyncStream<Void>,
+        clock: @escaping @Sendable () -> Timestamp,
         pollInterval: Duration = .milliseconds(20), silenceLimit: Duration = .seconds(11),
         logger: Logger = Logger(label: "cueline.follower")
     ) {
@@ -105,7 +120,7 @@ public final class ChannelFollower: Service, Sendable {
 
     public func run() async throws {
         let (wake, wakeContinuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let hints = wakeups()
+        let hints = wakeups { [self] hint in hasFolded(hint: hint) }
         watermarkWake.withLock { $0 = wakeContinuation }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
