@@ -140,7 +140,7 @@ let package = Package(
         .testTarget(
             name: "APITests",
             dependencies: [
-                "API", "EventStore", "Projector", "Schedule", "HLS", "TestSupport",
+                "API", "EventStore", "Projector", "Schedule", "HLS", "TestSupport", "Postgres",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
