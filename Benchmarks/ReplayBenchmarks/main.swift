@@ -134,16 +134,19 @@ func write(
         try await connection.query(
             "SELECT greatest(CASE WHEN is_called THEN last_value ELSE 0 END, (SELECT coalesce(max(position), 0) FROM cueline_events)) FROM cueline_positions"
         ).scalar().flatMap { Int64($0) } ?? 0)
-    var previous = HashChain.genesis(channel: channel)
-    let versions = versions ?? 1...events.last!.version
-    for event in events where event.version < versions.lowerBound {
+    func stored(_ event: RecordedScheduleEvent) -> RecordedEvent {
         let encoded = EventCodec.encode(event.event)
-        let raw = RecordedEvent(
+        return RecordedEvent(
             position: base + event.version, channel: channel, version: event.version, type: encoded.type,
             schemaVersion: encoded.schemaVersion, payload: encoded.payload, decidedAt: event.attribution.at,
             actor: event.attribution.actor, source: event.attribution.source,
             commandID: "\(channel)-\(event.version)", reason: nil)
-        previous = HashChain.hash(previous: previous, event: raw)
+    }
+    var previous = HashChain.genesis(channel: channel)
+    let versions = versions ?? 1...events.last!.version
+    // The chain up to the first version written (written by an earlier call).
+    for event in events where event.version < versions.lowerBound {
+        previous = HashChain.hash(previous: previous, event: stored(event))
     }
     let events = events.filter { versions.contains($0.version) }
     for chunk in stride(from: 0, to: events.count, by: 500) {
@@ -152,12 +155,7 @@ func write(
                 "INSERT INTO cueline_events (position, channel, version, type, schema_version, payload, decided_at, actor, source, command_id, hash) VALUES "
         )
         for (offset, event) in events[chunk..<min(events.count, chunk + 500)].enumerated() {
-            let encoded = EventCodec.encode(event.event)
-            var raw = RecordedEvent(
-                position: base + event.version, channel: channel, version: event.version, type: encoded.type,
-                schemaVersion: encoded.schemaVersion, payload: encoded.payload, decidedAt: event.attribution.at,
-                actor: event.attribution.actor, source: event.attribution.source,
-                commandID: "\(channel)-\(event.version)", reason: nil)
+            var raw = stored(event)
             raw.hash = HashChain.hash(previous: previous, event: raw)
             previous = raw.hash!
             var row: [String] = []
