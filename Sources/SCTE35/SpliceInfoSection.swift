@@ -211,6 +211,9 @@ public enum SpliceDescriptor: Hashable, Sendable {
 public struct SegmentationDescriptor: Hashable, Sendable {
     public var eventID: UInt32
     public var cancel: Bool
+    /// The five restriction bits (web delivery, no regional blackout, archive, device restrictions) when
+    /// `delivery_not_restricted_flag` is 0; nil when delivery is not restricted.
+    public var deliveryRestrictions: UInt8?
     /// `segmentation_duration` in 90 kHz ticks, when given.
     public var duration: UInt64?
     public var upidType: UInt8
@@ -234,7 +237,8 @@ public struct SegmentationDescriptor: Hashable, Sendable {
         let programSegmentation = try reader.bits(1, "program_segmentation_flag") == 1
         let durationFlag = try reader.bits(1, "segmentation_duration_flag") == 1
         let deliveryNotRestricted = try reader.bits(1, "delivery_not_restricted_flag") == 1
-        _ = try reader.bits(5, deliveryNotRestricted ? "reserved" : "delivery restrictions")
+        let restrictions = UInt8(try reader.bits(5, deliveryNotRestricted ? "reserved" : "delivery restrictions"))
+        deliveryRestrictions = deliveryNotRestricted ? nil : restrictions
         if !programSegmentation {
             let count = try reader.bits(8, "component_count")
             for _ in 0..<count {
@@ -266,6 +270,8 @@ public enum SCTE35Error: Error, Hashable, Sendable, CustomStringConvertible {
     case invalid(field: String, offset: Int, reason: String)
     case crcMismatch(stated: UInt32, computed: UInt32)
     case unsupported(String)
+    /// A value the encoder cannot write: too long or too wide for its field.
+    case unencodable(field: String, reason: String)
 
     public var description: String {
         switch self {
@@ -277,6 +283,7 @@ public enum SCTE35Error: Error, Hashable, Sendable, CustomStringConvertible {
         case .crcMismatch(let stated, let computed):
             return "CRC_32 is 0x\(hex(stated)) but the bytes give 0x\(hex(computed)): the section is corrupt"
         case .unsupported(let what): return "unsupported: \(what)"
+        case .unencodable(let field, let reason): return "cannot write \(field): \(reason)"
         }
     }
 }
