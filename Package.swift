@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "HLS"),
         // Pure: channel config, commands, events, decide/evolve, window arithmetic.
         .target(name: "Schedule", dependencies: ["HLS"]),
-        // Pure: SCTE-35 splice_info_section parsing and CRC. No dependencies, so the fuzzer builds it alone.
+        // Pure: SCTE-35 splice_info_section parsing, encoding and CRC. No dependencies, so the fuzzer builds it alone.
         .target(name: "SCTE35"),
         // The HTTP API's request, response and view types and their one JSON configuration: the server, the CLI
         // and the OpenAPI document share them. Foundation only.

@@ -42,14 +42,6 @@ extension SpliceInfoSection {
     }
 }
 
-/// `segmentation_type_id` values (SCTE 35 table 23) that open and close breaks.
-public enum SegmentationType {
-    /// Break Start, Provider/Distributor Advertisement Start, Placement Opportunity Start, Ad Block Start.
-    public static let breakStarts: Set<UInt8> = [0x22, 0x30, 0x32, 0x34, 0x36, 0x44, 0x46]
-    /// The matching ends.
-    public static let breakEnds: Set<UInt8> = [0x23, 0x31, 0x33, 0x35, 0x37, 0x45, 0x47]
-}
-
 /// 90 kHz ticks to milliseconds, to the nearest.
 public func ticksToMilliseconds(_ ticks: UInt64) -> Int64 {
     Int64((ticks + 45) / 90)
