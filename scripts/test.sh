@@ -7,6 +7,7 @@ source "$(dirname "$0")/lib/common.sh"
 cd "$(repo_root)"
 
 ensure_build_deps
+ensure_threefive
 pgdir=$(mktemp -d /tmp/cueline-test-pg.XXXXXX)
 chmod 755 "$pgdir"
 e2e_pid=

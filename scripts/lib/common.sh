@@ -27,6 +27,18 @@ apt_install() {
 }
 
 ensure_build_deps() { apt_install pkg-config libpq-dev libssl-dev; }
+
+# ensure_threefive : installs threefive from PyPI when python3 cannot import it: the independent SCTE-35 decoder that
+# SCTE35Tests runs on the sections the encoder writes (scripts/ci/check-scte35-threefive.py). A failed install is
+# said and not fatal: that test then skips, saying why.
+ensure_threefive() {
+    command -v python3 >/dev/null || apt_install python3 python3-pip
+    python3 -c 'import threefive' 2>/dev/null && return 0
+    log "installing threefive (PyPI) for the SCTE-35 decoder check"
+    python3 -m pip install -q threefive==3.1.5 >/dev/null 2>&1 \
+        || python3 -m pip install -q --break-system-packages threefive==3.1.5 >/dev/null 2>&1 \
+        || log "warning: pip could not install threefive; the SCTE-35 threefive check will be skipped"
+}
 ensure_postgres() { apt_install postgresql postgresql-contrib; }
 
 pg_bindir() {
