@@ -9,6 +9,11 @@ public func fuzzSCTE35(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // A section that parses must be self-consistent: its bytes are the input and its cues are computable.
         precondition(section.bytes == bytes)
         _ = section.cues
+        // A section that reads as a Cueline signal is written back to one that reads as the same signal.
+        if let signal = SegmentationSignal(section: section) {
+            let again = try? SpliceInfoSection(bytes: signal.encoded())
+            precondition(again.flatMap { SegmentationSignal(section: $0) } == signal)
+        }
     }
     // The text door too: the same bytes as hex and as a string.
     _ = try? SpliceInfoSection(text: String(decoding: bytes, as: UTF8.self))
