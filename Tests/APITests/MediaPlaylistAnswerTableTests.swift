@@ -222,19 +222,7 @@ struct MediaPlaylistAnswerTableTests {
         case .plain:
             return try await APIFixture()
         case .lowLatency:
-            let fixture = try await APIFixture()
-            var config = APIFixture.config("ll")
-            config.segmentDurationMilliseconds = 1000
-            config.windowSegments = 10
-            config.partDurationMilliseconds = 250
-            for index in config.renditions.indices {
-                config.renditions[index].partURITemplate =
-                    "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s"
-            }
-            _ = try await fixture.handler.handle(.createChannel(config), channel: "ll", context: APIFixture.context())
-            try await fixture.follower.catchUp()
-            fixture.clock.set(60.6)
-            return fixture
+            return try await APIFixture.lowLatency()
         case .relay:
             return try await PlaylistRouteTests.relayFixture()
         case .notStarted:

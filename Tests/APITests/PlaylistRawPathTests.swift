@@ -184,19 +184,7 @@ struct PlaylistRawPathHandlerTests {
 
     /// Channel `ll`: 1 s segments of 0.25 s parts; at 60.6 s parts 0 and 1 of segment 60 have ended.
     func setUp() async throws -> Setup {
-        let fixture = try await APIFixture()
-        var config = APIFixture.config("ll")
-        config.segmentDurationMilliseconds = 1000
-        config.windowSegments = 10
-        config.partDurationMilliseconds = 250
-        for index in config.renditions.indices {
-            config.renditions[index].partURITemplate =
-                "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s"
-        }
-        _ = try await fixture.handler.handle(.createChannel(config), channel: "ll", context: APIFixture.context())
-        try await fixture.follower.catchUp()
-        fixture.clock.set(60.6)
-        return try await connection(fixture)
+        try await connection(APIFixture.lowLatency())
     }
 
     /// A connection to `fixture`'s follower: the raw path, then the stand-in for the codec.

@@ -49,19 +49,15 @@ struct PlaylistController {
             // Blocking playlist reload: held on a task until the part is there, at most 3 target durations.
             let deadline = ContinuousClock.now + .milliseconds(wait.timeoutMilliseconds)
             while true {
-                let left = deadline - ContinuousClock.now
+                let left = Self.milliseconds(deadline - ContinuousClock.now)
                 let ready =
-                    left > .zero
+                    left > 0
                     ? await follower.awaitWindow(
-                        channel, rendition: wait.waitOn, completedTicks: wait.target,
-                        timeoutMilliseconds: left.components.seconds * 1000 + left.components.attoseconds
-                            / 1_000_000_000_000_000)
+                        channel, rendition: wait.waitOn, completedTicks: wait.target, timeoutMilliseconds: left)
                     : false
-                let millisecondsLeft = deadline - ContinuousClock.now
                 switch answer.afterWakeup(
                     wait, window: ready ? lookup(answer) : nil,
-                    millisecondsLeft: millisecondsLeft.components.seconds * 1000 + millisecondsLeft.components
-                        .attoseconds / 1_000_000_000_000_000)
+                    millisecondsLeft: Self.milliseconds(deadline - ContinuousClock.now))
                 {
                 case .playlist(let served, let maxAge, let partEnded):
                     PlaylistLookup.recordLateness(partEnded, follower: follower)
@@ -71,6 +67,11 @@ struct PlaylistController {
                 }
             }
         }
+    }
+
+    /// Whole milliseconds of `duration` (rounded toward zero).
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 
     /// The window served for `answer`'s request now.

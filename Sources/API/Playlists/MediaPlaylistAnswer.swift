@@ -50,6 +50,11 @@ struct MediaPlaylistAnswer: Sendable {
         case wait
         /// 503 past its deadline; the lookup's error (a rendition gone, 404; a relay that no longer renders, 500).
         case refuse(APIError)
+
+        /// The request is held again (it keeps its place among the held reloads).
+        var holdsAgain: Bool {
+            if case .wait = self { true } else { false }
+        }
     }
 
     /// The answer for `window`, the follower's lookup of `channel` and `rendition` with `directives.skip`.

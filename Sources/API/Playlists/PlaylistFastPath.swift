@@ -18,7 +18,7 @@ import Schedule
 /// about 15 µs of work instead of a task and the router's middlewares, which matters when a thousand players blocked on
 /// one channel's next part fall due at the same instant. Everything else (unknown channels, not started yet,
 /// `master.m3u8`, errors, other queries, malformed or out-of-range directives) goes up to the router and is answered
-/// there with the same rules (`PlaylistController.media`), the same bytes and headers for the same request.
+/// there with the same rules (``MediaPlaylistAnswer``), the same bytes and headers for the same request.
 ///
 /// Order: HTTP/1.1 answers must follow the order of requests on a connection. While a request passed up to the
 /// router has not been answered, later requests go up too (the router answers them in turn), so a pipelined playlist
@@ -206,9 +206,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         let wakeup =
             instead.map { MediaPlaylistAnswer.Wakeup.refuse($0) }
             ?? PlaylistLookup.released(follower: follower, held, ready: ready)
-        var heldAgain = false
-        if case .wait = wakeup { heldAgain = true }
-        if let tracker, counted, !heldAgain {
+        if let tracker, counted, !wakeup.holdsAgain {
             counted = false
             tracker.gate.endHold(tracker.id)
         }

@@ -16,7 +16,7 @@ import Schedule
 /// `keep-alive`, at most 100 fields in `ServerLimits.maxHeaderBytes`. At the first request it does not take (a command,
 /// the multivariant playlist, an unknown channel, a directive to refuse, anything malformed), it hands that request and
 /// every byte after it to the HTTP codec and leaves the pipeline: the connection is the codec's from then on, and
-/// ``PlaylistFastPath`` and the router answer with the same rules, bytes and headers. So nothing it does not
+/// ``PlaylistFastPath`` and the router answer with the same rules (``MediaPlaylistAnswer``), bytes and headers. So nothing it does not
 /// understand is ever answered here, and no byte is both answered here and decoded there.
 ///
 /// Order: requests are taken one at a time from the front of what was read; a held request (blocking reload) holds
@@ -262,9 +262,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
         let wakeup =
             instead.map { MediaPlaylistAnswer.Wakeup.refuse($0) }
             ?? PlaylistLookup.released(follower: follower, toAnswer, ready: ready, memo: loopState(context).responses)
-        var heldAgain = false
-        if case .wait = wakeup { heldAgain = true }
-        if counted, !heldAgain {
+        if counted, !wakeup.holdsAgain {
             counted = false
             tracker.gate.endHold(tracker.id)
         }
