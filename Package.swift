@@ -142,6 +142,7 @@ let package = Package(
             dependencies: [
                 "API", "EventStore", "Projector", "Schedule", "HLS", "TestSupport", "Postgres",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

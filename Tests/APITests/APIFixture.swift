@@ -130,6 +130,24 @@ struct APIFixture {
                 """.utf8), environment: [:])
     }
 
+    /// The fixture with channel `ll` besides: 1 s segments of 0.25 s parts, at 60.6 s (segments up to 59 and parts 0 and
+    /// 1 of segment 60 have ended).
+    static func lowLatency() async throws -> APIFixture {
+        let fixture = try await APIFixture()
+        var config = config("ll")
+        config.segmentDurationMilliseconds = 1000
+        config.windowSegments = 10
+        config.partDurationMilliseconds = 250
+        for index in config.renditions.indices {
+            config.renditions[index].partURITemplate =
+                "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s"
+        }
+        _ = try await fixture.handler.handle(.createChannel(config), channel: "ll", context: context())
+        try await fixture.follower.catchUp()
+        fixture.clock.set(60.6)
+        return fixture
+    }
+
     static func config(_ id: String, epoch: Timestamp = TestClock.epoch) -> ChannelConfig {
         ChannelConfig(
             id: ChannelID(id)!, segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch,

@@ -10,14 +10,14 @@ import Testing
 @testable import API
 @testable import Projector
 
-/// Issue 14: players' requests read from raw bytes (`PlaylistRawPath.parse`). Only the forms read completely and
+/// Issue 14: players' requests read from raw bytes (`RawPlaylistRequest.parse`). Only the forms read completely and
 /// strictly are taken; everything else is the HTTP codec's, and no input traps.
 @Suite("Playlist requests read on raw bytes")
 struct PlaylistRawPathTests {
-    typealias Request = PlaylistRawPath.Request
+    typealias Request = RawPlaylistRequest
 
-    func parse(_ text: String, max: Int = 16_384) -> PlaylistRawPath.Parsed {
-        PlaylistRawPath.parse(ByteBuffer(string: text), maxHeadBytes: max)
+    func parse(_ text: String, max: Int = 16_384) -> RawPlaylistRequest.Parsed {
+        RawPlaylistRequest.parse(ByteBuffer(string: text), maxHeadBytes: max)
     }
 
     @Test("a player's GET or HEAD, plain or with directives, with the headers browsers send")
@@ -55,7 +55,7 @@ struct PlaylistRawPathTests {
         let full = Array("GET /channels/one/720p.m3u8 HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         for cut in 1..<full.count {
             #expect(
-                PlaylistRawPath.parse(ByteBuffer(bytes: full.prefix(cut)), maxHeadBytes: 16_384) == .incomplete,
+                RawPlaylistRequest.parse(ByteBuffer(bytes: full.prefix(cut)), maxHeadBytes: 16_384) == .incomplete,
                 "\(cut)")
         }
         for start in ["P", "POST /", "GET /h", "GET /healthz", "HEAD /x", "\r\n", "get /channels/"] {
@@ -128,7 +128,8 @@ struct PlaylistRawPathTests {
                 }
             }
             // Limits from none at all to more than the request.
-            let parsed = PlaylistRawPath.parse(ByteBuffer(bytes: bytes), maxHeadBytes: Int(generator.next() % 128) - 8)
+            let parsed = RawPlaylistRequest.parse(
+                ByteBuffer(bytes: bytes), maxHeadBytes: Int(generator.next() % 128) - 8)
             if case .request(let request) = parsed {
                 taken += 1
                 #expect(
@@ -183,19 +184,7 @@ struct PlaylistRawPathHandlerTests {
 
     /// Channel `ll`: 1 s segments of 0.25 s parts; at 60.6 s parts 0 and 1 of segment 60 have ended.
     func setUp() async throws -> Setup {
-        let fixture = try await APIFixture()
-        var config = APIFixture.config("ll")
-        config.segmentDurationMilliseconds = 1000
-        config.windowSegments = 10
-        config.partDurationMilliseconds = 250
-        for index in config.renditions.indices {
-            config.renditions[index].partURITemplate =
-                "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s"
-        }
-        _ = try await fixture.handler.handle(.createChannel(config), channel: "ll", context: APIFixture.context())
-        try await fixture.follower.catchUp()
-        fixture.clock.set(60.6)
-        return try await connection(fixture)
+        try await connection(APIFixture.lowLatency())
     }
 
     /// A connection to `fixture`'s follower: the raw path, then the stand-in for the codec.
@@ -259,11 +248,13 @@ struct PlaylistRawPathHandlerTests {
         let memo = LoopResponses()
         let first = try follower.servedMedia("ll", rendition: "720p")
         #expect(first.completedTicks == 242)
-        func held(_ target: Int64) -> PlaylistFastPath.Held {
-            PlaylistFastPath.Held(
-                channel: "ll", rendition: "720p", skip: nil, msn: target / 4, part: target % 4, target: target,
-                timeoutMilliseconds: 3000,
-                origin: false, head: false, started: DispatchTime.now().uptimeNanoseconds, waitOn: nil)
+        func held(_ target: Int64) -> HeldReload {
+            var directives = DeliveryDirectives()
+            (directives.msn, directives.part) = (target / 4, target % 4)
+            return HeldReload(
+                answer: MediaPlaylistAnswer(channel: "ll", rendition: "720p", directives: directives),
+                wait: MediaPlaylistAnswer.Wait(target: target, timeoutMilliseconds: 3000, waitOn: nil),
+                origin: false, head: false, started: DispatchTime.now().uptimeNanoseconds)
         }
         // Outside a wake-up nothing is kept.
         memo.keepInWakeup(first, for: held(242))
@@ -273,7 +264,9 @@ struct PlaylistRawPathHandlerTests {
         var marked = first
         marked.body = ByteBuffer(string: "kept")
         memo.keepInWakeup(marked, for: held(242))
-        guard case .answer(let kept) = PlaylistFastPath.released(follower: follower, held(242), ready: true, memo: memo)
+        guard
+            case .playlist(let kept, _, _) = PlaylistLookup.released(
+                follower: follower, held(242), ready: true, memo: memo)
         else {
             Issue.record("not answered")
             return
@@ -281,8 +274,10 @@ struct PlaylistRawPathHandlerTests {
         #expect(String(buffer: kept.body) == "kept")
         // Another delta form is another window.
         var delta = held(242)
-        delta.skip = .segments
-        guard case .answer(let other) = PlaylistFastPath.released(follower: follower, delta, ready: true, memo: memo)
+        delta.answer.directives.skip = .segments
+        guard
+            case .playlist(let other, _, _) = PlaylistLookup.released(
+                follower: follower, delta, ready: true, memo: memo)
         else {
             Issue.record("not answered")
             return
@@ -291,7 +286,8 @@ struct PlaylistRawPathHandlerTests {
         // The next part ends: a request for it is not answered with the kept window (nor refused as timed out).
         setup.fixture.clock.set(60.76)
         guard
-            case .answer(let served) = PlaylistFastPath.released(follower: follower, held(243), ready: true, memo: memo)
+            case .playlist(let served, _, _) = PlaylistLookup.released(
+                follower: follower, held(243), ready: true, memo: memo)
         else {
             Issue.record("not answered")
             return

@@ -46,18 +46,7 @@ struct PlaylistRouteTests {
         "LL-HLS delivery directives: a part already there is answered at once; malformed or far-ahead ones are 400 naming the directive; _HLS_skip answers the delta; a channel without parts ignores them"
     )
     func deliveryDirectives() async throws {
-        let fixture = try await APIFixture()
-        var config = APIFixture.config("ll")
-        config.segmentDurationMilliseconds = 1000
-        config.windowSegments = 10
-        config.partDurationMilliseconds = 250
-        for index in config.renditions.indices {
-            config.renditions[index].partURITemplate =
-                "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s"
-        }
-        _ = try await fixture.handler.handle(.createChannel(config), channel: "ll", context: APIFixture.context())
-        try await fixture.follower.catchUp()
-        fixture.clock.set(60.6)  // segment 60 in progress, its parts 0 and 1 have ended
+        let fixture = try await APIFixture.lowLatency()  // segment 60 in progress, its parts 0 and 1 have ended
         try await fixture.test { client in
             let full = try await client.get("/channels/ll/720p.m3u8")
             #expect(
