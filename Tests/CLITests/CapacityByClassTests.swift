@@ -118,6 +118,35 @@ struct CapacityByClassTests {
     }
 
     @Test(
+        "behind a trusted proxy, held reloads count against the client X-Forwarded-For names: two clients hold one each, a client's second is refused; what a client writes itself further left is not read"
+    )
+    func heldPerForwardedClient() async throws {
+        let (_, server) = try await serve([
+            "--max-held-reloads-per-address", "1", "--trusted-proxy", "127.0.0.0/8", "--trusted-proxy", "::1",
+        ])
+        defer { server.stop() }
+        let request = try await heldReload(server)
+        func from(_ forwarded: String) -> String {
+            request.replacingOccurrences(of: "Host: x\r\n", with: "Host: x\r\nX-Forwarded-For: \(forwarded)\r\n")
+        }
+        let held = try (0..<2).map { _ in try RawConnection(port: server.port) }
+        held[0].send(from("203.0.113.7"))
+        held[1].send(from("203.0.113.8"))
+        try await Task.sleep(for: .milliseconds(200))
+        // The first client again, having written another address itself to the left of the proxy's entry.
+        let again = try RawConnection(port: server.port)
+        again.send(from("198.51.100.1, 203.0.113.7"))
+        let refused = again.read(for: 3) { $0.contains("}") }
+        #expect(
+            refused.text.hasPrefix("HTTP/1.1 503") && refused.text.contains("max_held_reloads_per_address"),
+            "\(refused)")
+        for connection in held {
+            let answer = connection.read(for: 8) { $0.contains("PRELOAD-HINT") }
+            #expect(answer.text.hasPrefix("HTTP/1.1 200"), "\(answer)")
+        }
+    }
+
+    @Test(
         "at the connection cap with no connection idle, a new connection takes the oldest held reload's place: that one is answered 503 and closed, and the new one is served"
     )
     func evictsOldestHeld() async throws {

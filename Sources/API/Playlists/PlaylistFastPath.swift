@@ -64,6 +64,8 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     let tracker: ConnectionTracker?
     /// The held request has one of the gate's places for held reloads.
     private var counted = false
+    /// The client a trusted proxy names for the request (``TrustedProxies``; nil: the connection's own address).
+    private var client: Substring?
 
     init(follower: ChannelFollower, tracker: ConnectionTracker? = nil) {
         self.follower = follower
@@ -81,6 +83,11 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
         let part = unwrapInboundIn(data)
         switch (state, part) {
         case (.idle, .head(let request)):
+            if let tracker, !tracker.gate.proxies.isEmpty {
+                client = tracker.gate.clientKey(
+                    peer: context.channel.remoteAddress,
+                    forwardedFor: request.headerFields[values: .xForwardedFor].map { Substring($0) })
+            }
             if upstream == 0, !quiescing, let answer = answer(request) {
                 state = answer
             } else {
@@ -173,7 +180,7 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
     private func hold(context: ChannelHandlerContext, _ held: HeldReload) {
         holdingRequest = true
         if let tracker, !counted {
-            guard tracker.gate.beginHold(tracker.id) else {
+            guard tracker.gate.beginHold(tracker.id, client: client) else {
                 // Refused, and the connection ends with the answer (see `PlaylistRawPath.hold`).
                 queued = []
                 release(context: context, ready: false, instead: MediaPlaylistAnswer.notHeld(evicted: false))

@@ -174,7 +174,7 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
                 wrote = true
             case .hold(let toHold):
                 // Answered at once (503) when the follower takes no more waiters.
-                if !hold(context: context, toHold) { wrote = true }
+                if !hold(context: context, toHold, forwardedFor: request.forwardedFor) { wrote = true }
             }
         }
     }
@@ -200,10 +200,14 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Registers a held request with the follower; false: refused (the follower is closing, or the gate keeps no
     /// place for it) and answered 503 at once, unflushed.
-    private func hold(context: ChannelHandlerContext, _ toHold: HeldReload) -> Bool {
+    ///
+    /// - Parameter forwardedFor: the request's `X-Forwarded-For`: from a trusted proxy, the client the hold counts
+    ///   against (``TrustedProxies``).
+    private func hold(context: ChannelHandlerContext, _ toHold: HeldReload, forwardedFor: [Substring] = []) -> Bool {
         held = toHold
         if !counted {
-            guard tracker.gate.beginHold(tracker.id) else {
+            let client = tracker.gate.clientKey(peer: context.channel.remoteAddress, forwardedFor: forwardedFor)
+            guard tracker.gate.beginHold(tracker.id, client: client) else {
                 // Refused, and the connection ends with the answer: a client past its share would otherwise come back
                 // on it at once, and its idle connections churn the cap's places that new players need.
                 answerHeld(context: context, ready: false, instead: MediaPlaylistAnswer.notHeld(evicted: false))

@@ -12,6 +12,8 @@ struct RawPlaylistRequest: Equatable {
     var origin: Bool
     /// Its bytes, to the end of the blank line.
     var length: Int
+    /// Its `X-Forwarded-For` values, in order (read only from a trusted proxy: ``TrustedProxies``).
+    var forwardedFor: [Substring] = []
 
     enum Parsed: Equatable {
         /// Nothing that rules it out yet, and not all of the head.
@@ -60,6 +62,7 @@ struct RawPlaylistRequest: Equatable {
         index += version.count
         // Header lines: `name: value` CRLF, a token name, visible ASCII, spaces and tabs in the value; no folding.
         var origin = false
+        var forwardedFor: [Substring] = []
         var fields = 0
         while index < end {
             fields += 1
@@ -78,6 +81,10 @@ struct RawPlaylistRequest: Equatable {
             let name = UnsafeRawBufferPointer(rebasing: bytes[lineStart..<nameEnd])
             if equalsLowercased(name, "origin") {
                 origin = true
+            } else if equalsLowercased(name, "x-forwarded-for") {
+                forwardedFor.append(
+                    Substring(
+                        decoding: UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]), as: UTF8.self))
             } else if equalsLowercased(name, "connection") {
                 // `keep-alive` only: `close` and `upgrade` are the codec's to honour.
                 guard equalsLowercased(UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]), "keep-alive")
@@ -91,7 +98,9 @@ struct RawPlaylistRequest: Equatable {
             }
             index += 2
         }
-        return .request(RawPlaylistRequest(head: head, target: target, origin: origin, length: end + 4))
+        return .request(
+            RawPlaylistRequest(
+                head: head, target: target, origin: origin, length: end + 4, forwardedFor: forwardedFor))
     }
 
     enum HeadEnd: Equatable {
