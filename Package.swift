@@ -127,14 +127,14 @@ let package = Package(
             dependencies: ["Postgres", .product(name: "Hummingbird", package: "hummingbird")],
             path: "Benchmarks/AppendFloorBenchmarks"),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "TestSupport"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS"], exclude: ["Fixtures"]),
+        .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS", "TestSupport"], exclude: ["Fixtures"]),
         .target(name: "TestSupport", dependencies: ["EventStore", "Postgres", "HLS"], path: "Tests/TestSupport"),
         .testTarget(
             name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "Schedule", "HLS", "TestSupport"]),
         .testTarget(
             name: "ProjectorTests",
             dependencies: ["Projector", "Schedule", "EventStore", "Postgres", "HLS", "TestSupport"]),
-        .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35"]),
+        .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35", "TestSupport"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "API", "Schedule", "HLS"]),
         // The HTTP API in process (RouterClient: requests handed to the router, no socket) over the in-memory stores.
         .testTarget(

@@ -50,8 +50,15 @@ struct BuildApplicationTests {
             var iterator = ports.makeAsyncIterator()
             let port = try #require(await iterator.next())
             let base = "http://127.0.0.1:\(port)"
-            let (playlist, response) = try await URLSession.shared.data(
+            // The channel is in effect 50 ms after its creation was decided (the effect delay): asked until then.
+            var (playlist, response) = try await URLSession.shared.data(
                 from: URL(string: "\(base)/channels/built/main.m3u8")!)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while (response as? HTTPURLResponse)?.statusCode == 404, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                (playlist, response) = try await URLSession.shared.data(
+                    from: URL(string: "\(base)/channels/built/main.m3u8")!)
+            }
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
             #expect(String(decoding: playlist, as: UTF8.self).hasPrefix("#EXTM3U"))
             var request = URLRequest(url: URL(string: "\(base)/channels/built/commands")!)

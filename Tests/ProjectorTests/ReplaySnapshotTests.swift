@@ -11,16 +11,7 @@ import Testing
 /// limits, returns, cancellations of the current and of future breaks, rendition updates, and decision times that
 /// are not always in version order (several instances, a little clock skew).
 enum SnapshotLog {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Generator = SplitMix64
 
     static let epoch = Timestamp(iso8601: "2026-03-01T00:00:00Z")!
 
@@ -34,7 +25,7 @@ enum SnapshotLog {
     }
 
     static func make(_ channel: ChannelID, commands: Int, seed: UInt64 = 12) -> [RecordedScheduleEvent] {
-        var random = Generator(state: seed)
+        var random = Generator(seed: seed)
         var state = ChannelState(channel: channel, retention: .window)
         var events: [RecordedScheduleEvent] = []
         var now = epoch
@@ -143,7 +134,7 @@ struct ReplaySnapshotTests {
     )
     func sameBytesAsTheFullFold() throws {
         let events = SnapshotLog.make("snap", commands: 1500, seed: 99)
-        var random = SnapshotLog.Generator(state: 7)
+        var random = SnapshotLog.Generator(seed: 7)
         let end = events.last!.attribution.at
         var compared = 0
         var playlists = 0
@@ -244,7 +235,7 @@ struct ReplaySnapshotStoreTests {
         let latest = try #require(try await store.latestSnapshot(of: "snapdb"))
         #expect(latest.version == Int64(events.count / 100 * 100))
 
-        var random = SnapshotLog.Generator(state: 3)
+        var random = SnapshotLog.Generator(seed: 3)
         let end = events.last!.attribution.at
         var usedCheckpoint = 0
         for _ in 0..<40 {

@@ -1,5 +1,6 @@
 import Foundation
 import SCTE35
+import TestSupport
 import Testing
 
 /// The encoder checked by an independent decoder: threefive (PyPI), through scripts/ci/check-scte35-threefive.py.
@@ -48,7 +49,7 @@ struct SegmentationSignalThreefiveTests {
                 eventID: 0xFFFF_FFFE, type: .distributorPlacementOpportunityStart, durationTicks90k: (1 << 40) - 1,
                 upid: SegmentationSignal.upid(breakID: String(repeating: "z", count: 229)), ptsTime: (1 << 33) - 1))
         signals.append(try SegmentationSignal(eventID: 0, type: .providerAdvertisementEnd, upid: Array("CUEL".utf8)))
-        var generator = SeededGenerator(seed: 35)
+        var generator = SplitMix64(seed: 35)
         for _ in 0..<60 { signals.append(try SegmentationSignal.random(using: &generator)) }
         return signals
     }

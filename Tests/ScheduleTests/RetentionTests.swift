@@ -1,5 +1,6 @@
 import HLS
 import Schedule
+import TestSupport
 import Testing
 
 /// The same commands decided and folded twice: into the full state (`.all`) and into the hot state (`.window`), as the
@@ -41,25 +42,13 @@ private struct Twins {
     }
 }
 
-/// SplitMix64: a seeded generator, so a failing log can be replayed from its seed.
-private struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("Retention: the hot state holds what the window needs")
 struct RetentionTests {
     @Test(
         "for random logs the hot state renders the full state's playlist at every tick",
         arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
     func hotRendersLikeFull(seed: UInt64) throws {
-        var random = SeededGenerator(state: seed)
+        var random = SplitMix64(seed: seed)
         // A short window and horizon-less (every future break published): the strictest case for pruning.
         var twins = try Twins(demoConfig(segment: 2000, window: 3, renditions: ["720p"]))
         var ids: [BreakID] = []

@@ -210,12 +210,8 @@ final class PlaylistFastPath: ChannelDuplexHandler, RemovableChannelHandler {
             queued = []
             return
         }
-        let wakeup =
-            instead.map { MediaPlaylistAnswer.Wakeup.refuse($0) }
-            ?? PlaylistLookup.released(follower: follower, held, ready: ready)
-        if let tracker, counted, !wakeup.holdsAgain {
-            counted = false
-            tracker.gate.endHold(tracker.id)
+        let wakeup = PlaylistLookup.wakeup(instead: instead, tracker: tracker, counted: &counted) {
+            PlaylistLookup.released(follower: follower, held, ready: ready)
         }
         switch wakeup {
         case .playlist(let served, let maxAge, _):

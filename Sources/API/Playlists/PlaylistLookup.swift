@@ -60,6 +60,21 @@ enum PlaylistLookup {
         }
     }
 
+    /// A held request's wake-up, on either path: the refusal its handler decided (`instead`), else what
+    /// ``released(follower:_:ready:memo:)`` says; the request's place among the gate's held reloads is given back
+    /// unless it is held again.
+    static func wakeup(
+        instead: APIError?, tracker: ConnectionTracker?, counted: inout Bool,
+        released: () -> MediaPlaylistAnswer.Wakeup
+    ) -> MediaPlaylistAnswer.Wakeup {
+        let wakeup = instead.map { MediaPlaylistAnswer.Wakeup.refuse($0) } ?? released()
+        if let tracker, counted, !wakeup.holdsAgain {
+            counted = false
+            tracker.gate.endHold(tracker.id)
+        }
+        return wakeup
+    }
+
     /// What the follower's word `ready` on a held request comes to; the lateness of a held answer is recorded here.
     ///
     /// - Parameter memo: the loop's answers (`HeldWakeups.responses`): within one batch of the loop's wake-up, a window

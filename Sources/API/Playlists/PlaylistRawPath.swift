@@ -263,12 +263,8 @@ final class PlaylistRawPath: ChannelInboundHandler, RemovableChannelHandler {
             follower.cancelWindow(registration.channel, rendition: registration.rendition, id: registration.id)
         }
         registration = nil
-        let wakeup =
-            instead.map { MediaPlaylistAnswer.Wakeup.refuse($0) }
-            ?? PlaylistLookup.released(follower: follower, toAnswer, ready: ready, memo: loopState(context).responses)
-        if counted, !wakeup.holdsAgain {
-            counted = false
-            tracker.gate.endHold(tracker.id)
+        let wakeup = PlaylistLookup.wakeup(instead: instead, tracker: tracker, counted: &counted) {
+            PlaylistLookup.released(follower: follower, toAnswer, ready: ready, memo: loopState(context).responses)
         }
         switch wakeup {
         case .playlist(let served, let maxAge, _):
