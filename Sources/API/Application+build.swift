@@ -57,6 +57,7 @@ public func buildApplication(
     let follower = ChannelFollower(
         store: store, samples: PostgresRenderSampleStore(pool: pool),
         hints: { folded in listener.wakeups(skipping: folded) }, clock: settings.clock, logger: logger)
+    await follower.primeCheckpoints()
     try await follower.catchUp()
     let handler = CommandHandler(
         store: store, refusals: PostgresRefusalStore(pool: pool), clock: settings.clock, logger: logger,

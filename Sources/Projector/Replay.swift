@@ -122,11 +122,16 @@ public enum Replay {
         }
         var next = (version / interval + 1) * interval
         var written = 0
+        // Past an event this build cannot read, the fold is not what a build that reads it reaches: no checkpoint
+        // from there on (a later build writes them).
+        var firstUnreadable = Int64.max
         for try await page in store.pages(of: channel, after: version) {
             let hashes = Dictionary(page.map { ($0.version, $0.hash) }, uniquingKeysWith: { first, _ in first })
-            for event in ChannelLoader.decodeReadable(page).readable {
+            let (readable, unreadable) = ChannelLoader.decodeReadable(page)
+            firstUnreadable = min(firstUnreadable, unreadable.map(\.0.version).min() ?? .max)
+            for event in readable {
                 state.apply(event)
-                guard event.version >= next else { continue }
+                guard event.version >= next, event.version < firstUnreadable else { continue }
                 while next <= event.version { next += interval }
                 // Events written before the hash chain cannot be checked against: no checkpoint there.
                 guard let hash = hashes[event.version] ?? nil, let snapshot = ChannelSnapshot(state, chainHash: hash)

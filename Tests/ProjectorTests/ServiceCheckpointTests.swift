@@ -129,4 +129,38 @@ struct ServiceCheckpointTests {
             refolded.mismatched.first?.hasPrefix("version \(forged.version), written by cueline_app: differs") == true,
             "\(refolded.mismatched)")
     }
+
+    @Test(
+        "past an event this build cannot read, neither the server nor the operator's tool writes a checkpoint: its fold is not the one a build that reads it reaches"
+    )
+    func noCheckpointPastAnUnreadableEvent() async throws {
+        let url = try await TestDatabase.makeFreshDatabase()
+        _ = try await Migrator.load(directory: TestDatabase.migrationsDirectory).migrate(url: url)
+        let events = SnapshotLog.make("skip", commands: 4400, seed: 9)
+        try #require(events.count >= 2000)
+        _ = try await ReplaySnapshotStoreTests.write(events, channel: "skip", url: url)
+        // A newer build's event at version 500 (its type unknown here), as a rolling upgrade leaves one.
+        let admin = try await PostgresConnection.connect(url: url)
+        defer { admin.close() }
+        try await admin.query("ALTER TABLE cueline_events DISABLE TRIGGER USER")
+        try await admin.query(
+            "UPDATE cueline_events SET type = 'BreakRescheduled' WHERE channel = 'skip' AND version = 500")
+        try await admin.query("ALTER TABLE cueline_events ENABLE TRIGGER USER")
+
+        let service = PostgresEventStore(
+            pool: PostgresPool(url: try await Self.asServiceRole(url), maximumConnections: 2))
+        let follower = ChannelFollower(store: service, wakeups: { AsyncStream { _ in } }, clock: Self.wallClock)
+        let writer = try #require(follower.checkpoints)
+        await follower.primeCheckpoints()
+        try await follower.catchUp()
+        let writing = Task { await writer.run() }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !writer.progress.idle, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        writing.cancel()
+        #expect(try await Self.count("skip", url: url).isEmpty)
+        #expect(writer.progress.written == 0)
+
+        let operatorStore = PostgresEventStore(pool: PostgresPool(url: url, maximumConnections: 2))
+        #expect(try await Replay.checkpoint("skip", store: operatorStore, every: 100) == 4, "versions 100-400 only")
+    }
 }

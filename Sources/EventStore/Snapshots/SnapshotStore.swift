@@ -69,12 +69,16 @@ extension PostgresEventStore {
         }
     }
 
-    /// The highest version checkpointed of every channel that has a checkpoint.
+    /// The highest version checkpointed of every channel that has a checkpoint this build can use (its format and
+    /// fold version).
     public func latestSnapshotVersions() async throws -> [ChannelID: Int64] {
         try await pool.withConnection { connection in
             var versions: [ChannelID: Int64] = [:]
             for row in try await connection.query(
-                "SELECT channel, max(version) FROM cueline_snapshots GROUP BY channel"
+                """
+                SELECT channel, max(version) FROM cueline_snapshots WHERE format = \(ChannelSnapshot.formatVersion) \
+                AND (state::json ->> 'fold') = \(String(ChannelSnapshot.foldVersion)) GROUP BY channel
+                """
             ).rows {
                 guard let channel = ChannelID(stored: try row.string(0, "channel")) else { continue }
                 versions[channel] = try row.int64(1, "max")
@@ -121,7 +125,7 @@ extension PostgresEventStore {
                 VALUES (\(snapshot.channel), \(snapshot.version), \(snapshot.chainHash), \(snapshot.latestDecided.milliseconds), \
                 \(snapshot.format), \(snapshot.encoded())) ON CONFLICT (channel, version) DO UPDATE SET \
                 chain_hash = EXCLUDED.chain_hash, latest_decided_ms = EXCLUDED.latest_decided_ms, format = EXCLUDED.format, \
-                state = EXCLUDED.state, recorded_at = clock_timestamp() \
+                state = EXCLUDED.state, recorded_at = clock_timestamp(), written_by = current_user \
                 WHERE (cueline_snapshots.state::json ->> 'fold') IS DISTINCT FROM (EXCLUDED.state::json ->> 'fold')
                 """)
         }

@@ -29,6 +29,9 @@ extension ChannelFollower {
         /// Relay channels: the latest upstream playlist of each rendition, and a counter of their changes.
         var upstreams: [Identifier: MediaPlaylist] = [:]
         var upstreamGeneration: Int64 = 0
+        /// An event at or below `state.version` could not be read by this build (skipped): the state is then not the
+        /// fold a build that reads it would reach, so it is never written as a replay checkpoint.
+        var skippedUnreadable = false
     }
 
 }

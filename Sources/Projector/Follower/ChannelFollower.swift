@@ -104,6 +104,12 @@ public final class ChannelFollower: Service, Sendable {
         (appliedPositions, changes) = AsyncStream<Int64>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
+    /// Reads which replay checkpoints are stored already, before the first catch-up, so that reading a long log does
+    /// not queue the checkpoints it has (a no-op for a store that keeps none).
+    public func primeCheckpoints() async {
+        await checkpoints?.prime()
+    }
+
     /// Whether the follower has read the whole log at least once and its last catch-up worked.
     public var isReady: Bool {
         shared.withLock { $0.caughtUpOnce && $0.lastError == nil }
@@ -146,6 +152,8 @@ public final class ChannelFollower: Service, Sendable {
     }
 
     func catchUpLogging() async {
+        // After the first tick of a long log folded in (`Entry.settle`): here, off the ticker's and the commands' paths.
+        defer { MemoryTrim.giveBackIfRequested() }
         do {
             try await catchUp()
         } catch is CancellationError {
@@ -216,8 +224,6 @@ public final class ChannelFollower: Service, Sendable {
             return shared.lastError != nil || shared.silenceReported
         }
         if recovered { logger.notice("reading the event log again", metadata: ["position": "\(position)"]) }
-        // After the first tick of a long log folded in (`Entry.settle`), off the ticker's path.
-        MemoryTrim.giveBackIfRequested()
         metrics.positionLag.record(max(0, watermark.head - position))
     }
 
@@ -324,6 +330,7 @@ public final class ChannelFollower: Service, Sendable {
                 guard event.version == folded(event.channel) + 1 else { return }
                 entry(event.channel)
                 shared.channels[event.channel]!.state.version = event.version
+                shared.channels[event.channel]!.skippedUnreadable = true
             }
             if appended, let first = batch.first, first.version > folded(first.channel) + 1 { return nil }
             var fresh = 0
@@ -356,6 +363,7 @@ public final class ChannelFollower: Service, Sendable {
                 }
                 // Events written before the hash chain cannot be checked against: no checkpoint there.
                 if let checkpoints, CheckpointWriter.isDue(recorded.version), let hash,
+                    !shared.channels[channel]!.skippedUnreadable,
                     let snapshot = ChannelSnapshot(shared.channels[channel]!.state, chainHash: hash)
                 {
                     checkpoints.offer(snapshot)

@@ -7,7 +7,9 @@ import Synchronization
 /// Writes the follower's replay checkpoints (`ChannelSnapshot`, every `interval` events of a channel) to the log's
 /// database, off the hot path: the follower hands over the folded state it already holds (a copy of the hot form, no
 /// I/O under its lock), and this service encodes and inserts it on its own task, one at a time, so that the first
-/// replay of any instant of a long log reads at most `interval` events past a checkpoint (issue 34, item 7).
+/// replay of any instant of a long log reads at most `interval` events past a checkpoint (issue 34, item 7). A write
+/// that fails is tried again with a backoff. A channel whose log holds an event this build cannot read gets no
+/// checkpoint past it (`ChannelFollower.Entry.skippedUnreadable`): its fold is not the one a build that reads it reaches.
 ///
 /// The service role inserts and never replaces (`PostgresEventStore.insertSnapshot`, migration 0014): a checkpoint
 /// already there is kept, and the database records who wrote each one, which `cueline replay` names and
@@ -68,22 +70,34 @@ final class CheckpointWriter: Sendable {
         wake?.yield()
     }
 
+    /// Reads the versions stored already, so that the first catch-up's offers at or below them are dropped at once
+    /// instead of queued (`buildApplication` calls it before the follower reads the log; `run()` does if it was not).
+    func prime() async {
+        guard state.withLock({ $0.stored == nil }) else { return }
+        var stored: [ChannelID: Int64] = [:]
+        do { stored = try await latestStored() } catch { report(error) }
+        state.withLock { state in
+            state.stored = stored.merging(state.stored ?? [:], uniquingKeysWith: max)
+            let known = state.stored!
+            state.pending = state.pending[state.head...].filter { $0.version > (known[$0.channel] ?? 0) }
+            state.head = 0
+        }
+    }
+
     func run() async {
         let (wakes, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         state.withLock { $0.wake = continuation }
         defer { state.withLock { $0.wake = nil } }
-        var stored: [ChannelID: Int64] = [:]
-        do { stored = try await latestStored() } catch {
-            report(error)
-        }
-        state.withLock { state in
-            state.stored = stored.merging(state.stored ?? [:], uniquingKeysWith: max)
-        }
+        await prime()
         continuation.yield()
+        // A write that fails (the database away) is tried again, after 1 s, then twice as long each time, up to 60 s:
+        // a gap left here would otherwise stay until an operator's `cueline checkpoint`.
+        var backoff = Duration.seconds(1)
         for await _ in wakes {
             while let next = take() {
                 do {
                     try await insert(next)
+                    backoff = .seconds(1)
                     Counter(label: "cueline_checkpoints_written_total").increment()
                     let recovered = state.withLock { state -> Bool in
                         state.written += 1
@@ -97,8 +111,23 @@ final class CheckpointWriter: Sendable {
                     return
                 } catch {
                     report(error)
+                    putBack(next)
+                    do { try await Task.sleep(for: backoff) } catch { return }
+                    backoff = min(backoff * 2, .seconds(60))
                 }
                 if Task.isCancelled { return }
+            }
+        }
+    }
+
+    /// A checkpoint whose write failed goes back to the front, to be tried first.
+    private func putBack(_ snapshot: ChannelSnapshot) {
+        state.withLock { state in
+            if state.head > 0 {
+                state.head -= 1
+                state.pending[state.head] = snapshot
+            } else {
+                state.pending.insert(snapshot, at: 0)
             }
         }
     }
