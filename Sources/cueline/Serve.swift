@@ -125,7 +125,7 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .customLong("trusted-proxy"),
         help:
-            "An address or network (10.0.0.0/8) of a proxy in front, repeatable: its X-Forwarded-For names the client that per-address limits count (CUELINE_TRUSTED_PROXIES, comma-separated; default none)."
+            "The address or network of a proxy in front (its own: 198.51.100.0/28, not the network its clients come from), repeatable: its X-Forwarded-For names the client that per-address limits count (CUELINE_TRUSTED_PROXIES, comma-separated; default none)."
     )
     var trustedProxies: [String] = []
 

@@ -352,12 +352,7 @@ struct MediaPlaylistAnswerTableTests {
     func raw(_ row: Row) async throws -> Outcome {
         let fixture = try await Self.fixture(row.channel)
         let follower = fixture.follower
-        let gate = ConnectionGate(maximum: 8)
-        guard case .admitted(let id) = gate.admit(nil) else { throw CancellationError() }
-        let tracker = ConnectionTracker(
-            id: id, gate: gate, limits: ServerLimits(),
-            timeouts: ConnectionTimeouts(
-                header: .seconds(10), body: .seconds(5), idle: .seconds(60), acceptedAt: .now()))
+        let tracker = try ConnectionTracker.admitted()
         let channel = try await NIOAsyncTestingChannel { channel in
             try channel.pipeline.syncOperations.addHandler(PlaylistRawPath(follower: follower, tracker: tracker))
         }

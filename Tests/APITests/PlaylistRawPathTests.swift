@@ -189,12 +189,7 @@ struct PlaylistRawPathHandlerTests {
 
     /// A connection to `fixture`'s follower: the raw path, then the stand-in for the codec.
     func connection(_ fixture: APIFixture) async throws -> Setup {
-        let gate = ConnectionGate(maximum: 8)
-        guard case .admitted(let id) = gate.admit(nil) else { throw CancellationError() }
-        let tracker = ConnectionTracker(
-            id: id, gate: gate, limits: ServerLimits(),
-            timeouts: ConnectionTimeouts(
-                header: .seconds(10), body: .seconds(5), idle: .seconds(60), acceptedAt: .now()))
+        let tracker = try ConnectionTracker.admitted()
         let codec = Codec()
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(PlaylistRawPath(follower: fixture.follower, tracker: tracker))
@@ -481,5 +476,17 @@ struct PlaylistRawPathHandlerTests {
         #expect(
             answer.hasPrefix("HTTP/1.1 500 Internal Server Error\r\n") && answer.contains("could not be rendered"),
             "\(answer)")
+    }
+}
+
+extension ConnectionTracker {
+    /// A connection admitted by a gate of 8 places, with the default limits and timeouts, as the transport makes one.
+    static func admitted() throws -> ConnectionTracker {
+        let gate = ConnectionGate(maximum: 8)
+        guard case .admitted(let id) = gate.admit(nil) else { throw CancellationError() }
+        return ConnectionTracker(
+            id: id, gate: gate, limits: ServerLimits(),
+            timeouts: ConnectionTimeouts(
+                header: .seconds(10), body: .seconds(5), idle: .seconds(60), acceptedAt: .now()))
     }
 }

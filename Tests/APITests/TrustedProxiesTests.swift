@@ -92,4 +92,44 @@ struct TrustedProxiesTests {
         #expect(body)
         #expect(gate.heldCount == 2)
     }
+
+    @Test(
+        "a place is given back under the key it was taken under, whatever the connection's next request names: the counts return to zero"
+    )
+    func placesGivenBackUnderTheirKey() {
+        var gate = GateState(
+            limits: GateState.Limits(
+                connections: 4, heldReloads: 3, heldReloadsPerAddress: 1, arrivingBodies: 3,
+                arrivingBodiesPerAddress: 1))
+        guard case .admitted(let id) = gate.admit(address: "10.1.2.3") else { Issue.record("refused"); return }
+        gate.setBusy(id, true)
+        let body = gate.beginReceiving(id, client: "203.0.113.7")
+        gate.endReceiving(id)
+        let held = gate.beginHold(id, client: "203.0.113.8")
+        gate.endHold(id)
+        // A request with no client named counts against the connection's own address, not the last client's.
+        let own = gate.beginHold(id)
+        gate.endHold(id)
+        #expect(body && held == .hold && own == .hold)
+        // Every key's share is whole again: one each, at once, on other connections.
+        var results: [Bool] = []
+        for key in ["203.0.113.7", "203.0.113.8", "10.1.2.3"] {
+            guard case .admitted(let other) = gate.admit(address: "10.1.2.3") else { continue }
+            gate.setBusy(other, true)
+            let decision = gate.beginHold(other, client: Substring(key))
+            results.append(decision == .hold)
+        }
+        #expect(results == [true, true, true])
+    }
+
+    @Test(
+        "entries with a port, as some proxies write them, are read as their address",
+        arguments: [
+            ("203.0.113.7:5555", "203.0.113.7"), ("[2001:db8:aa:bb::1]:443", "2001:db8:aa:bb::/64"),
+            ("2001:db8:aa:bb::1", "2001:db8:aa:bb::/64"), ("[::ffff:203.0.113.9]", "203.0.113.9"),
+        ])
+    func ports(_ entry: String, _ expected: String) throws {
+        let proxies = try TrustedProxies(["10.0.0.0/8"])
+        #expect(proxies.clientKey(peer: Self.proxy, forwardedFor: [Substring(entry)]) == expected)
+    }
 }

@@ -29,7 +29,7 @@ public struct APIRequestContext: RequestContext {
         if !proxies.isEmpty, !forwarded.isEmpty {
             return "address \(proxies.clientKey(peer: connection.remoteAddress, forwardedFor: forwarded))"
         }
-        return "address \(connection.remoteAddress?.ipAddress ?? "unknown")"
+        return "address \(GateState.addressKey(connection.remoteAddress))"
     }
 
     /// The caller, once it may do `access`.

@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// Used on its loop only, but for the registry that finds it; `@unchecked Sendable` for that registry.
 final class ConnectionSweep: @unchecked Sendable {
-    private static let loops = Mutex<[ObjectIdentifier: ConnectionSweep]>([:])
+    private static let loops = PerEventLoop { ConnectionSweep(loop: $0) }
     /// How often the deadlines are looked at: a timeout fires up to this late.
     static let interval = TimeAmount.milliseconds(250)
 
@@ -20,14 +20,7 @@ final class ConnectionSweep: @unchecked Sendable {
     }
 
     /// The sweep of `loop`, made on first use (and kept: loops live as long as the server).
-    static func on(_ loop: any EventLoop) -> ConnectionSweep {
-        loops.withLock { loops in
-            if let known = loops[ObjectIdentifier(loop)] { return known }
-            let made = ConnectionSweep(loop: loop)
-            loops[ObjectIdentifier(loop)] = made
-            return made
-        }
-    }
+    static func on(_ loop: any EventLoop) -> ConnectionSweep { loops.on(loop) }
 
     /// On the loop: `tracker`'s deadlines are checked from now on.
     func add(_ tracker: ConnectionTracker) {

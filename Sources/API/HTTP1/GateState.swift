@@ -54,7 +54,11 @@ struct GateState {
     }
 
     private struct Entry {
+        /// The connection's own address key (its peer's), fixed when it is admitted.
         var address: Substring
+        /// The key its held reload or arriving body is counted under: its own, or the client a trusted proxy named
+        /// for that request; set when the place is taken, and the one its count is given back under.
+        var countedUnder: Substring = ""
         var kind: Class = .fresh
         /// Whether a request is in progress (what ``setBusy(_:_:)`` last said), whatever the class: a held reload or a
         /// body that ends goes back to busy or idle by it.
@@ -139,20 +143,17 @@ struct GateState {
     /// - Parameter client: the request's client address key when a trusted proxy names it (``TrustedProxies``);
     ///   nil: the connection's own.
     mutating func beginHold(_ id: UInt64, client: Substring? = nil) -> HoldDecision {
-        guard var entry = entries[id] else { return .refuse }
+        guard let entry = entries[id] else { return .refuse }
         if entry.kind == .holding { return .hold }
-        if let client {
-            entries[id]!.address = client
-            entry.address = client
-        }
-        guard heldBy[entry.address, default: 0] < limits.heldReloadsPerAddress else { return .refuse }
+        let key = client ?? entry.address
+        guard heldBy[key, default: 0] < limits.heldReloadsPerAddress else { return .refuse }
         var decision = HoldDecision.hold
         if held >= limits.heldReloads {
             guard let oldest = oldestHeld() else { return .refuse }
             mark(oldest, .busy)  // answered now: a request in progress until its answer ends
             decision = .holdEvicting(victim: oldest)
         }
-        mark(id, .holding)
+        mark(id, .holding, under: key)
         return decision
     }
 
@@ -164,18 +165,13 @@ struct GateState {
 
     /// A request whose body is still to arrive; false: the address (or the instance) has its share arriving already.
     mutating func beginReceiving(_ id: UInt64, client: Substring? = nil) -> Bool {
-        guard var entry = entries[id] else { return false }
+        guard let entry = entries[id] else { return false }
         if entry.kind == .receiving { return true }
-        if let client {
-            entries[id]!.address = client
-            entry.address = client
-        }
-        guard receiving < limits.arrivingBodies,
-            receivingBy[entry.address, default: 0] < limits.arrivingBodiesPerAddress
-        else {
+        let key = client ?? entry.address
+        guard receiving < limits.arrivingBodies, receivingBy[key, default: 0] < limits.arrivingBodiesPerAddress else {
             return false
         }
-        mark(id, .receiving)
+        mark(id, .receiving, under: key)
         return true
     }
 
@@ -195,13 +191,16 @@ struct GateState {
     mutating func resetPeak() { peak = entries.count }
 
     /// Moves a connection into `kind`, out of the class it was in.
-    private mutating func mark(_ id: UInt64, _ kind: Class) {
+    /// - Parameter key: for `.holding` and `.receiving`, the key the place is counted under (the connection's own
+    ///   address unless given).
+    private mutating func mark(_ id: UInt64, _ kind: Class, under key: Substring? = nil) {
         leave(id)
         generation += 1
         entries[id]!.kind = kind
         entries[id]!.generation = generation
         entries[id]!.since = now
-        let address = entries[id]!.address
+        let address = key ?? entries[id]!.address
+        entries[id]!.countedUnder = address
         switch kind {
         case .idle:
             idleOrder.append((id, generation))
@@ -229,10 +228,10 @@ struct GateState {
         switch entry.kind {
         case .holding:
             held -= 1
-            Self.decrement(&heldBy, entry.address)
+            Self.decrement(&heldBy, entry.countedUnder)
         case .receiving:
             receiving -= 1
-            Self.decrement(&receivingBy, entry.address)
+            Self.decrement(&receivingBy, entry.countedUnder)
         case .idle, .fresh, .busy:
             break
         }

@@ -74,13 +74,27 @@ public struct TrustedProxies: Sendable, Equatable {
             for item in value.split(separator: ",").reversed() {
                 hops += 1
                 guard hops <= Self.maximumHops,
-                    let bytes = Self.bytes(of: item.trimmingCharacters(in: " \t"))
+                    let bytes = Self.bytes(of: Self.withoutPort(item.trimmingCharacters(in: " \t")))
                 else { return own }
                 if trusts(bytes) { continue }
                 return Self.key(bytes)
             }
         }
         return own
+    }
+
+    /// An entry of `X-Forwarded-For` without the port some proxies add: `203.0.113.7:5555` and `[2001:db8::1]:443`
+    /// are their addresses (a bare IPv6 address has several colons and no brackets, and is left whole).
+    static func withoutPort(_ item: Substring) -> Substring {
+        if item.first == "[", let close = item.firstIndex(of: "]") {
+            return item[item.index(after: item.startIndex)..<close]
+        }
+        if let colon = item.firstIndex(of: ":"), item[item.index(after: colon)...].allSatisfy(\.isNumber),
+            item[..<colon].contains(".")
+        {
+            return item[..<colon]
+        }
+        return item
     }
 
     /// An address's bytes: 4 for IPv4, 16 for IPv6 (an IPv4-mapped IPv6 address is its IPv4 address).

@@ -18,17 +18,10 @@ final class HeldWakeups: WakeupBatch {
         self.loop = loop
     }
 
-    /// One per event loop (a server has a few, for its life; kept, so an identifier is never reused).
-    private static let loops = Mutex<[ObjectIdentifier: HeldWakeups]>([:])
+    /// One per event loop.
+    private static let loops = PerEventLoop { HeldWakeups(loop: $0) }
 
-    static func on(_ loop: any EventLoop) -> HeldWakeups {
-        loops.withLock { loops in
-            if let known = loops[ObjectIdentifier(loop)] { return known }
-            let made = HeldWakeups(loop: loop)
-            loops[ObjectIdentifier(loop)] = made
-            return made
-        }
-    }
+    static func on(_ loop: any EventLoop) -> HeldWakeups { loops.on(loop) }
 
     /// Gathers `work`, run on the loop at the next `wake()`.
     func add(_ work: @escaping @Sendable () -> Void) {
