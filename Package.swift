@@ -128,7 +128,8 @@ let package = Package(
             path: "Benchmarks/AppendFloorBenchmarks"),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "TestSupport"], resources: [.copy("Fixtures")]),
         .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS", "TestSupport"], exclude: ["Fixtures"]),
-        .target(name: "TestSupport", dependencies: ["EventStore", "Postgres", "HLS"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["EventStore", "Postgres", "HLS", "Schedule"], path: "Tests/TestSupport"),
         .testTarget(
             name: "EventStoreTests", dependencies: ["EventStore", "Postgres", "Schedule", "HLS", "TestSupport"]),
         .testTarget(

@@ -8,6 +8,7 @@ import NIOCore
 import Projector
 import Schedule
 import Synchronization
+import TestSupport
 import Testing
 
 /// A clock the test moves by hand.
@@ -134,14 +135,7 @@ struct APIFixture {
     /// 1 of segment 60 have ended).
     static func lowLatency() async throws -> APIFixture {
         let fixture = try await APIFixture()
-        var config = config("ll")
-        config.segmentDurationMilliseconds = 1000
-        config.windowSegments = 10
-        config.partDurationMilliseconds = 250
-        for index in config.renditions.indices {
-            config.renditions[index].partURITemplate =
-                "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s"
-        }
+        let config = config("ll").lowLatencyForTests
         _ = try await fixture.handler.handle(.createChannel(config), channel: "ll", context: context())
         try await fixture.follower.catchUp()
         fixture.clock.set(60.6)

@@ -11,17 +11,7 @@ import TestSupport
 /// answered as timed out at its deadline, and answered when the ticker stops; never left hanging.
 @Suite("Blocking reload in the follower")
 struct BlockingReloadTests {
-    static func lowLatency(_ id: String = "demo") -> ChannelConfig {
-        var config = config(id)
-        config.segmentDurationMilliseconds = 1000
-        config.windowSegments = 10
-        config.partDurationMilliseconds = 250
-        for index in config.renditions.indices {
-            config.renditions[index].partURITemplate =
-                "https://cdn.example/\(config.renditions[index].name)/seg{n}.{p}.m4s"
-        }
-        return config
-    }
+    static func lowLatency(_ id: String = "demo") -> ChannelConfig { config(id).lowLatencyForTests }
 
     /// A follower of one LL channel at 60.6 s (242 parts ended), with the log known up to `knownUntil`, its ticker running.
     static func running(knownUntil seconds: Double) async throws -> (
