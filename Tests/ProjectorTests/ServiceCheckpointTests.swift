@@ -17,11 +17,17 @@ struct ServiceCheckpointTests {
         Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
     }
 
-    /// `url` as the service role (`cueline_app`, given a login on this throwaway cluster).
-    static func asServiceRole(_ url: String) async throws -> String {
-        let admin = try await PostgresConnection.connect(url: url)
+    /// Gives `cueline_app` a login on this throwaway cluster, once per process: roles are the cluster's, and two
+    /// tests altering the role at once fail with "tuple concurrently updated".
+    private static let serviceRoleLogin = Task {
+        let admin = try await PostgresConnection.connect(url: TestDatabase.url!)
         defer { admin.close() }
         try await admin.query("ALTER ROLE cueline_app LOGIN")
+    }
+
+    /// `url` as the service role (`cueline_app`).
+    static func asServiceRole(_ url: String) async throws -> String {
+        try await serviceRoleLogin.value
         var components = URLComponents(string: url)!
         components.user = "cueline_app"
         return components.string!
@@ -35,15 +41,21 @@ struct ServiceCheckpointTests {
         ).rows.map { try $0.string(0, "row") }
     }
 
+    /// A fresh migrated database holding `channel`'s log of at least 2,000 events (`SnapshotLog`, seed 9).
+    static func longLog(_ channel: ChannelID) async throws -> (url: String, events: [RecordedScheduleEvent]) {
+        let url = try await TestDatabase.makeFreshDatabase()
+        _ = try await Migrator.load(directory: TestDatabase.migrationsDirectory).migrate(url: url)
+        let events = SnapshotLog.make(channel, commands: 4400, seed: 9)
+        try #require(events.count >= 2000)
+        _ = try await ReplaySnapshotStoreTests.write(events, channel: channel, url: url)
+        return (url, events)
+    }
+
     @Test(
         "a follower running as the service role writes a checkpoint every 1,000 events, replay starts from it and names its writer, and a restart writes nothing again"
     )
     func writtenAsTheLogIsFolded() async throws {
-        let url = try await TestDatabase.makeFreshDatabase()
-        _ = try await Migrator.load(directory: TestDatabase.migrationsDirectory).migrate(url: url)
-        let events = SnapshotLog.make("svc", commands: 4400, seed: 9)
-        try #require(events.count >= 2000)
-        _ = try await ReplaySnapshotStoreTests.write(events, channel: "svc", url: url)
+        let (url, events) = try await Self.longLog("svc")
         let service = PostgresEventStore(
             pool: PostgresPool(url: try await Self.asServiceRole(url), maximumConnections: 2))
         let expected = (1...(events.count / 1000)).map { "\($0 * 1000) cueline_app" }
@@ -134,11 +146,7 @@ struct ServiceCheckpointTests {
         "past an event this build cannot read, neither the server nor the operator's tool writes a checkpoint: its fold is not the one a build that reads it reaches"
     )
     func noCheckpointPastAnUnreadableEvent() async throws {
-        let url = try await TestDatabase.makeFreshDatabase()
-        _ = try await Migrator.load(directory: TestDatabase.migrationsDirectory).migrate(url: url)
-        let events = SnapshotLog.make("skip", commands: 4400, seed: 9)
-        try #require(events.count >= 2000)
-        _ = try await ReplaySnapshotStoreTests.write(events, channel: "skip", url: url)
+        let (url, events) = try await Self.longLog("skip")
         // A newer build's event at version 500 (its type unknown here), as a rolling upgrade leaves one.
         let admin = try await PostgresConnection.connect(url: url)
         defer { admin.close() }
