@@ -36,7 +36,8 @@ public enum PlaylistBuilder {
         let placed = dateRanges(config: config, state: state, segmentStarts: starts, liveEdge: liveEdge)
         let cues = cueMarkers(
             config: config, state: state, timeline: timeline,
-            segments: window.lowerBound...(ll.map { $0.partial > 0 ? $0.segment : window.upperBound - 1 }
+            segments: window
+                .lowerBound...(ll.map { $0.partial > 0 ? $0.segment : window.upperBound - 1 }
                 ?? window.upperBound - 1))
         var segments: [Segment] = []
         segments.reserveCapacity(window.count)
@@ -332,7 +333,8 @@ public enum PlaylistBuilder {
     static func keptPlacingTag(_ spec: BreakSpec, config: ChannelConfig) -> DateRange {
         let key = KeptTagsKey(channel: config.id, breakID: spec.id)
         let shard = keptTagsShards[Int(UInt(bitPattern: key.hashValue) % 16)]
-        if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec, kept.publicBaseURL == config.publicBaseURL,
+        if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec,
+            kept.publicBaseURL == config.publicBaseURL,
             kept.signalling == config.signalling
         {
             return kept.placing

@@ -62,7 +62,8 @@ struct RenderedSectionsThreefiveTests {
     @Test(
         "start and early-return sections: type, duration, event id, UPID and CRC",
         .enabled(
-            if: Decoder.threefiveImports, "python3 cannot import threefive: pip install threefive (scripts/test.sh does)"),
+            if: Decoder.threefiveImports,
+            "python3 cannot import threefive: pip install threefive (scripts/test.sh does)"),
         arguments: Signalling.Markers.allCases)
     func rendered(markers: Signalling.Markers) throws {
         var all: [(section: HexBytes, expected: SegmentationSignal)] = []

@@ -17,7 +17,8 @@ extension Lint {
                 findings.append(
                     Finding(
                         rule: "cue.unmatched", line: line,
-                        message: "\(cues.count) CUE markers before one segment: \(cues.map(\.line).joined(separator: ", "))"
+                        message:
+                            "\(cues.count) CUE markers before one segment: \(cues.map(\.line).joined(separator: ", "))"
                     ))
             }
             for cue in cues {
