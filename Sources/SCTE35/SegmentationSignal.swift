@@ -81,8 +81,13 @@ public struct SegmentationSignal: Hashable, Sendable {
     /// of the UTF-8 bytes of "<channel>/<break>". The same break of the same channel always gets the same id, in
     /// every instance and every replay; 0xFFFFFFFF, which some equipment treats as "no event", becomes 0xFFFFFFFE.
     public static func eventID(channelID: String, breakID: String) -> UInt32 {
+        eventID(key: "\(channelID)/\(breakID)")
+    }
+
+    /// FNV-1a (32-bit) of a key's UTF-8 bytes, 0xFFFFFFFF made 0xFFFFFFFE: the event id of whatever the key names.
+    public static func eventID(key: String) -> UInt32 {
         var hash: UInt32 = 0x811C_9DC5
-        for byte in "\(channelID)/\(breakID)".utf8 {
+        for byte in key.utf8 {
             hash ^= UInt32(byte)
             hash &*= 0x0100_0193
         }

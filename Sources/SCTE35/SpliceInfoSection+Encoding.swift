@@ -10,6 +10,16 @@ extension SpliceInfoSection {
     ) -> [UInt8] {
         var command = BitWriter()
         writeSpliceTime(ptsTime, to: &command)
+        return encode(
+            commandType: 0x06, command: command, descriptors: descriptors, ptsAdjustment: ptsAdjustment, tier: tier,
+            sapType: sapType)
+    }
+
+    /// The whole section around a written command (`splice_command_type` and its bytes).
+    static func encode(
+        commandType: UInt8, command: BitWriter, descriptors: [SegmentationDescriptor], ptsAdjustment: UInt64 = 0,
+        tier: UInt16 = 0xFFF, sapType: UInt8 = 3
+    ) -> [UInt8] {
         var loop = BitWriter()
         for descriptor in descriptors { descriptor.write(to: &loop) }
 
@@ -29,7 +39,7 @@ extension SpliceInfoSection {
         section.bits(8, 0xFF)  // cw_index: no control word, the section is not encrypted
         section.bits(12, UInt64(tier))
         section.bits(12, UInt64(command.bytes.count))  // splice_command_length
-        section.bits(8, 0x06)  // splice_command_type: time_signal
+        section.bits(8, UInt64(commandType))  // splice_command_type
         section.bytes(command.bytes)
         section.bits(16, UInt64(loop.bytes.count))  // descriptor_loop_length
         section.bytes(loop.bytes)

@@ -17,6 +17,8 @@ public struct ChannelState: Hashable, Sendable {
 
     public var channel: ChannelID
     public var config: ChannelConfig?
+    /// The SCTE-35 ingest policy set last (`SCTE35PolicySet`); nil: `SCTE35Policy.standard`.
+    public private(set) var scte35Policy: SCTE35Policy?
     /// The stream version of the last event folded in.
     public var version: Int64
     /// The global position of the last event folded in.
@@ -55,7 +57,7 @@ public struct ChannelState: Hashable, Sendable {
     public static func == (lhs: ChannelState, rhs: ChannelState) -> Bool {
         lhs.channel == rhs.channel && lhs.config == rhs.config && lhs.version == rhs.version
             && lhs.position == rhs.position
-            && lhs.breaks == rhs.breaks
+            && lhs.breaks == rhs.breaks && lhs.scte35Policy == rhs.scte35Policy
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -175,6 +177,10 @@ extension ChannelState {
                 breaks[index].cancelKind = kind
                 nextRetirement = min(nextRetirement, breaks[index].retirementKey)
             }
+        case .scte35PolicySet(let policy):
+            scte35Policy = policy
+        case .scte35Received:
+            break  // a record of what arrived; what it did follows it as events of its own
         }
         retire()
     }

@@ -180,6 +180,15 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         case .aired, .endedEarly: throw .alreadyEnded(id: id, end: current.end)
         case .scheduled: return [.breakCancelled(id: id)]
         }
+
+    case .setSCTE35Policy(let policy):
+        try policy.validate()
+        return [.scte35PolicySet(policy)]
+
+    case .ingestSCTE35(let ingest):
+        let (received, events) = try decideIngest(
+            ingest, policy: state.scte35Policy ?? .standard, state: state, now: now)
+        return [.scte35Received(received)] + events
     }
 }
 

@@ -48,8 +48,10 @@ public enum EventCodec {
             payload = json(Limit(id: id, limitMilliseconds: limit, kind: kind, scte35In: scte35In))
         case .breakCancelled(let id, let kind):
             payload = json(Cancelled(id: id, kind: kind == .cancelBreak ? nil : kind))
+        case .scte35PolicySet(let policy): payload = json(policy)
+        case .scte35Received(let received): payload = json(received)
         }
-        return Encoded(type: event.typeName, schemaVersion: ScheduleEvent.schemaVersion, payload: payload)
+        return Encoded(type: event.typeName, schemaVersion: event.writtenSchemaVersion, payload: payload)
     }
 
     public static func decode(type: String, schemaVersion: Int, payload: String) throws -> ScheduleEvent {
@@ -73,6 +75,8 @@ public enum EventCodec {
             case "BreakCancelled":
                 let cancelled = try decoder.decode(Cancelled.self, from: data)
                 return .breakCancelled(id: cancelled.id, kind: cancelled.kind ?? .cancelBreak)
+            case "SCTE35PolicySet": return .scte35PolicySet(try decoder.decode(SCTE35Policy.self, from: data))
+            case "SCTE35Received": return .scte35Received(try decoder.decode(SCTE35Received.self, from: data))
             default: throw DecodingFailure.unknownType(type)
             }
         } catch let error as DecodingFailure {

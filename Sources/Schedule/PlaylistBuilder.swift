@@ -277,18 +277,23 @@ public enum PlaylistBuilder {
             if let limit = item.playoutLimitMilliseconds {
                 // The return as received, else the end this channel's signalling writes for the break.
                 let scte35In =
-                    item.scte35In
-                    ?? config.signalling?.endSection(channel: config.id, breakID: item.id).map(\.description)
+                    item.scte35In ?? config.signalling?.endSection(channel: config.id, spec: item.spec)?.description
                 tags.append(
                     keptClosingTag(
                         item.spec, config: config, duration: limit, playoutLimit: true, scte35In: scte35In))
             } else if liveEdge >= item.spec.plannedEnd {
+                // With signalling, the planned end carries the paired end section too: a downstream that pairs
+                // SCTE35-OUT with SCTE35-IN (MediaTailor) closes the avail.
                 tags.append(
                     keptClosingTag(
                         item.spec, config: config, duration: item.spec.plannedDurationMilliseconds, playoutLimit: false,
-                        scte35In: nil))
+                        scte35In: config.signalling?.endSection(channel: config.id, spec: item.spec)?.description))
             }
             if item.start >= liveEdge {
+                // For a downstream SSAI (markers scte35) a break is announced once its first segment is published:
+                // an SSAI that ignores START-DATE reads an SCTE35-OUT where it stands, and a break cancelled before
+                // then was never announced. Players (interstitials) get it ahead, up to the horizon, to preload.
+                if config.signalling?.markers.interstitials == false { continue }
                 placed.trailing += tags
             } else {
                 // The last segment starting at or before the break's start (the first one if none does).
@@ -377,8 +382,7 @@ public enum PlaylistBuilder {
         // signalling writes for it.
         let scte35Out =
             spec.options.scte35Out.flatMap { HexBytes(hex: $0) }
-            ?? config.signalling?.startSection(
-                channel: config.id, breakID: spec.id, milliseconds: spec.plannedDurationMilliseconds)
+            ?? config.signalling?.startSection(channel: config.id, spec: spec)
         if let signalling = config.signalling, !signalling.markers.interstitials {
             // For a downstream SSAI: the break's time and its SCTE-35, no class and no asset for players to play.
             return DateRange(

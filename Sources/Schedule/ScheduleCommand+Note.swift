@@ -32,6 +32,22 @@ extension ScheduleCommand {
                 }
             }
             return notes.isEmpty ? nil : notes.joined(separator: "; ")
+        case (.ingestSCTE35, .scte35Received(let received)?):
+            // What the section did under the channel's policy, then what the command it became says of itself.
+            let rest = Array(events.dropFirst())
+            let inner: String? =
+                switch rest.first {
+                case .breakPlaced(let spec)?:
+                    ScheduleCommand.placeBreak(
+                        PlaceBreak(
+                            id: spec.id, start: .inMilliseconds(0),
+                            plannedDurationMilliseconds: spec.media?.requestedDurationMilliseconds
+                                ?? spec.plannedDurationMilliseconds, asset: spec.asset,
+                            alignment: received.ingest.alignment)
+                    ).note(for: rest, decidedAt: decidedAt)
+                default: nil
+                }
+            return "SCTE-35: \(received.detail)" + (inner.map { "; \($0)" } ?? "")
         case (.cancelCurrentEvent, .breakCancelled(let id, .cancelCurrent)?):
             return "\(id) had not reached the live edge (no segment holds it yet): removed instead of ended early"
         default:

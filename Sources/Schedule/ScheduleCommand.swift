@@ -11,6 +11,10 @@ public enum ScheduleCommand: Hashable, Sendable, Codable {
     /// An SCTE-35 return (splice_insert in, segmentation end): end this break at the live edge if it is on air.
     /// `scte35In` is the section as 0x-prefixed hex, published as `SCTE35-IN`.
     case returnFromBreak(id: BreakID, scte35In: String?)
+    /// The channel's SCTE-35 ingest policy from now on.
+    case setSCTE35Policy(SCTE35Policy)
+    /// A received splice_info_section, decided by the channel's policy (`decideIngest`).
+    case ingestSCTE35(SCTE35Ingest)
 
     /// What kind of command this is: the one place its wire name is spelled.
     public var kind: Kind {
@@ -22,6 +26,8 @@ public enum ScheduleCommand: Hashable, Sendable, Codable {
         case .cancelCurrentEvent: .cancelCurrentEvent
         case .cancelBreak: .cancelBreak
         case .returnFromBreak: .returnFromBreak
+        case .setSCTE35Policy: .setSCTE35Policy
+        case .ingestSCTE35: .ingestSCTE35
         }
     }
 
@@ -39,6 +45,8 @@ public enum ScheduleCommand: Hashable, Sendable, Codable {
         case cancelCurrentEvent = "cancel_current_event"
         case cancelBreak = "cancel_break"
         case returnFromBreak = "return_from_break"
+        case setSCTE35Policy = "set_scte35_policy"
+        case ingestSCTE35 = "ingest_scte35"
 
         /// The commands the HTTP API takes, in the order the documentation lists them; tokens and hook rules are
         /// scoped by these.
@@ -50,7 +58,8 @@ public enum ScheduleCommand: Hashable, Sendable, Codable {
             switch self {
             case .placeBreak, .setPlayoutLimit, .cancelCurrentEvent, .cancelBreak: self
             case .returnFromBreak: .cancelCurrentEvent
-            case .createChannel, .updateRenditions: nil
+            // A channel's configuration; an ingest is authorized for the command its cue becomes (SCTE35Controller).
+            case .createChannel, .updateRenditions, .setSCTE35Policy, .ingestSCTE35: nil
             }
         }
 

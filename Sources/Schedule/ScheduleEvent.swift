@@ -9,6 +9,10 @@ public enum ScheduleEvent: Hashable, Sendable {
     case playoutLimitSet(id: BreakID, limitMilliseconds: Int64, kind: EarlyReturnKind, scte35In: String? = nil)
     /// `kind`: which command removed it; an event without one (every event before `kind` existed) is `.cancelBreak`.
     case breakCancelled(id: BreakID, kind: BreakCancelKind = .cancelBreak)
+    /// The channel's SCTE-35 ingest policy from this event on.
+    case scte35PolicySet(SCTE35Policy)
+    /// A splice_info_section as received and what it did; the events it led to follow it.
+    case scte35Received(SCTE35Received)
 
     /// The `type` column.
     public var typeName: String {
@@ -18,15 +22,27 @@ public enum ScheduleEvent: Hashable, Sendable {
         case .breakPlaced: return "BreakPlaced"
         case .playoutLimitSet: return "PlayoutLimitSet"
         case .breakCancelled: return "BreakCancelled"
+        case .scte35PolicySet: return "SCTE35PolicySet"
+        case .scte35Received: return "SCTE35Received"
         }
     }
 
     /// Every `typeName`, in the order of the cases: the event `type` enum of the OpenAPI document.
     public static let typeNames = [
-        "ChannelCreated", "RenditionsUpdated", "BreakPlaced", "PlayoutLimitSet", "BreakCancelled",
+        "ChannelCreated", "RenditionsUpdated", "BreakPlaced", "PlayoutLimitSet", "BreakCancelled", "SCTE35PolicySet",
+        "SCTE35Received",
     ]
 
-    public static let schemaVersion = 1
+    /// The newest schema version this build reads.
+    public static let schemaVersion = 2
+
+    /// The schema version an event is written with: 1, except a `ChannelCreated` with signalling (2), which a build
+    /// from before signalling must not read (it would drop the setting and render the channel without its markers,
+    /// so during a rolling upgrade instances would disagree on the bytes): it refuses the event instead.
+    public var writtenSchemaVersion: Int {
+        if case .channelCreated(let config) = self, config.signalling != nil { return 2 }
+        return 1
+    }
 }
 
 /// How a break that never aired was removed.

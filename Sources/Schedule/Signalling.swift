@@ -53,26 +53,36 @@ public struct Signalling: Hashable, Sendable, Codable {
         "0x" + hexDigits([type], uppercase: true)
     }
 
-    /// The section that opens a break of `channel` lasting `milliseconds`: `time_signal` (immediate: Cueline does not
-    /// know the media's PTS; the date range's START-DATE says when), one segmentation descriptor of this channel's
-    /// type, the duration, the event id stable for the break, the break id in the UPID. Nil when the section cannot
-    /// be written (a break id too long for the UPID), which `decide` prevents.
-    public func startSection(channel: ChannelID, breakID: BreakID, milliseconds: Int64) -> HexBytes? {
-        guard let type = SegmentationType(rawValue: segmentationType), milliseconds >= 0,
-            let signal = try? SegmentationSignal(
-                channelID: channel.rawValue, breakID: breakID.rawValue, type: type,
-                durationTicks90k: UInt64(milliseconds) * 90)
-        else { return nil }
+    /// The section that opens `spec`'s break on `channel`: `time_signal` (immediate: Cueline does not know the
+    /// media's PTS; the date range's START-DATE says when), one segmentation descriptor of this channel's type, the
+    /// planned duration, the break id in the UPID, and an event id stable for this placement: FNV-1a of
+    /// "<channel>/<break id>/<start in ms since 1970>" (a break id placed again once its break has retired, e.g. every
+    /// day's "halftime", gets a new one). A break placed from a received cue keeps that section instead. Nil when the
+    /// section cannot be written (a break id too long for the UPID), which `decide` prevents.
+    public func startSection(channel: ChannelID, spec: BreakSpec) -> HexBytes? {
+        guard let signal = signal(channel: channel, spec: spec) else { return nil }
         return HexBytes(signal.encoded())
     }
 
-    /// The section that ends the break early: the end type paired with the start, the same event id and UPID.
-    public func endSection(channel: ChannelID, breakID: BreakID) -> HexBytes? {
-        guard let type = SegmentationType(rawValue: segmentationType),
-            let signal = try? SegmentationSignal(
-                channelID: channel.rawValue, breakID: breakID.rawValue, type: type, durationTicks90k: nil
-            ).ending()
-        else { return nil }
+    /// The section that ends `spec`'s break (`SCTE35-IN`, early or at its planned end): for a break placed from a
+    /// received cue, the end paired with that section (`SpliceInfoSection.pairedEnd`: the same event id), else the
+    /// end type paired with this channel's start, the same event id and UPID.
+    public func endSection(channel: ChannelID, spec: BreakSpec) -> HexBytes? {
+        if let received = spec.options.scte35Out {
+            return HexBytes(hex: received).flatMap { SpliceInfoSection.pairedEnd(of: $0.bytes) }.map(HexBytes.init)
+        }
+        guard let signal = try? signal(channel: channel, spec: spec)?.ending() else { return nil }
         return HexBytes(signal.encoded())
+    }
+
+    private func signal(channel: ChannelID, spec: BreakSpec) -> SegmentationSignal? {
+        guard let type = SegmentationType(rawValue: segmentationType), spec.plannedDurationMilliseconds >= 0 else {
+            return nil
+        }
+        return try? SegmentationSignal(
+            eventID: SegmentationSignal.eventID(
+                key: "\(channel.rawValue)/\(spec.id.rawValue)/\(spec.start.milliseconds)"),
+            type: type, durationTicks90k: UInt64(spec.plannedDurationMilliseconds) * 90,
+            upid: SegmentationSignal.upid(breakID: spec.id.rawValue))
     }
 }

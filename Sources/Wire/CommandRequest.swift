@@ -118,7 +118,7 @@ public struct CommandRequest: Codable, Sendable, Hashable {
             break
         case .cancelBreak(let id):
             self.id = id.rawValue
-        case .createChannel, .updateRenditions, .returnFromBreak:
+        case .createChannel, .updateRenditions, .returnFromBreak, .setSCTE35Policy, .ingestSCTE35:
             throw Invalid(field: "command", reason: "\(command.kind.rawValue) is not an API command")
         }
     }
@@ -198,7 +198,7 @@ public struct CommandRequest: Codable, Sendable, Hashable {
         case .cancelBreak:
             guard let id else { throw Invalid(field: "id", reason: "is required") }
             return .cancelBreak(id: try checked { () throws(ScheduleError) in try BreakID(id, field: "id") })
-        case .createChannel, .updateRenditions, .returnFromBreak:
+        case .createChannel, .updateRenditions, .returnFromBreak, .setSCTE35Policy, .ingestSCTE35:
             throw Invalid(field: "command", reason: "\(command) is not an API command")
         }
     }

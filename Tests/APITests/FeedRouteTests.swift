@@ -14,7 +14,7 @@ struct FeedRouteTests {
     }
 
     @Test(
-        "POST scte35: an out places scte35-<event>, a repeat is 200 ignored; 401, 403 before the cue is read, 422 naming section or body, 404"
+        "POST scte35: an out places scte35-<event>, a repeat is the same command again, splice_null is kept and ignored; 401, 403 before the cue is read, 422 naming section or body, 404"
     )
     func scte35() async throws {
         let fixture = try await APIFixture()
@@ -32,12 +32,22 @@ struct FeedRouteTests {
                 "/channels/demo/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("desk"))
             #expect(placed.status == .created, "\(placed.text)")
             let events = try #require(placed.json["events"] as? [[String: Any]])
-            #expect(events.first?["type"] as? String == "BreakPlaced" && placed.text.contains("scte35-1207959695"))
+            // The section as received first, then what it did.
+            #expect(
+                events.map { $0["type"] as? String } == ["SCTE35Received", "BreakPlaced"]
+                    && placed.text.contains("scte35-1207959695"), "\(placed.text)")
+            #expect((placed.json["note"] as? String)?.hasPrefix("SCTE-35: splice_insert out for splice event") == true)
+            // An encoder repeats a cue until its splice point: the same bytes for the same break are the placing
+            // command again, answered as it was, and nothing more is written.
             let repeated = try await client.post(
                 "/channels/demo/scte35", Self.cue(Self.spliceInsertOut), fixture.auth("desk"))
-            #expect(
-                repeated.status == .ok && (repeated.json["ignored"] as? String)?.contains("already scheduled") == true,
-                "\(repeated.text)")
+            #expect(repeated.status == .created && repeated.json["replayed"] as? Bool == true, "\(repeated.text)")
+            // A section the policy ignores is kept in the log all the same, and the answer says why.
+            let null = try await client.post(
+                "/channels/demo/scte35", Self.cue("/DARAAAAAAAAAP/wAAAAAHpPv/8="), fixture.auth("desk"))
+            #expect(null.status == .created, "\(null.text)")
+            #expect((null.json["events"] as? [[String: Any]])?.map { $0["type"] as? String } == ["SCTE35Received"])
+            #expect(null.json["note"] as? String == "SCTE-35: ignored: splice_null", "\(null.text)")
             let body = try await client.post("/channels/demo/scte35", "[]", fixture.auth("desk"))
             #expect(body.status == .unprocessableContent && body.error?.field == "body")
             // A typo'd asset key is named, not dropped (the cue would otherwise be refused for a missing asset).

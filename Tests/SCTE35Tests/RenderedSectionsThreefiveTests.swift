@@ -5,8 +5,9 @@ import Schedule
 import Testing
 
 /// Every section a channel's playlists carry, as rendered, read by the independent decoder: the start of each break
-/// (`SCTE35-OUT`: the channel's segmentation type, the planned duration, the break's event id and UPID) and the end of
-/// an early return (`SCTE35-IN`: the paired end type, the same event id and UPID), for every marker style and type.
+/// (`SCTE35-OUT`: the channel's segmentation type, the planned duration, the placement's event id and the break id in
+/// the UPID) and its end, planned or early (`SCTE35-IN`: the paired end type, the same event id and UPID), for every
+/// marker style and type.
 @Suite("SCTE-35 in rendered playlists: threefive decodes every section")
 struct RenderedSectionsThreefiveTests {
     typealias Decoder = SegmentationSignalThreefiveTests
@@ -51,8 +52,11 @@ struct RenderedSectionsThreefiveTests {
         var found: [(HexBytes, SegmentationSignal)] = []
         for range in parsed.playlist.dateRanges {
             let planned = range.id == "brk-aired" ? 30 : 20
+            let startDate = try #require(range.startDate)
             let start = try SegmentationSignal(
-                channelID: channel.rawValue, breakID: range.id, type: type, durationTicks90k: UInt64(planned) * 90_000)
+                eventID: SegmentationSignal.eventID(key: "\(channel.rawValue)/\(range.id)/\(startDate.milliseconds)"),
+                type: type, durationTicks90k: UInt64(planned) * 90_000, upid: SegmentationSignal.upid(breakID: range.id)
+            )
             if let out = range.scte35Out { found.append((out, start)) }
             if let back = range.scte35In { found.append((back, try start.ending())) }
         }
@@ -69,8 +73,8 @@ struct RenderedSectionsThreefiveTests {
         var all: [(section: HexBytes, expected: SegmentationSignal)] = []
         for type in Signalling.segmentationTypes {
             let sections = try Self.sections(markers: markers, type: type)
-            // Each break's start, and the early return's end: three sections.
-            #expect(sections.count == 3, "\(markers) \(type): \(sections.map(\.section))")
+            // Each break's start and end (the planned end, and the early return): four sections.
+            #expect(sections.count == 4, "\(markers) \(type): \(sections.map(\.section))")
             all += sections
         }
         for (section, expected) in all {
@@ -85,5 +89,28 @@ struct RenderedSectionsThreefiveTests {
             try SegmentationSignalThreefiveTests().check(expected, decoded)
         }
         #expect(result.status == 0)
+    }
+
+    @Test(
+        "the ends paired with received starts (time_signal and splice_insert) decode with their CRC",
+        .enabled(
+            if: Decoder.threefiveImports,
+            "python3 cannot import threefive: pip install threefive (scripts/test.sh does)"))
+    func pairedEnds() throws {
+        let ends = try [Samples.placementStart, Samples.spliceInsertOut, Samples.programStartAdID].compactMap {
+            SpliceInfoSection.pairedEnd(of: try SpliceInfoSection.decode($0))
+        }
+        #expect(ends.count == 2, "a program start opens no break")
+        let result = try Decoder.run(
+            ["python3", Decoder.script], input: ends.map { HexBytes($0).description }.joined(separator: "\n"))
+        let lines = String(decoding: result.output, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 2 && result.status == 0, "\(lines)")
+        let decoded = try lines.map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let descriptor = (decoded[0]["decode"] as? [String: Any])?["descriptors"] as? [[String: Any]]
+        #expect(descriptor?.first?["segmentation_type_id"] as? Int == 0x35)
+        let command = (decoded[1]["decode"] as? [String: Any])?["command"] as? [String: Any]
+        #expect(command?["out_of_network_indicator"] as? Bool == false)
     }
 }

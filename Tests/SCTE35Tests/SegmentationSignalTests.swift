@@ -173,3 +173,35 @@ struct SegmentationSignalTests {
 func fnv1a(_ text: String) -> UInt32 {
     text.utf8.reduce(UInt32(0x811C_9DC5)) { ($0 ^ UInt32($1)) &* 16_777_619 }
 }
+
+@Suite("SCTE-35: the end paired with a received start")
+struct PairedEndTests {
+    @Test("a time_signal start's end: the paired type, the same event id, UPID and segment numbers, no duration")
+    func timeSignal() throws {
+        let start = try SpliceInfoSection.decode(Samples.placementStart)
+        let end = try SpliceInfoSection(bytes: try #require(SpliceInfoSection.pairedEnd(of: start)))
+        guard case .timeSignal(nil) = end.command, case .segmentation(let descriptor) = end.descriptors.first else {
+            Issue.record("\(end)")
+            return
+        }
+        #expect(descriptor.typeID == 0x35 && descriptor.eventID == 0x4800_008E && descriptor.duration == nil)
+        #expect(descriptor.upidType == 0x08 && descriptor.upid == [0x00, 0x00, 0x00, 0x00, 0x2C, 0xA0, 0xA1, 0x8A])
+        #expect(descriptor.segmentNum == 2 && descriptor.segmentsExpected == 0)
+        #expect(end.cues == [.in(eventID: 0x4800_008E)])
+    }
+
+    @Test("a splice_insert out's end is the splice_insert return of the same event; an end or a null has none")
+    func spliceInsert() throws {
+        let out = try SpliceInfoSection.decode(Samples.spliceInsertOut)
+        let end = try SpliceInfoSection(bytes: try #require(SpliceInfoSection.pairedEnd(of: out)))
+        guard case .insert(let insert) = end.command else {
+            Issue.record("\(end)")
+            return
+        }
+        #expect(
+            !insert.outOfNetwork && insert.immediate && insert.eventID == 0x4800_008F && insert.breakDuration == nil)
+        #expect(end.cues == [.in(eventID: 0x4800_008F)])
+        #expect(SpliceInfoSection.pairedEnd(of: try SpliceInfoSection.decode(Samples.placementEnd)) == nil)
+        #expect(SpliceInfoSection.pairedEnd(of: [0xFC, 0x30]) == nil)
+    }
+}

@@ -182,14 +182,42 @@ struct EventCodecRoundTripTests {
         return cases
     }
 
-    static let cases: [Case] = channels + breaks + limitsAndCancels
+    /// Issue 33: the SCTE-35 policy and the sections received, every outcome.
+    static var scte35: [Case] {
+        var cases = [
+            Case(name: "SCTE35PolicySet, standard", event: .scte35PolicySet(.standard)),
+            Case(
+                name: "SCTE35PolicySet, every rule",
+                event: .scte35PolicySet(
+                    SCTE35Policy(
+                        place: [0x22], end: [0x23], cancel: [0x40], ignore: [0x00, 0xFF], spliceInsert: .ignore,
+                        restricted: .ignore, defaultDurationMilliseconds: 3_600_000))),
+        ]
+        for outcome in SCTE35Received.Outcome.allCases {
+            var ingest = SCTE35Ingest(
+                section: [0xFC, 0x30, 0x00], durationMilliseconds: outcome == .placed ? 30_000 : nil,
+                asset: outcome == .placed ? .uri(longURI) : nil, alignment: .exact)
+            if outcome == .placed { ingest.measured = [nil] }
+            cases.append(
+                Case(
+                    name: "SCTE35Received, \(outcome.rawValue)",
+                    event: .scte35Received(
+                        SCTE35Received(
+                            ingest: ingest, outcome: outcome, breakID: outcome == .ignored ? nil : longest,
+                            detail: "why \u{202E}", deliveryRestrictions: outcome == .placed ? 0x1F : nil,
+                            consequences: outcome == .ignored ? 0 : 1))))
+        }
+        return cases
+    }
+
+    static let cases: [Case] = channels + breaks + limitsAndCancels + scte35
 
     @Test("decode(encode(event)) == event, and encoding the decoded event gives the same payload", arguments: cases)
     func roundTrip(_ item: Case) throws {
         let event = item.event
         let encoded = EventCodec.encode(event)
         #expect(encoded.type == event.typeName)
-        #expect(encoded.schemaVersion == ScheduleEvent.schemaVersion)
+        #expect(encoded.schemaVersion == event.writtenSchemaVersion)
         let decoded = try EventCodec.decode(
             type: encoded.type, schemaVersion: encoded.schemaVersion, payload: encoded.payload)
         #expect(decoded == event)

@@ -17,6 +17,19 @@ struct Scenario: CustomStringConvertible, Sendable {
     var description: String { name }
 }
 
+/// A break at 90 s lasting `first` seconds, then a 12 s pod at 120 s.
+func backToBack(first: Double) -> [(Double, ScheduleCommand)] {
+    [
+        (60, place("brk-1", start: 90, duration: first)),
+        (
+            61,
+            place(
+                "brk-2", start: 120, duration: 12,
+                asset: .pod([PodAsset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: 12_000)]))
+        ),
+    ]
+}
+
 let scenarios: [Scenario] = [
     Scenario(
         name: "future-break", commands: [(60, place("brk-1", start: 90, duration: 30))],
@@ -33,18 +46,7 @@ let scenarios: [Scenario] = [
     Scenario(
         name: "natural-end", commands: [(60, place("brk-1", start: 90, duration: 30))],
         ticks: [114, 120, 126, 144, 150]),
-    Scenario(
-        name: "back-to-back",
-        commands: [
-            (60, place("brk-1", start: 90, duration: 30)),
-            (
-                61,
-                place(
-                    "brk-2", start: 120, duration: 12,
-                    asset: .pod([PodAsset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: 12_000)]))
-            ),
-        ],
-        ticks: [84, 96, 120, 126, 132, 138, 150, 156]),
+    Scenario(name: "back-to-back", commands: backToBack(first: 30), ticks: [84, 96, 120, 126, 132, 138, 150, 156]),
     Scenario(
         name: "three-renditions",
         commands: [(60, place("brk-1", start: 90, duration: 30)), (103.5, .cancelCurrentEvent)],
@@ -63,16 +65,7 @@ let scenarios: [Scenario] = [
         name: "signalled-scte35-natural-end", commands: [(60, place("brk-1", start: 90, duration: 20))],
         ticks: [90, 96, 102, 108, 114, 120, 126, 150], signalling: Signalling(markers: .scte35, segmentationType: 0x22)),
     Scenario(
-        name: "signalled-both-back-to-back",
-        commands: [
-            (60, place("brk-1", start: 90, duration: 28)),
-            (
-                61,
-                place(
-                    "brk-2", start: 120, duration: 12,
-                    asset: .pod([PodAsset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: 12_000)]))
-            ),
-        ],
+        name: "signalled-both-back-to-back", commands: backToBack(first: 28),
         ticks: [84, 96, 120, 126, 132, 138, 150, 156],
         signalling: Signalling(markers: .both, segmentationType: 0x36)),
     Scenario(
@@ -89,6 +82,25 @@ let scenarios: [Scenario] = [
             (103.5, .returnFromBreak(id: "brk-1", scte35In: "0xFC301100000000000000FFF00000000012345678")),
         ],
         ticks: [96, 103.5, 108], signalling: Signalling(markers: .both)),
+    // Automation's start (SCTE 35 sample 14.1, a placement opportunity start) ended by an operator: the end paired with
+    // automation's own section (same event id and UPID, 0x35), not one of Cueline's.
+    Scenario(
+        name: "signalled-received-start-operator-end",
+        commands: [
+            (
+                60,
+                .placeBreak(
+                    PlaceBreak(
+                        id: "brk-1", start: .at(at(90)), plannedDurationMilliseconds: 30_000,
+                        asset: .uri("https://ads.example.com/pods/brk-1/master.m3u8"),
+                        options: InterstitialOptions(
+                            scte35Out:
+                                "0xFC3034000000000000FFFFF00506FE72BD0050001E021C435545494800008E7FCF0001A599B00808000000002CA0A18A3402009AC9D17E"
+                        )))
+            ),
+            (103.5, .cancelCurrentEvent),
+        ],
+        ticks: [96, 103.5, 108], signalling: Signalling(markers: .scte35)),
 ]
 
 @Suite("Playlist sequences")

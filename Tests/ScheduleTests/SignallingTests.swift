@@ -25,6 +25,9 @@ struct SignallingTests {
         }
         #expect(config.signalling == nil)
         #expect(config.rendererVersion == 1)
+        // A build from before signalling refuses a signalled channel (schema 2) rather than render it without it.
+        #expect(old.schemaVersion == 1)
+        #expect(EventCodec.encode(.channelCreated(Self.signalled(.interstitial))).schemaVersion == 2)
         #expect(Self.signalled(.both).rendererVersion == 2)
         let new = EventCodec.encode(.channelCreated(Self.signalled(.scte35, type: 0x22)))
         let back = try EventCodec.decode(type: new.type, schemaVersion: new.schemaVersion, payload: new.payload)
@@ -76,9 +79,11 @@ struct SignallingTests {
             try channel.apply(place("brk-1", start: 90, duration: 30), at: at(60))
             let text = try channel.render("720p", at: at(96))
             let range = try #require(try PlaylistParser.parseMedia(text).playlist.dateRanges.first)
+            // The event id is stable for this placement: the channel, the break id and its start.
             let expected = try SegmentationSignal(
-                channelID: "demo", breakID: "brk-1", type: .providerAdvertisementStart,
-                durationTicks90k: 30 * 90_000)
+                eventID: SegmentationSignal.eventID(key: "demo/brk-1/\(at(90).milliseconds)"),
+                type: .providerAdvertisementStart, durationTicks90k: 30 * 90_000,
+                upid: SegmentationSignal.upid(breakID: "brk-1"))
             #expect(range.scte35Out?.bytes == expected.encoded(), "\(markers)")
             #expect(range.isInterstitial == markers.interstitials, "\(markers)")
             #expect((range.assetURI != nil) == markers.interstitials, "\(markers)")
@@ -127,6 +132,14 @@ struct SignallingTests {
                 ["#EXT-X-CUE-IN"], [], [],
             ])
         #expect(text.contains("SCTE35-IN=0x"), "the early return's end section")
+        // Announced to the SSAI once its first segment is published, not ahead with the players' horizon.
+        var ahead = try Channel(Self.signalled(.scte35))
+        try ahead.apply(place("brk-2", start: 150, duration: 12), at: at(100))
+        #expect(!(try ahead.render("720p", at: at(144))).contains("brk-2"))
+        #expect(try ahead.render("720p", at: at(156)).contains(#"ID="brk-2""#))
+        var players = try Channel(Self.signalled(.both))
+        try players.apply(place("brk-2", start: 150, duration: 12), at: at(100))
+        #expect(try players.render("720p", at: at(144)).contains(#"ID="brk-2""#))
         #expect(!text.contains("X-PLAYOUT-LIMIT"), "a client attribute of interstitials only")
     }
 }

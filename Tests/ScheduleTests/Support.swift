@@ -26,6 +26,8 @@ func demoConfig(segment: Int64 = 6000, window: Int = 5, renditions: [Identifier]
 struct Channel {
     var state: ChannelState
     var position: Int64 = 0
+    /// Every event applied, as the log would hold it.
+    var recorded: [RecordedScheduleEvent] = []
 
     init(_ config: ChannelConfig = demoConfig()) throws {
         state = ChannelState(channel: config.id)
@@ -44,11 +46,11 @@ struct Channel {
                 type: encoded.type, schemaVersion: encoded.schemaVersion, payload: encoded.payload)
             // Exact: the follower folds a command's own events as decided, replay folds them as decoded.
             #expect(decoded == event)
-            state = evolve(
-                state,
-                RecordedScheduleEvent(
-                    event: decoded, version: state.version + 1, position: position,
-                    attribution: Attribution(at: time, actor: actor, source: "test")))
+            let record = RecordedScheduleEvent(
+                event: decoded, version: state.version + 1, position: position,
+                attribution: Attribution(at: time, actor: actor, source: "test"))
+            recorded.append(record)
+            state = evolve(state, record)
         }
         return events
     }

@@ -4,8 +4,8 @@ import Projector
 import SCTE35
 import Schedule
 
-/// `POST /channels/{channel}/scte35`: a splice_info_section from an encoder or a playout system, mapped onto the
-/// channel's schedule (``CueMapping``).
+/// `POST /channels/{channel}/scte35`: a splice_info_section from an encoder or a playout system, decided by the
+/// channel's SCTE-35 policy (`decideIngest`) and kept in the log as received, whatever it did.
 struct SCTE35Controller {
     let executor: CommandExecutor
     let follower: ChannelFollower
@@ -29,45 +29,49 @@ struct SCTE35Controller {
         } catch {
             throw APIError(.invalid, error.description, field: "section")
         }
-        let cues = section.cues
-        guard cues.count == 1, let cue = cues.first else {
-            if cues.isEmpty {
-                return jsonResponse(
-                    SCTE35Ignored(
-                        channel: channel,
-                        ignored: "the section carries no break cue (splice_null, or segmentation that is not a break)"))
-            }
-            throw APIError(
-                .invalid, "the section carries \(cues.count) break cues; send one per section", field: "section")
-        }
-        // The command types this cue can become are authorized before the cue is mapped against the channel's
-        // state: a viewer, or a token without those commands, learns nothing of the schedule.
-        _ = try context.caller(forAnyOf: cue.possibleCommands.map { .command($0, channel: channel) })
-        guard let state = follower.followedState(of: channel), let config = state.config else {
-            throw APIError(.unknownChannel(channel))
-        }
-        let mapping: CueMapping
+        let ingest: SCTE35Ingest
         do {
-            mapping = try CueMapping.map(
-                cue, section: section, request: parsed, state: state,
-                liveEdge: Timeline(config).liveEdge(at: follower.clock()))
+            ingest = try parsed.ingest(section)
         } catch {
             throw APIError(error)
         }
-        switch mapping {
-        case .nothing(let why):
-            return jsonResponse(SCTE35Ignored(channel: channel, ignored: why))
-        case .command(let command):
-            let caller = try context.caller(for: .command(command.apiName, channel: channel))
-            // The same section sent twice for the same break is one command, unless the caller names its own key.
-            // The target break is part of the id: once the break a cue placed is over, the same bytes are a new cue
-            // that places a new break (`scte35-<event>-2`), not a reuse of the first command's id.
-            return try await executor.execute(
-                command, channel: channel, request: request, actor: caller.actor(claimed: nil),
-                source: CommandSource.scte35.rawValue,
-                reason: parsed.reason,
-                commandID: request.headers[.idempotencyKey]
-                    ?? "scte35:\(channel):\(command.targetBreakID?.rawValue ?? "-"):\(sha256Hex(section.bytes))")
+        guard let state = follower.followedState(of: channel), state.config != nil else {
+            throw APIError(.unknownChannel(channel))
         }
+        // The command types the section's cues can become are authorized before they are decided against the
+        // channel's schedule: a viewer, or a token without those commands, learns nothing of it. A section the policy
+        // ignores is still written to the log: it takes a token that may send some command to the channel.
+        let policy = state.scte35Policy ?? .standard
+        let cues = policy.read(section).cues
+        _ = try context.caller(
+            forAnyOf: (cues.isEmpty ? ScheduleCommand.Kind.api.map(\.rawValue) : cues.flatMap(\.possibleCommands))
+                .map { .command($0, channel: channel) })
+        // Decided here as the log will decide it, for the command it becomes (its token scope) and the break it
+        // names (the idempotency key); the log's decision, a few milliseconds later, is the one that counts. One that
+        // would be refused goes on all the same, to be refused there and kept in the refusal records.
+        let preview = try? decideIngest(
+            ingest, policy: policy, state: state, now: EffectiveTime.decisionTime(arrival: follower.clock()))
+        let scope: String? =
+            switch preview?.received.outcome {
+            case .placed?: ScheduleCommand.Kind.placeBreak.rawValue
+            case .ended?: ScheduleCommand.Kind.cancelCurrentEvent.rawValue
+            case .cancelled?: ScheduleCommand.Kind.cancelBreak.rawValue
+            case .ignored?, nil: nil
+            }
+        let caller =
+            if let scope {
+                try context.caller(for: .command(scope, channel: channel))
+            } else {
+                try context.caller(forAnyOf: ScheduleCommand.Kind.api.map { .command($0.rawValue, channel: channel) })
+            }
+        // The same section sent twice for the same break is one command, unless the caller names its own key.
+        // The break is part of the id: once the break a cue placed is over, the same bytes are a new cue that places
+        // a new break (`scte35-<event>-2`), not a reuse of the first command's id.
+        return try await executor.execute(
+            .ingestSCTE35(ingest), channel: channel, request: request, actor: caller.actor(claimed: nil),
+            source: CommandSource.scte35.rawValue,
+            reason: parsed.reason,
+            commandID: request.headers[.idempotencyKey]
+                ?? "scte35:\(channel):\(preview?.received.breakID?.rawValue ?? "-"):\(sha256Hex(section.bytes))")
     }
 }

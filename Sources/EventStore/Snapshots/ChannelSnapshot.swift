@@ -32,6 +32,8 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
     public var config: ChannelConfig
     /// The held breaks, in the state's order (by start, ties in placement order).
     public var breaks: [BreakState]
+    /// The SCTE-35 ingest policy in force (nil: none was set; absent from snapshots written before policies).
+    public var scte35Policy: SCTE35Policy?
 
     /// Nil when the state has no channel yet (nothing to keep).
     public init?(_ state: ChannelState, chainHash: String?) {
@@ -45,6 +47,7 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
         latestDecided = state.latestDecided
         self.config = config
         breaks = state.breaks
+        scte35Policy = state.scte35Policy
     }
 
     /// The state the full fold of the events up to `version` reaches, with `.window` retention.
@@ -61,6 +64,7 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
                 RecordedScheduleEvent(event: event, version: version, position: position, attribution: attribution))
         }
         apply(.channelCreated(config), origin)
+        if let scte35Policy { apply(.scte35PolicySet(scte35Policy), origin) }
         for item in breaks { apply(.breakPlaced(item.spec), item.placed) }
         for item in breaks {
             if let limit = item.playoutLimitMilliseconds, let limited = item.limited, let kind = item.limitKind {
@@ -87,6 +91,7 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
     public func restoresExactly() -> Bool {
         let state = restore()
         return state.config == config && state.breaks == breaks && state.latestDecided == latestDecided
+            && state.scte35Policy == scte35Policy
     }
 
     public func encoded() -> String {

@@ -118,6 +118,12 @@ extension Int64 {
         return overflow ? (other < 0 ? .min : .max) : sum
     }
 
+    /// `|self - other|`, held at `Int64.max` instead of trapping.
+    func saturatingDistance(to other: Int64) -> Int64 {
+        let (difference, overflow) = subtractingReportingOverflow(other)
+        return overflow || difference == .min ? .max : Swift.abs(difference)
+    }
+
     /// `self * factor` for a positive factor, held at the ends of `Int64` instead of trapping.
     func saturatingMultiplied(by factor: Int64) -> Int64 {
         let (product, overflow) = multipliedReportingOverflow(by: factor)

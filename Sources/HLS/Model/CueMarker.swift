@@ -1,6 +1,6 @@
-/// The segment-level ad markers a downstream SSAI or packager reads (AWS Elemental's "Elemental" and "SCTE-35
-/// enhanced" styles, which MediaTailor, MediaPackage and Google DAI read): not in the HLS draft, so players ignore
-/// them.
+/// The segment-level ad markers a downstream SSAI or packager reads (the CUE tags of AWS Elemental's "SCTE-35
+/// enhanced" style, without its `SCTE35=`/`EXT-OATCLS-SCTE35` companions; MediaTailor and Google DAI read them): not in
+/// the HLS draft, so players ignore them.
 ///
 /// - `#EXT-X-CUE-OUT:DURATION=30.000` before the break's first segment;
 /// - `#EXT-X-CUE-OUT-CONT:ElapsedTime=6.000,Duration=30.000` before each following segment of the break;

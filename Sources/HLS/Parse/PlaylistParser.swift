@@ -190,10 +190,12 @@ public enum PlaylistParser {
                             uri: a.string("URI") ?? "", lastMediaSequence: try a.integer("LAST-MSN", line: number),
                             lastPart: try a.integer("LAST-PART", line: number).map(Int.init))))
             default:
-                if let cue = CueMarker(line: line) {
-                    state.pending.append(.cue(cue))
-                } else if state.playlist.segments.isEmpty && state.pending.isEmpty && state.inf == nil {
+                // Before the first segment's first tag, an unknown line is a header tag, as it always was (a relay
+                // upstream's CUE line there stays where it stood); after it, a CUE marker in Cueline's shape is read.
+                if state.playlist.segments.isEmpty && state.pending.isEmpty && state.inf == nil {
                     state.playlist.unknownHeaderTags.append(String(line))
+                } else if let cue = CueMarker(line: line) {
+                    state.pending.append(.cue(cue))
                 } else {
                     state.pending.append(.unknown(String(line)))
                 }

@@ -45,14 +45,41 @@ public struct CommandHandler: Sendable {
 
     /// Reads what a placement's assets really hold (once, before deciding; the request's text stays what was asked).
     private func measuring(_ command: ScheduleCommand, channel: ChannelID) async -> (ScheduleCommand, [String]) {
-        guard let assets, case .placeBreak(var place) = command, place.measured == nil else { return (command, []) }
-        let uris: [String]
-        switch place.asset {
-        case .uri(let uri): uris = [uri]
-        case .pod(let pod): uris = pod.map(\.uri)
-        case .list(let url): return (command, await Self.listWarnings(url, place: place, assets: assets))
+        guard let assets else { return (command, []) }
+        switch command {
+        case .placeBreak(var place) where place.measured == nil:
+            let uris: [String]
+            switch place.asset {
+            case .uri(let uri): uris = [uri]
+            case .pod(let pod): uris = pod.map(\.uri)
+            case .list(let url): return (command, await Self.listWarnings(url, place: place, assets: assets))
+            }
+            guard uris.count <= Limits.maximumPodAssets else { return (command, []) }
+            var (measured, warnings) = await measure(uris, channel: channel, assets: assets)
+            if place.wholeAssets {
+                warnings.append(
+                    "its assets are served whole, as asked: hls.js 1.6 does not honour a playout limit set once the "
+                        + "break has begun, so an early return reaches its viewers only at the end of the asset")
+            }
+            place.measured = measured
+            return (.placeBreak(place), warnings)
+        case .ingestSCTE35(var ingest) where ingest.measured == nil:
+            // A section that places a break measures its asset as a placement does (an end or an ignored section sent
+            // with one costs the reads, within their 3 s).
+            guard case .uri(let uri)? = ingest.asset else { return (command, []) }
+            let (measured, warnings) = await measure([uri], channel: channel, assets: assets)
+            ingest.measured = measured
+            return (.ingestSCTE35(ingest), warnings)
+        default:
+            return (command, [])
         }
-        guard uris.count <= Limits.maximumPodAssets else { return (command, []) }
+    }
+
+    /// Each asset's media read (each distinct URL once, all at once, each within its 3 s), with a warning for each
+    /// kind of failure.
+    private func measure(_ uris: [String], channel: ChannelID, assets: AssetPlaylists) async -> (
+        [MeasuredAsset?], [String]
+    ) {
         // All assets at once (each within its 3 s), each distinct URL once.
         let results = await withTaskGroup(of: (String, Result<MeasuredAsset, AssetPlaylists.Failure>).self) { group in
             for uri in Set(uris) {
@@ -82,13 +109,7 @@ public struct CommandHandler: Sendable {
                 measured.append(nil)
             }
         }
-        if place.wholeAssets {
-            warnings.append(
-                "its assets are served whole, as asked: hls.js 1.6 does not honour a playout limit set once the break "
-                    + "has begun, so an early return reaches its viewers only at the end of the asset")
-        }
-        place.measured = measured
-        return (.placeBreak(place), warnings)
+        return (measured, warnings)
     }
 
     /// An external asset list is the player's to read, not served by Cueline: it is read once here so that a list
