@@ -72,10 +72,14 @@ public func buildApplication(
         follower: follower, handler: handler, mediaDirectory: settings.mediaDirectory, metrics: metrics,
         hooks: settings.hooks, access: tokens.map { .tokens($0) } ?? .open, eventStreams: eventStreams,
         auditReads: AuditReads(proxies: limits.trustedProxies))
+    // Signed notifications out: every instance keeps the facts and the lag; the lease holder delivers.
+    let notifications = NotificationService(
+        feed: NotificationFeed(store: store, logger: logger),
+        store: PostgresSubscriptionStore(pool: pool, logger: logger), clock: settings.clock, logger: logger)
     let services: [any Service] =
         [
             pool, PoolGauges(pool: pool), listener, follower, RelayPoller(follower: follower, logger: logger),
-            eventStreams, gate,
+            eventStreams, gate, notifications,
         ] + (tokens.map { [$0] } ?? [])
     return Application(
         router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: gate, playlists: follower),
