@@ -114,7 +114,7 @@ public struct PostgresSubscriptionStore: Sendable {
 
     /// Gives the lease up at shutdown, so that another instance takes over at once rather than after the TTL.
     public func releaseLease(holder: String, token: Int64) async throws {
-        try await storeErrors {
+        _ = try await storeErrors {
             try await pool.withConnection { connection in
                 try await connection.query(
                     """

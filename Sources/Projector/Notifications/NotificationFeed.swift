@@ -49,7 +49,7 @@ public final class NotificationFeed: Sendable {
         return state.withLock { state in
             state.knownUntil = max(state.knownUntil, watermark.knownUntil)
             var added = 0
-            for channel in state.derivers.keys {
+            for channel in Array(state.derivers.keys) {
                 let facts = state.derivers[channel]!.advance(to: watermark.knownUntil)
                 if !facts.isEmpty {
                     state.facts[channel, default: []] += facts
