@@ -26,7 +26,10 @@ public struct FactDeriver: Sendable {
     /// The last version given to ``add(_:)``.
     public private(set) var version: Int64 = 0
 
+    /// A placed break as the schedule's own fold keeps it: a channel state holding it alone, so that its limits and
+    /// cancellation are applied by `ChannelState.apply`, the rules the follower and the as-run use.
     struct OpenBreak: Sendable {
+        var fold: ChannelState
         var state: BreakState
         var placedKey: Int64
         var placedPosition: Int64
@@ -93,8 +96,11 @@ public struct FactDeriver: Sendable {
             facts.append(placed)
             if let previous = placedUnder[spec.id] { open[previous] = nil }
             placedUnder[spec.id] = recorded.position
+            var fold = ChannelState(channel: channel)
+            fold.apply(recorded)
+            guard let state = fold.breakState(spec.id) else { break }
             open[recorded.position] = OpenBreak(
-                state: BreakState(spec: spec, placed: who), placedKey: key, placedPosition: recorded.position,
+                fold: fold, state: state, placedKey: key, placedPosition: recorded.position,
                 placedVersion: recorded.version, endKey: key, endPosition: recorded.position,
                 endVersion: recorded.version)
         case .playoutLimitSet(let id, let limit, let kind, _):
@@ -104,9 +110,8 @@ public struct FactDeriver: Sendable {
             if let position = placedUnder[id], var item = open[position] {
                 limited.start = item.state.start
                 limited.plannedDurationMilliseconds = item.state.spec.plannedDurationMilliseconds
-                item.state.playoutLimitMilliseconds = limit
-                item.state.limited = who
-                item.state.limitKind = kind
+                item.fold.apply(recorded)
+                item.state = item.fold.breakState(id) ?? item.state
                 (item.endKey, item.endPosition, item.endVersion) = (key, recorded.position, recorded.version)
                 open[position] = item
             }
