@@ -41,7 +41,8 @@ serve_app() {
 a=$(free_port 18620); serve_app "$a" "$SCRATCH/a.log"; pid_a=$SERVER_PID
 b=$(free_port $((a + 1))); serve_app "$b" "$SCRATCH/b.log"; pid_b=$SERVER_PID
 
-python3 - "$a" "$b" "$pid_a" "$pid_b" "$r1" "$r2" "$fault_secret" "$steady_secret" "$SCRATCH" <<'PY'
+status=0
+(python3 - "$a" "$b" "$pid_a" "$pid_b" "$r1" "$r2" "$fault_secret" "$steady_secret" "$SCRATCH" <<'PY'
 import json, os, re, signal, subprocess, sys, time, urllib.request
 from datetime import datetime
 
@@ -92,8 +93,10 @@ start_receiver("fault")
 start_receiver("steady")
 alive = list(servers)
 t0 = time.time()
-# Each break: (at, channel, id, what): plain breaks air to their end, "cancel" ones are withdrawn 0.5 s after they are
-# placed, "limit" ones get a playout limit of 3 s 2.2 s after their start.
+# Each break: (at, channel, id, what): every 1.6 s, on the two channels in turn, 2 s ahead for 3 s (one segment's
+# rounding later at most, so a channel's breaks never overlap); "cancel" ones are withdrawn 0.5 s after they are
+# placed, "limit" ones get a playout limit of 2.5 s 4.05 s after they are placed (on air by then, ending after the
+# live edge).
 plan = []
 for i in range(24):
     at = 1 + i * 1.6
@@ -103,8 +106,21 @@ queue = [(at, kind, channel, brk, what) for at, kind, channel, brk, what in even
 faults = [(6, "fail"), (12, "slow"), (18, "ok"), (20, "stop"), (26, "start"), (30, "kill")]
 expected = {}   # (channel, break) -> set of kinds
 killed_at = None
+takeover = None
+last_check = 0
 sent = 0
+
+def check_takeover():
+    # The survivor holds the lease: how long after the kill.
+    global takeover, last_check
+    if killed_at is None or takeover is not None or time.time() - last_check < 0.1:
+        return
+    last_check = time.time()
+    if metric(alive[0], "cueline_notification_lease_held") == 1:
+        takeover = time.time() - killed_at
+
 while queue or faults:
+    check_takeover()
     now = time.time() - t0
     if faults and faults[0][0] <= now:
         _, fault = faults.pop(0)
@@ -129,7 +145,7 @@ while queue or faults:
         base = alive[sent % len(alive)]
         sent += 1
         if kind == "place":
-            status, answer = post(base, channel, {"command": "place_break", "id": brk, "in": 2, "duration": 4,
+            status, answer = post(base, channel, {"command": "place_break", "id": brk, "in": 2, "duration": 3,
                                                   "asset_uri": "https://ads.example.com/a.m3u8"})
             if status != 201:
                 failures.append(f"place {brk}: {status} {answer}")
@@ -138,16 +154,20 @@ while queue or faults:
             if what == "cancel":
                 queue.append((now + 0.5, "cancel", channel, brk, what))
             elif what == "limit":
-                queue.append((now + 2 + 2.2, "limit", channel, brk, what))
+                queue.append((now + 4.05, "limit", channel, brk, what))
             queue.sort()
         elif kind == "cancel":
             status, answer = post(base, channel, {"command": "cancel_break", "id": brk})
-            if status == 201:
-                expected[(channel, brk)] |= {"cancelled", "removed"}
+            if status != 201:
+                failures.append(f"cancel {brk}: {status} {answer}")
+                continue
+            expected[(channel, brk)] |= {"cancelled", "removed"}
         elif kind == "limit":
-            status, answer = post(base, channel, {"command": "set_playout_limit", "id": brk, "playout_limit": 3})
-            if status == 201:
-                expected[(channel, brk)] |= {"limited"}
+            status, answer = post(base, channel, {"command": "set_playout_limit", "id": brk, "playout_limit": 2.5})
+            if status != 201:
+                failures.append(f"limit {brk}: {status} {answer}")
+                continue
+            expected[(channel, brk)] |= {"limited"}
         continue
     time.sleep(0.02)
 for key, kinds in expected.items():
@@ -156,12 +176,9 @@ for key, kinds in expected.items():
 
 # Takeover: the survivor holds the lease within 10 s of the kill.
 survivor = alive[0]
-takeover = None
-while time.time() - killed_at < 15:
-    if metric(survivor, "cueline_notification_lease_held") == 1:
-        takeover = time.time() - killed_at
-        break
-    time.sleep(0.1)
+while takeover is None and killed_at is not None and time.time() - killed_at < 15:
+    check_takeover()
+    time.sleep(0.02)
 if takeover is None or takeover > 10:
     failures.append(f"the survivor did not take the lease over within 10 s ({takeover})")
 
@@ -234,3 +251,8 @@ if failures:
     sys.exit(1)
 print("notifications: ok")
 PY
+) || status=$?
+# What the instances said about the lease and failed deliveries (the first lines of each kind).
+grep -h 'delivering notifications\|notification lease lost\|notification not delivered' "$SCRATCH"/a.log "$SCRATCH"/b.log \
+    | cut -c1-300 | head -8 >&2 || true
+exit "$status"
