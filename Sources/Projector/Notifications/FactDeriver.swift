@@ -151,7 +151,9 @@ public struct FactDeriver: Sendable {
                         atMilliseconds: max(visible.milliseconds, key), position: position, rank: kind.rank),
                     version: kind == .onAir ? item.placedVersion : item.endVersion, start: item.state.start,
                     plannedDurationMilliseconds: item.state.spec.plannedDurationMilliseconds,
-                    playoutLimitMilliseconds: item.state.playoutLimitMilliseconds,
+                    // On air says nothing of a limit: one decided later must not change the fact (a derivation
+                    // that reaches the limit first would otherwise differ from one that stepped past the start).
+                    playoutLimitMilliseconds: kind == .endedEarly ? item.state.playoutLimitMilliseconds : nil,
                     how: kind == .endedEarly ? item.state.limitKind?.rawValue : nil)
             }
             if !item.onAirDerived {
