@@ -25,9 +25,13 @@ struct SubscriptionStoreTests {
         #expect(created.secret.hasPrefix("whsec_") && created.secret.count == 70)
         #expect(try await store.list() == [created])
         await #expect(throws: SubscriptionError.nameTaken("traffic")) {
-            _ = try await store.create(name: "traffic", url: "http://x.example/", channels: [], events: [], createdBy: "t")
+            _ = try await store.create(
+                name: "traffic", url: "http://x.example/", channels: [], events: [], createdBy: "t")
         }
-        await #expect(throws: SubscriptionError.invalid(field: "url", reason: "\"ftp://x\" must be an absolute http(s) URL (≤ 2048 bytes)")) {
+        await #expect(
+            throws: SubscriptionError.invalid(
+                field: "url", reason: "\"ftp://x\" must be an absolute http(s) URL (≤ 2048 bytes)")
+        ) {
             _ = try await store.create(name: "other", url: "ftp://x", channels: [], events: [], createdBy: "t")
         }
         try await store.delete(name: "traffic")
@@ -43,18 +47,23 @@ struct SubscriptionStoreTests {
         let first = try #require(try await store.acquireLease(holder: "a", ttlMilliseconds: 60_000))
         #expect(try await store.acquireLease(holder: "b", ttlMilliseconds: 60_000) == nil)
         #expect(try await store.acquireLease(holder: "a", ttlMilliseconds: 60_000) == first)
-        #expect(try await store.advance(subscription: "s", channel: "north", to: key, holder: "b", token: first) == false)
+        #expect(
+            try await store.advance(subscription: "s", channel: "north", to: key, holder: "b", token: first) == false)
         #expect(try await store.advance(subscription: "s", channel: "north", to: key, holder: "a", token: first))
-        #expect(try await store.advance(subscription: "s", channel: "north", to: key, holder: "a", token: first) == false)
+        #expect(
+            try await store.advance(subscription: "s", channel: "north", to: key, holder: "a", token: first) == false)
         #expect(try await store.cursors() == ["s": ["north": key]])
         // Released (or expired): taken over with a new token, and the old holder's token no longer moves a cursor.
         try await store.releaseLease(holder: "a", token: first)
         let second = try #require(try await store.acquireLease(holder: "b", ttlMilliseconds: 60_000))
         #expect(second > first)
         let later = FactKey(atMilliseconds: 2000, position: 6, rank: 0)
-        #expect(try await store.advance(subscription: "s", channel: "north", to: later, holder: "a", token: first) == false)
+        #expect(
+            try await store.advance(subscription: "s", channel: "north", to: later, holder: "a", token: first) == false)
         #expect(try await store.advance(subscription: "s", channel: "north", to: later, holder: "b", token: second))
-        #expect(try await store.advance(subscription: "gone", channel: "north", to: later, holder: "b", token: second) == false)
+        #expect(
+            try await store.advance(subscription: "gone", channel: "north", to: later, holder: "b", token: second)
+                == false)
         // Deleting the subscription deletes its cursors.
         try await store.delete(name: "s")
         #expect(try await store.cursors().isEmpty)

@@ -57,9 +57,12 @@ struct NotificationFactTests {
 
     @Test(
         "advancing in any steps derives the same facts: instances and replays agree",
-        arguments: [[Int64](stride(from: 0, through: 300_000, by: 1_000)), [95_999, 96_000, 161_999, 300_000], [
-            59_000, 120_000, 120_001, 300_000,
-        ]])
+        arguments: [
+            [Int64](stride(from: 0, through: 300_000, by: 1_000)), [95_999, 96_000, 161_999, 300_000],
+            [
+                59_000, 120_000, 120_001, 300_000,
+            ],
+        ])
     func steps(_ steps: [Int64]) async throws {
         let events = try await Self.log()
         #expect(Self.derive(events, steps: steps) == Self.derive(events, steps: [300_000]))

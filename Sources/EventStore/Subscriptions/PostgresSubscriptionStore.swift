@@ -168,7 +168,8 @@ public struct PostgresSubscriptionStore: Sendable {
             events.append(kind)
         }
         return Subscription(
-            name: name, url: try row.string(1, "url"), channels: list(2).compactMap { ChannelID(stored: $0) }, events: events,
+            name: name, url: try row.string(1, "url"), channels: list(2).compactMap { ChannelID(stored: $0) },
+            events: events,
             secret: try row.string(4, "secret"), createdAt: Timestamp(milliseconds: try row.int64(5, "created_at")),
             createdBy: try row.string(6, "created_by"))
     }

@@ -36,7 +36,8 @@ public struct Subscription: Sendable, Hashable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            name: try container.decode(String.self, forKey: .name), url: try container.decode(String.self, forKey: .url),
+            name: try container.decode(String.self, forKey: .name),
+            url: try container.decode(String.self, forKey: .url),
             channels: try container.decode([ChannelID].self, forKey: .channels),
             events: try container.decode([NotificationKind].self, forKey: .events), secret: "",
             createdAt: try container.decode(Timestamp.self, forKey: .createdAt),
@@ -70,7 +71,8 @@ public struct Subscription: Sendable, Hashable, Codable {
         guard url.utf8.count <= 2048, url.hasPrefix("http://") || url.hasPrefix("https://"),
             let parsed = URL(string: url), parsed.host?.isEmpty == false
         else {
-            throw .invalid(field: "url", reason: "\(url.debugDescription) must be an absolute http(s) URL (≤ 2048 bytes)")
+            throw .invalid(
+                field: "url", reason: "\(url.debugDescription) must be an absolute http(s) URL (≤ 2048 bytes)")
         }
     }
 
@@ -138,7 +140,8 @@ public enum SubscriptionError: Error, Hashable, Sendable, CustomStringConvertibl
     public var description: String {
         switch self {
         case .invalid(let field, let reason): return "\(field): \(reason)"
-        case .nameTaken(let name): return "a subscription named \(name) exists already; delete it or choose another name"
+        case .nameTaken(let name):
+            return "a subscription named \(name) exists already; delete it or choose another name"
         case .unknown(let name): return "no subscription is named \(name)"
         }
     }
