@@ -74,7 +74,7 @@ public func buildApplication(
         auditReads: AuditReads(proxies: limits.trustedProxies))
     // Signed notifications out: every instance keeps the facts and the lag; the lease holder delivers.
     let notifications = NotificationService(
-        feed: NotificationFeed(store: store, logger: logger),
+        feed: NotificationFeed(store: store, watermark: { follower.foldedWatermark }, logger: logger),
         store: PostgresSubscriptionStore(pool: pool, logger: logger), clock: settings.clock, logger: logger)
     let services: [any Service] =
         [

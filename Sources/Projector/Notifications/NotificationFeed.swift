@@ -13,6 +13,8 @@ import Synchronization
 /// when the lease comes to it.
 public final class NotificationFeed: Sendable {
     let store: any EventStore
+    /// Where the log is known to be complete: the follower's (``ChannelFollower/foldedWatermark``) in the server.
+    let watermark: @Sendable () async throws -> Watermark
     let logger: Logger
     let pageSize: Int
 
@@ -25,8 +27,13 @@ public final class NotificationFeed: Sendable {
 
     private let state = Mutex(State())
 
-    public init(store: any EventStore, pageSize: Int = 1000, logger: Logger) {
+    /// - Parameter watermark: the log's watermark; by default the store's (a query taking the log head's lock).
+    public init(
+        store: any EventStore, watermark: (@Sendable () async throws -> Watermark)? = nil, pageSize: Int = 1000,
+        logger: Logger
+    ) {
         self.store = store
+        self.watermark = watermark ?? { try await store.watermark() }
         self.pageSize = pageSize
         self.logger = logger
     }
@@ -36,7 +43,7 @@ public final class NotificationFeed: Sendable {
     /// - Returns: how many facts were added.
     @discardableResult
     public func poll() async throws -> Int {
-        let watermark = try await store.watermark()
+        let watermark = try await self.watermark()
         var after = state.withLock { $0.position }
         // A page at a time: the first poll of a long log keeps no more than a page of events at once.
         while after < watermark.head {
