@@ -1,8 +1,10 @@
 -- Signed notifications out (issue 33): subscriptions, a durable cursor per subscription and channel, and the lease
 -- that makes one instance at a time the one that delivers (docs/notifications.md).
 --
--- A subscription is created and deleted by the operator's role (`cueline subscription create|delete`); the service
--- reads it (the secret too: it signs every delivery with it, HMAC-SHA256, so it is kept as given, not as a digest).
+-- A subscription is created and deleted by the operator's role (`cueline subscription create|delete`) or, over the
+-- admin API (`/subscriptions`, an operator token for every channel), by the service's role, which may insert and
+-- delete rows but never change one (a subscription's URL or secret is replaced by deleting and creating it). The
+-- service reads the secret: it signs every delivery with it (HMAC-SHA256), so it is kept as given, not as a digest.
 CREATE TABLE cueline_subscriptions (
     name text PRIMARY KEY CHECK (name ~ '^[a-z0-9][a-z0-9._-]{0,63}$'),
     url text NOT NULL CHECK (url ~ '^https?://' AND length(url) <= 2048),
@@ -42,7 +44,8 @@ INSERT INTO cueline_notification_lease (id) VALUES (1);
 DO $$
 BEGIN
     IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'cueline_app') THEN
-        GRANT SELECT ON cueline_subscriptions TO cueline_app;
+        GRANT SELECT, DELETE ON cueline_subscriptions TO cueline_app;
+        GRANT INSERT (name, url, channels, events, secret, created_by) ON cueline_subscriptions TO cueline_app;
         GRANT SELECT, INSERT, UPDATE ON cueline_subscription_cursors TO cueline_app;
         GRANT SELECT, UPDATE (holder, token, expires_at) ON cueline_notification_lease TO cueline_app;
     END IF;
