@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fault check for signed notifications out (issue 33, docs/notifications.md): two `cueline serve` instances on one
-# database, running as the service's least-privileged role, two subscriptions on two receivers
+# database, running as the service's least-privileged role, two subscriptions (one made with the CLI, one through the
+# admin API) on two receivers
 # (scripts/faults/notify_receiver.py). While breaks are placed, limited and cancelled on two channels through either
 # instance, the "fault" receiver answers 500, then slowly (3 s), then is stopped and started again, and the instance
 # that holds the delivery lease is killed with SIGKILL. Then:
@@ -28,9 +29,6 @@ app_url="postgresql://cueline_app@127.0.0.1:$CUELINE_PGPORT/cueline"
 r1=$(free_port 18600)
 r2=$(free_port $((r1 + 1)))
 fault_secret=$("$CUELINE" subscription create fault --url "http://127.0.0.1:$r1/hook" 2>/dev/null)
-steady_secret=$("$CUELINE" subscription create steady --url "http://127.0.0.1:$r2/hook" --channel north \
-    --channel south 2>/dev/null)
-"$CUELINE" subscription list >&2
 
 serve_app() {
     DATABASE_URL=$app_url "$CUELINE" serve --port "$1" --unauthenticated-commands >>"$2" 2>&1 &
@@ -40,6 +38,11 @@ serve_app() {
 }
 a=$(free_port 18620); serve_app "$a" "$SCRATCH/a.log"; pid_a=$SERVER_PID
 b=$(free_port $((a + 1))); serve_app "$b" "$SCRATCH/b.log"; pid_b=$SERVER_PID
+# The second subscription through the admin API (open mode), written by the service's role.
+steady_secret=$(curl -fsS -H 'Content-Type: application/json' \
+    -d "{\"name\":\"steady\",\"url\":\"http://127.0.0.1:$r2/hook\",\"channels\":[\"north\",\"south\"]}" \
+    "http://127.0.0.1:$a/subscriptions" | python3 -c 'import json, sys; print(json.load(sys.stdin)["secret"])')
+"$CUELINE" subscription list >&2
 
 status=0
 (python3 - "$a" "$b" "$pid_a" "$pid_b" "$r1" "$r2" "$fault_secret" "$steady_secret" "$SCRATCH" <<'PY'
