@@ -12,7 +12,8 @@
 #   - the other instance took the lease over within 10 s of the kill;
 #   - the "steady" receiver was not held up by the failing one (its commanded facts within 3 s while the other
 #     failed and was slow);
-#   - both subscriptions' lag on /metrics back to 0.
+#   - the fault subscription's lag on /metrics grew while its receiver was down, and both subscriptions' lag is back
+#     to 0 at the end.
 # Prints what it measured; exits non-zero on any failure.
 set -euo pipefail
 source "$(dirname "$0")/../lib/common.sh"
@@ -122,9 +123,16 @@ def check_takeover():
     if metric(alive[0], "cueline_notification_lease_held") == 1:
         takeover = time.time() - killed_at
 
+outage_lag = []   # (facts, seconds) on /metrics while the fault receiver is stopped
+last_lag = 0
+
 while queue or faults:
     check_takeover()
     now = time.time() - t0
+    if 21 <= now < 26 and time.time() - last_lag >= 0.5:
+        last_lag = time.time()
+        outage_lag.append((metric(alive[0], "cueline_notification_lag", 'subscription="fault"') or 0,
+                           metric(alive[0], "cueline_notification_lag_seconds", 'subscription="fault"') or 0))
     if faults and faults[0][0] <= now:
         _, fault = faults.pop(0)
         if fault in ("fail", "slow", "ok"):
@@ -245,6 +253,12 @@ if steady_delays and max(steady_delays) > 3:
     failures.append(f"steady subscriber held up while the other failed: up to {max(steady_delays):.2f} s")
 print(f"steady subscriber during the other's failures: {len(steady_delays)} commanded facts, "
       f"at most {max(steady_delays or [0]):.2f} s after their decision")
+# While its subscriber was down, the fault subscription's lag grew on /metrics (then went back to 0, above).
+peak = max(outage_lag or [(0, 0)])
+if peak[0] < 1 or max(x[1] for x in outage_lag or [(0, 0)]) <= 0:
+    failures.append(f"the fault subscription's lag did not show the outage: {outage_lag}")
+print(f"lag while the fault subscriber was down: up to {int(peak[0])} facts, "
+      f"{max(x[1] for x in outage_lag or [(0, 0)]):.1f} s behind")
 print(f"lease taken over {takeover:.2f} s after the holder was killed" if takeover else "no takeover")
 print(f"every fact delivered and lag 0 at {settled:.1f} s after the start" if settled else "not settled")
 for name in procs:
