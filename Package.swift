@@ -28,7 +28,7 @@ let package = Package(
         // Pure: playlist model, renderer, parser, lint. Foundation only.
         .target(name: "HLS"),
         // Pure: channel config, commands, events, decide/evolve, window arithmetic.
-        .target(name: "Schedule", dependencies: ["HLS"]),
+        .target(name: "Schedule", dependencies: ["HLS", "SCTE35"]),
         // Pure: SCTE-35 splice_info_section parsing, encoding and CRC. No dependencies, so the fuzzer builds it alone.
         .target(name: "SCTE35"),
         // The HTTP API's request, response and view types and their one JSON configuration: the server, the CLI
@@ -127,7 +127,8 @@ let package = Package(
             dependencies: ["Postgres", .product(name: "Hummingbird", package: "hummingbird")],
             path: "Benchmarks/AppendFloorBenchmarks"),
         .testTarget(name: "HLSTests", dependencies: ["HLS", "TestSupport"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "ScheduleTests", dependencies: ["Schedule", "HLS", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "ScheduleTests", dependencies: ["Schedule", "HLS", "SCTE35", "TestSupport"], exclude: ["Fixtures"]),
         .target(
             name: "TestSupport", dependencies: ["EventStore", "Postgres", "HLS", "Schedule"], path: "Tests/TestSupport"),
         .testTarget(
@@ -135,7 +136,7 @@ let package = Package(
         .testTarget(
             name: "ProjectorTests",
             dependencies: ["Projector", "Schedule", "EventStore", "Postgres", "HLS", "TestSupport"]),
-        .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35", "TestSupport"]),
+        .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35", "Schedule", "HLS", "TestSupport"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "API", "Schedule", "HLS"]),
         // The HTTP API in process (RouterClient: requests handed to the router, no socket) over the in-memory stores.
         .testTarget(

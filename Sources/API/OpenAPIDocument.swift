@@ -121,7 +121,9 @@ public enum OpenAPIDocument {
                 "properties": {
                   "id": { "$ref": "#/components/schemas/StoredIdentifier" }, "segment_duration": { "$ref": "#/components/schemas/Seconds" }, "target_duration": { "type": "integer" },
                   "window_segments": { "type": "integer" }, "epoch": { "$ref": "#/components/schemas/Instant" },
-                  "renditions": { "type": "array", "items": { "type": "string" } }, "source": { "type": "string", "enum": ["clock", "relay"] }
+                  "renditions": { "type": "array", "items": { "type": "string" } }, "source": { "type": "string", "enum": ["clock", "relay"] },
+                  "markers": { "type": "string", "enum": ["interstitial", "scte35", "both"], "description": "What breaks are marked with; absent for a channel created before signalling." },
+                  "segmentation_type": { "type": "string", "description": "The SCTE-35 segmentation type of a break's start, as 0x34." }
                 }
               }
             },

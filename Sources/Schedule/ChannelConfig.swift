@@ -27,11 +27,14 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
     /// reload and delta updates. Nil (every channel created before LL-HLS, and channels without parts): none of it,
     /// the bytes are what they always were.
     public var partDurationMilliseconds: Int64?
+    /// Which markers the playlists carry and the SCTE-35 type breaks are signalled with (`Signalling`). Nil for
+    /// channels created before it: renderer version 1, their bytes as they always were.
+    public var signalling: Signalling?
 
     public init(
         id: ChannelID, segmentDurationMilliseconds: Int64, windowSegments: Int, epoch: Timestamp,
         renditions: [RenditionConfig], source: Source = .clock, loopSegments: Int? = nil, publicBaseURL: String,
-        horizonMilliseconds: Int64? = nil, partDurationMilliseconds: Int64? = nil
+        horizonMilliseconds: Int64? = nil, partDurationMilliseconds: Int64? = nil, signalling: Signalling? = nil
     ) {
         self.id = id
         self.segmentDurationMilliseconds = segmentDurationMilliseconds
@@ -43,11 +46,12 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         self.horizonMilliseconds = horizonMilliseconds
         self.publicBaseURL = publicBaseURL
         self.partDurationMilliseconds = partDurationMilliseconds
+        self.signalling = signalling
     }
 
     private enum CodingKeys: String, CodingKey {
         case id, segmentDurationMilliseconds, windowSegments, epoch, renditions, source, loopSegments,
-            horizonMilliseconds, publicBaseURL, partDurationMilliseconds
+            horizonMilliseconds, publicBaseURL, partDurationMilliseconds, signalling
     }
 
     /// As the synthesized decoding, but the id as stored (today's rule or the earlier one).
@@ -68,7 +72,11 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         horizonMilliseconds = try container.decodeIfPresent(Int64.self, forKey: .horizonMilliseconds)
         publicBaseURL = try container.decode(String.self, forKey: .publicBaseURL)
         partDurationMilliseconds = try container.decodeIfPresent(Int64.self, forKey: .partDurationMilliseconds)
+        signalling = try container.decodeIfPresent(Signalling.self, forKey: .signalling)
     }
+
+    /// The renderer version this channel's playlists are written with: 1 before signalling, 2 with it.
+    public var rendererVersion: Int { signalling == nil ? 1 : 2 }
 
     /// Parts in a segment, for a channel with parts (the part duration divides the segment duration).
     public var partsPerSegment: Int64? {
@@ -151,6 +159,15 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
                 "rendition", "\(rendition.name): a part URI template needs --part-duration on the channel")
         }
         _ = try AbsoluteURI(publicBaseURL, field: "public-url")
+        if let signalling {
+            try signalling.validate()
+            if signalling.markers.cueMarkers, source != .clock {
+                throw .invalidField(
+                    "markers",
+                    "\(signalling.markers.rawValue) writes EXT-X-CUE markers on the clock's segments; a relay channel takes interstitial (its upstream's own markers pass through)"
+                )
+            }
+        }
         if case .relay(let upstream) = source {
             guard !upstream.isEmpty, upstream.utf8.count <= Limits.uriBytes, !upstream.containsControlCharacter else {
                 throw .invalidField(

@@ -7,7 +7,13 @@ public enum PlaylistBuilder {
     /// The version of what this builder and `PlaylistRenderer` produce. Any change to the bytes of a playlist for
     /// the same log and tick must bump it and keep the old behaviour reachable, so replay of history stays exact;
     /// `cueline verify` re-renders recorded samples with the version they were served with.
-    public static let rendererVersion = 1
+    ///
+    /// 2 (issue 33): a channel with signalling gets SCTE-35 on every break and, by its markers, CUE markers or date
+    /// ranges without the interstitial class. A channel without signalling renders as version 1 did: its version is
+    /// `ChannelConfig.rendererVersion`, the one its render samples record.
+    public static let rendererVersion = 2
+    /// The versions this build renders, each for the channels it applies to.
+    public static let rendererVersions = 1...2
 
     /// The media playlist of one rendition at `tick`, or nil before three target durations of segments exist.
     public static func mediaPlaylist(
@@ -28,6 +34,11 @@ public enum PlaylistBuilder {
         let liveEdge = ll?.end ?? timeline.segmentStart(window.upperBound)
         if let ll, ll.partial > 0 { starts.append(timeline.segmentStart(ll.segment)) }
         let placed = dateRanges(config: config, state: state, segmentStarts: starts, liveEdge: liveEdge)
+        let cues = cueMarkers(
+            config: config, state: state, timeline: timeline,
+            segments: window
+                .lowerBound...(ll.map { $0.partial > 0 ? $0.segment : window.upperBound - 1 }
+                ?? window.upperBound - 1))
         var segments: [Segment] = []
         segments.reserveCapacity(window.count)
         // Parsed once for the window, not once per segment.
@@ -52,6 +63,7 @@ public enum PlaylistBuilder {
             if n == window.lowerBound, let map = rendition.mapURI { tags.append(.map(MediaInitialization(uri: map))) }
             tags.append(.programDateTime(timeline.segmentStart(n)))
             for range in placed.bySegment[Int(n - window.lowerBound)] ?? [] { tags.append(.dateRange(range)) }
+            for cue in cues[n] ?? [] { tags.append(.cue(cue)) }
             return tags
         }
         for n in window {
@@ -263,9 +275,13 @@ public enum PlaylistBuilder {
             guard item.end > windowStart else { continue }
             var tags = [keptPlacingTag(item.spec, config: config)]
             if let limit = item.playoutLimitMilliseconds {
+                // The return as received, else the end this channel's signalling writes for the break.
+                let scte35In =
+                    item.scte35In
+                    ?? config.signalling?.endSection(channel: config.id, breakID: item.id).map(\.description)
                 tags.append(
                     keptClosingTag(
-                        item.spec, config: config, duration: limit, playoutLimit: true, scte35In: item.scte35In))
+                        item.spec, config: config, duration: limit, playoutLimit: true, scte35In: scte35In))
             } else if liveEdge >= item.spec.plannedEnd {
                 tags.append(
                     keptClosingTag(
@@ -294,6 +310,7 @@ public enum PlaylistBuilder {
     struct KeptTags: Sendable {
         var spec: BreakSpec
         var publicBaseURL: String
+        var signalling: Signalling?
         var placing: DateRange
         var closing: (duration: Int64, playoutLimit: Bool, scte35In: String?, tag: DateRange)?
     }
@@ -316,14 +333,17 @@ public enum PlaylistBuilder {
     static func keptPlacingTag(_ spec: BreakSpec, config: ChannelConfig) -> DateRange {
         let key = KeptTagsKey(channel: config.id, breakID: spec.id)
         let shard = keptTagsShards[Int(UInt(bitPattern: key.hashValue) % 16)]
-        if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec, kept.publicBaseURL == config.publicBaseURL
+        if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec,
+            kept.publicBaseURL == config.publicBaseURL,
+            kept.signalling == config.signalling
         {
             return kept.placing
         }
         let tag = placingTag(spec, config: config)
         shard.entries.withLock { kept in
             if kept.count >= keptTagsLimit / 16 { kept.removeAll(keepingCapacity: true) }
-            kept[key] = KeptTags(spec: spec, publicBaseURL: config.publicBaseURL, placing: tag)
+            kept[key] = KeptTags(
+                spec: spec, publicBaseURL: config.publicBaseURL, signalling: config.signalling, placing: tag)
         }
         return tag
     }
@@ -333,14 +353,17 @@ public enum PlaylistBuilder {
     ) -> DateRange {
         let key = KeptTagsKey(channel: config.id, breakID: spec.id)
         let shard = keptTagsShards[Int(UInt(bitPattern: key.hashValue) % 16)]
-        if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec, let closing = kept.closing,
-            closing.duration == duration, closing.playoutLimit == playoutLimit, closing.scte35In == scte35In
+        if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec, kept.signalling == config.signalling,
+            let closing = kept.closing, closing.duration == duration, closing.playoutLimit == playoutLimit,
+            closing.scte35In == scte35In
         {
             return closing.tag
         }
-        let tag = closingTag(spec, duration: duration, playoutLimit: playoutLimit, scte35In: scte35In)
+        let tag = closingTag(
+            spec, duration: duration, playoutLimit: playoutLimit, scte35In: scte35In,
+            interstitial: config.signalling?.markers.interstitials ?? true)
         shard.entries.withLock { kept in
-            guard var entry = kept[key], entry.spec == spec else { return }
+            guard var entry = kept[key], entry.spec == spec, entry.signalling == config.signalling else { return }
             entry.closing = (duration, playoutLimit, scte35In, tag)
             kept[key] = entry
         }
@@ -350,6 +373,19 @@ public enum PlaylistBuilder {
     /// The tag published when the break is placed; it never changes afterwards. Built by one initializer call, so
     /// that its line is rendered and checked once, here (`DateRange.Storage`), not at every render.
     static func placingTag(_ spec: BreakSpec, config: ChannelConfig) -> DateRange {
+        // The section the break was placed with (an ingested cue, kept as received), else the one this channel's
+        // signalling writes for it.
+        let scte35Out =
+            spec.options.scte35Out.flatMap { HexBytes(hex: $0) }
+            ?? config.signalling?.startSection(
+                channel: config.id, breakID: spec.id, milliseconds: spec.plannedDurationMilliseconds)
+        if let signalling = config.signalling, !signalling.markers.interstitials {
+            // For a downstream SSAI: the break's time and its SCTE-35, no class and no asset for players to play.
+            return DateRange(
+                id: spec.id.rawValue, startDate: spec.start,
+                plannedDuration: DecimalNumber(milliseconds: spec.plannedDurationMilliseconds),
+                clientAttributes: spec.options.clientAttributes, scte35Out: scte35Out)
+        }
         var assetURI: String?
         var assetList: String?
         switch spec.asset {
@@ -370,17 +406,18 @@ public enum PlaylistBuilder {
             assetList: assetList,
             snap: spec.options.snap, restrict: spec.options.restrict, contentMayVary: spec.options.contentMayVary,
             timelineOccupies: spec.options.timelineOccupies, timelineStyle: spec.options.timelineStyle,
-            clientAttributes: spec.options.clientAttributes,
-            scte35Out: spec.options.scte35Out.flatMap { HexBytes(hex: $0) })
+            clientAttributes: spec.options.clientAttributes, scte35Out: scte35Out)
     }
 
     /// The augmenting tag: same ID, CLASS, START-DATE, plus DURATION (and X-PLAYOUT-LIMIT on an early return).
-    static func closingTag(_ spec: BreakSpec, duration: Int64, playoutLimit: Bool, scte35In: String? = nil) -> DateRange
-    {
+    /// Without `interstitial` (markers `scte35`): no CLASS and no X-PLAYOUT-LIMIT, a client attribute of interstitials.
+    static func closingTag(
+        _ spec: BreakSpec, duration: Int64, playoutLimit: Bool, scte35In: String? = nil, interstitial: Bool = true
+    ) -> DateRange {
         DateRange(
-            id: spec.id.rawValue, classAttribute: DateRange.interstitialClass, startDate: spec.start,
-            duration: DecimalNumber(milliseconds: duration),
-            playoutLimit: playoutLimit ? DecimalNumber(milliseconds: duration) : nil,
+            id: spec.id.rawValue, classAttribute: interstitial ? DateRange.interstitialClass : nil,
+            startDate: spec.start, duration: DecimalNumber(milliseconds: duration),
+            playoutLimit: playoutLimit && interstitial ? DecimalNumber(milliseconds: duration) : nil,
             scte35In: scte35In.flatMap { HexBytes(hex: $0) })
     }
 

@@ -58,13 +58,16 @@ public struct Timeline: Hashable, Sendable {
 
     /// The first segment boundary at or after `time`: `time` itself when it is one.
     public func boundary(atOrAfter time: Timestamp) -> Timestamp {
+        segmentStart(segment(atOrAfter: time))
+    }
+
+    /// The first segment starting at or after `time`.
+    public func segment(atOrAfter time: Timestamp) -> Int64 {
         let elapsed = time.milliseconds(since: epoch)
         // Rounded up, also before the epoch (Swift's division truncates toward zero).
-        let n =
-            elapsed >= 0
+        return elapsed >= 0
             ? elapsed / segmentMilliseconds + (elapsed % segmentMilliseconds == 0 ? 0 : 1)
             : elapsed / segmentMilliseconds
-        return segmentStart(n)
     }
 
     /// The segment numbers in the window at `time`; empty before the first segment has ended.

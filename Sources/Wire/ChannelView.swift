@@ -11,6 +11,10 @@ public struct ChannelView: Codable, Sendable, Hashable {
     public var renditions: [Identifier]
     /// `clock` (segments from the channel's clock) or `relay` (an upstream encoder's playlists decorated).
     public var source: String
+    /// What breaks are marked with (`interstitial`, `scte35`, `both`) and the SCTE-35 segmentation type of their start
+    /// (`0x34`); absent for a channel created before signalling (no SCTE-35 written, no CUE markers).
+    public var markers: String?
+    public var segmentationType: String?
 
     public init(_ config: ChannelConfig) {
         id = config.id  // as stored: a channel of the earlier rule is listed too
@@ -20,5 +24,7 @@ public struct ChannelView: Codable, Sendable, Hashable {
         epoch = config.epoch
         renditions = config.renditions.map(\.name)
         if case .relay = config.source { source = "relay" } else { source = "clock" }
+        markers = config.signalling?.markers.rawValue
+        segmentationType = config.signalling.map { Signalling.name($0.segmentationType) }
     }
 }

@@ -150,6 +150,23 @@ struct ChannelCommand: AsyncParsableCommand {
                 """)
         var partDuration: DurationArgument?
 
+        @Option(
+            help: """
+                What the playlists mark breaks with: interstitial (HLS Interstitials for players, each carrying \
+                SCTE35-OUT), scte35 (for a downstream SSAI: SCTE-35 date ranges without an asset, and \
+                EXT-X-CUE-OUT/-CONT/-IN), or both.
+                """)
+        var markers: Signalling.Markers = .interstitial
+
+        @Option(
+            name: .customLong("segmentation-type"),
+            help: """
+                The SCTE-35 segmentation type a break starts with: 0x34 provider placement opportunity (default), \
+                0x36 distributor placement opportunity, 0x22 break, 0x30 provider advertisement.
+                """,
+            transform: parseSegmentationType)
+        var segmentationType: UInt8 = Signalling.defaultSegmentationType
+
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var options: CommandOptions
 
@@ -171,7 +188,8 @@ struct ChannelCommand: AsyncParsableCommand {
                 source: relay.map { .relay(upstream: $0) } ?? .clock, loopSegments: loop, publicBaseURL: publicURL,
                 horizonMilliseconds: horizon?.milliseconds
                     ?? max(120_000, 3 * ((segmentDuration.milliseconds + 999) / 1000) * 1000),
-                partDurationMilliseconds: partDuration?.milliseconds)
+                partDurationMilliseconds: partDuration?.milliseconds,
+                signalling: Signalling(markers: markers, segmentationType: segmentationType))
             // Every field is checked before anything is written: a newline in a codec or a template starting with a
             // space would make every playlist of the channel unservable.
             try usageError { () throws(ScheduleError) in try config.validate() }
@@ -230,6 +248,17 @@ struct ChannelCommand: AsyncParsableCommand {
                     }))
         }
     }
+}
+
+extension Signalling.Markers: ExpressibleByArgument {}
+
+/// `0x34` (or `34`, hexadecimal) to a segmentation type id; `Signalling.validate` says which ones a channel may take.
+private func parseSegmentationType(_ text: String) throws -> UInt8 {
+    let digits = text.hasPrefix("0x") || text.hasPrefix("0X") ? text.dropFirst(2) : Substring(text)
+    guard let value = UInt8(digits, radix: 16) else {
+        throw ValidationError("--segmentation-type \(text.debugDescription) is not a hexadecimal byte such as 0x34")
+    }
+    return value
 }
 
 /// Runs a `Schedule` check on command-line values; a refusal is a usage error (exit code 2) naming the option.

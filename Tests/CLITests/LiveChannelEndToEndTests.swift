@@ -16,13 +16,18 @@ struct LiveChannelEndToEndTests {
         var ticks: [String: String]
     }
 
-    @Test("1 s segments: a break 15 s ahead, ended early mid-break from the CLI, polled every 500 ms")
-    func earlyReturnUnderPolling() async throws {
+    @Test(
+        "1 s segments: a break 15 s ahead, ended early mid-break from the CLI, polled every 500 ms",
+        arguments: ["interstitial", "both"])
+    func earlyReturnUnderPolling(markers: String) async throws {
         let (_, cli, server) = try await ServerProcess.onFreshDatabase()
         defer { server.stop() }
         let renditions = ["720p", "480p", "360p"]
         let create = try cli.run(
-            ["channel", "create", "live", "--segment-duration", "1", "--window", "6", "--public-url", server.baseURL]
+            [
+                "channel", "create", "live", "--segment-duration", "1", "--window", "6", "--public-url", server.baseURL,
+                "--markers", markers,
+            ]
                 + renditions.flatMap { ["--rendition", "\($0),1000000,\($0)/seg{n}.ts"] })
         #expect(create.status == 0, "\(create.stderr)")
         // A command takes effect EffectiveTime.effectDelayMilliseconds after it arrives: wait for the channel.
@@ -86,6 +91,13 @@ struct LiveChannelEndToEndTests {
             polls.contains {
                 $0.playlists["720p"]!.contains(#"ID="brk-1""#) && !$0.playlists["720p"]!.contains(",DURATION=")
             }, "the break was announced with PLANNED-DURATION only")
+
+        // SCTE-35 on the break; with `both`, the CUE markers from the OUT to the early return's IN.
+        func anyPollHad(_ text: String) -> Bool { polls.contains { $0.playlists["720p"]!.contains(text) } }
+        #expect(anyPollHad("SCTE35-OUT=0x"))
+        #expect(anyPollHad("SCTE35-IN=0x"), "the early return's end section")
+        #expect(anyPollHad("#EXT-X-CUE-OUT:DURATION=20.000\n") == (markers == "both"))
+        #expect(anyPollHad("#EXT-X-CUE-IN\n") == (markers == "both"))
 
         var previous: [String: ParsedMediaPlaylist] = [:]
         var comparedAcross = 0

@@ -138,6 +138,12 @@ enum ReferenceRenderer {
             try a.integer("LAST-MSN", report.lastMediaSequence)
             try a.integer("LAST-PART", report.lastPart)
             return "#EXT-X-RENDITION-REPORT:\(a.text)\n"
+        case .cue(.out(let duration)):
+            return "#EXT-X-CUE-OUT:DURATION=\(duration)\n"
+        case .cue(.cont(let elapsed, let duration)):
+            return "#EXT-X-CUE-OUT-CONT:ElapsedTime=\(elapsed),Duration=\(duration)\n"
+        case .cue(.in):
+            return "#EXT-X-CUE-IN\n"
         case .unknown(let line):
             return try verbatim(line)
         }

@@ -33,6 +33,12 @@ let lowLatencyScenarios: [Scenario] = [
     Scenario(
         name: "ll-natural-end", commands: [(55, place("brk-1", start: 58, duration: 2))],
         ticks: [59.75, 60, 60.25, 65.75, 66, 66.25, 72, 72.25], renditions: ["720p", "480p"]),
+    // Issue 33: the CUE markers on parts' segments, an early return mid-part ending at the next segment.
+    Scenario(
+        name: "ll-signalled-both-early-return-mid-part",
+        commands: [(60, place("brk-1", start: 63, duration: 10)), (64.4, .cancelCurrentEvent)],
+        ticks: [63, 63.25, 64.25, 64.4, 64.5, 64.75, 65, 65.25, 66, 71.25], renditions: ["720p", "480p"],
+        signalling: Signalling(markers: .both)),
 ]
 
 @Suite("Low-latency playlist sequences")
@@ -41,7 +47,9 @@ struct LowLatencySequenceTests {
         "full and delta playlists equal the golden file; each passes lint; each delta applied to earlier playlists gives the full one",
         arguments: lowLatencyScenarios)
     func sequence(scenario: Scenario) throws {
-        var channel = try Channel(lowLatencyConfig(renditions: scenario.renditions))
+        var config = lowLatencyConfig(renditions: scenario.renditions)
+        config.signalling = scenario.signalling
+        var channel = try Channel(config)
         var pending = scenario.commands
         var transcript = ""
         var previous: [Identifier: [String]] = [:]

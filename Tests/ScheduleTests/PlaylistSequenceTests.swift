@@ -11,6 +11,8 @@ struct Scenario: CustomStringConvertible, Sendable {
     var commands: [(Double, ScheduleCommand)]
     var ticks: [Double]
     var renditions: [Identifier] = ["720p"]
+    /// Nil: a channel created before signalling (renderer version 1).
+    var signalling: Signalling? = nil
 
     var description: String { name }
 }
@@ -47,6 +49,46 @@ let scenarios: [Scenario] = [
         name: "three-renditions",
         commands: [(60, place("brk-1", start: 90, duration: 30)), (103.5, .cancelCurrentEvent)],
         ticks: [102, 103.5], renditions: ["720p", "480p", "360p"]),
+    // Issue 33: SCTE-35 on every break, and the markers a downstream SSAI reads.
+    Scenario(
+        name: "signalled-interstitial-early-return",
+        commands: [(60, place("brk-1", start: 90, duration: 30)), (103.5, .cancelCurrentEvent)],
+        ticks: [84, 90, 96, 102, 103.5, 108, 120], signalling: Signalling(markers: .interstitial)),
+    Scenario(
+        name: "signalled-scte35-early-return",
+        commands: [(60, place("brk-1", start: 90, duration: 30)), (103.5, .cancelCurrentEvent)],
+        ticks: [84, 90, 96, 102, 103.5, 108, 114, 120, 126, 132, 150],
+        renditions: ["720p", "480p"], signalling: Signalling(markers: .scte35)),
+    Scenario(
+        name: "signalled-scte35-natural-end", commands: [(60, place("brk-1", start: 90, duration: 20))],
+        ticks: [90, 96, 102, 108, 114, 120, 126, 150], signalling: Signalling(markers: .scte35, segmentationType: 0x22)),
+    Scenario(
+        name: "signalled-both-back-to-back",
+        commands: [
+            (60, place("brk-1", start: 90, duration: 28)),
+            (
+                61,
+                place(
+                    "brk-2", start: 120, duration: 12,
+                    asset: .pod([PodAsset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: 12_000)]))
+            ),
+        ],
+        ticks: [84, 96, 120, 126, 132, 138, 150, 156],
+        signalling: Signalling(markers: .both, segmentationType: 0x36)),
+    Scenario(
+        name: "signalled-received-sections",
+        commands: [
+            (
+                60,
+                .placeBreak(
+                    PlaceBreak(
+                        id: "brk-1", start: .at(at(90)), plannedDurationMilliseconds: 30_000,
+                        asset: .uri("https://ads.example.com/pods/brk-1/master.m3u8"),
+                        options: InterstitialOptions(scte35Out: "0xFC301100000000000000FFF0000000007A4F0E5B")))
+            ),
+            (103.5, .returnFromBreak(id: "brk-1", scte35In: "0xFC301100000000000000FFF00000000012345678")),
+        ],
+        ticks: [96, 103.5, 108], signalling: Signalling(markers: .both)),
 ]
 
 @Suite("Playlist sequences")
@@ -56,7 +98,9 @@ struct PlaylistSequenceTests {
 
     @Test("rendered sequence equals the golden file; every step passes lint", arguments: scenarios)
     func sequence(scenario: Scenario) throws {
-        var channel = try Channel()
+        var config = demoConfig()
+        config.signalling = scenario.signalling
+        var channel = try Channel(config)
         var pending = scenario.commands
         var transcript = ""
         var previous: [Identifier: String] = [:]

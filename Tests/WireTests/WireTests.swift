@@ -14,7 +14,7 @@ struct WireTests {
     static let config = ChannelConfig(
         id: "demo", segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch,
         renditions: [RenditionConfig(name: "720p", bandwidth: 2_800_000, uriTemplate: "720p/seg{n}.ts")],
-        publicBaseURL: "http://127.0.0.1:8080")
+        publicBaseURL: "http://127.0.0.1:8080", signalling: Signalling(markers: .both))
 
     // MARK: - Commands
 

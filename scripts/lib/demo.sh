@@ -3,6 +3,9 @@
 
 DEMO_SEGMENT=2     # seconds per segment
 DEMO_LOOP=15       # segments of media per rendition (30 s, looped)
+# The demo's breaks are marked for players and for a downstream SSAI at once (issue 33): the hls.js scenarios play
+# interstitials with the CUE markers beside them. DEMO_MARKERS=interstitial for the players' shape alone.
+DEMO_MARKERS=${DEMO_MARKERS:-both}
 
 # make_media DIR : 3 renditions of a 30 s test pattern in 2 s MPEG-TS segments, and a 30 s VOD ad.
 make_media() {
@@ -109,7 +112,7 @@ demo_channel() {
         --rendition "480p,1200000,/media/480p/seg{n%$DEMO_LOOP}.ts" --resolution 480p=854x480 \
         --rendition "360p,700000,/media/360p/seg{n%$DEMO_LOOP}.ts" --resolution 360p=640x360 \
         --codecs 720p=avc1.4d401f,mp4a.40.2 --codecs 480p=avc1.4d401f,mp4a.40.2 --codecs 360p=avc1.4d401f,mp4a.40.2 \
-        --public-url "$DEMO_URL" --actor demo
+        --public-url "$DEMO_URL" --markers "$DEMO_MARKERS" --actor demo
     wait_http "$DEMO_URL/channels/$name/720p.m3u8" 10 || die "the $name channel's playlist is not served"
 }
 
@@ -229,7 +232,7 @@ demo_ll_channel() {
             --part "$rendition=/media/ll/$rendition/seg{n%$DEMO_LL_LOOP}.{p}.m4s" --independent-parts "$rendition=1")
     done
     "$CUELINE" channel create "$name" --segment-duration 1 --part-duration 0.25 --window "$window" --loop "$DEMO_LL_LOOP" \
-        "${args[@]}" --public-url "$DEMO_URL" --actor demo
+        "${args[@]}" --public-url "$DEMO_URL" --markers "$DEMO_MARKERS" --actor demo
     wait_http "$DEMO_URL/channels/$name/720p.m3u8" 10 || die "the $name channel's playlist is not served"
 }
 

@@ -147,6 +147,18 @@ public enum LintRules {
         ("renditions.targetduration-mismatch", "use the same EXT-X-TARGETDURATION in every rendition"),
         ("renditions.daterange-mismatch", "render every rendition's date ranges from one schedule snapshot"),
         ("renditions.pdt-mismatch", "give the same media sequence number the same date in every rendition"),
+        ("renditions.cue-mismatch", "render every rendition's CUE markers from one schedule snapshot"),
+        (
+            "cue.unmatched",
+            "open each break with one EXT-X-CUE-OUT, close it with EXT-X-CUE-IN, and mark only segments inside it with EXT-X-CUE-OUT-CONT"
+        ),
+        (
+            "cue.cont-mismatch",
+            "write ElapsedTime as the sum of the break's segment durations since its EXT-X-CUE-OUT, and repeat its Duration"
+        ),
+        ("cue.past-duration", "put EXT-X-CUE-IN before the first segment at or after the break's end"),
+        ("cue.missing-cont", "put EXT-X-CUE-OUT-CONT before every segment of a break after the first"),
+        ("cue.changed", "never change the CUE markers of a published segment; end a break early with a later CUE-IN"),
         ("variant.bandwidth-missing", "give every variant a BANDWIDTH"),
         ("variant.codecs-missing", "list CODECS on every variant so players can choose without downloading"),
         ("variant.group-undefined", "define an EXT-X-MEDIA for every group a variant names"),

@@ -112,7 +112,7 @@ extension Lint {
                 }
             }
         }
-        return findings
+        return findings + checkCueUpdate(previous: previous, current: current)
     }
 
     // MARK: - Renditions at one tick
@@ -158,6 +158,7 @@ extension Lint {
                     break
                 }
             }
+            findings += checkCueRenditions(reference: (referenceName, reference), other: (name, parsed))
         }
         return findings
     }

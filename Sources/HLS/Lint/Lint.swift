@@ -177,6 +177,7 @@ public enum Lint {
         findings += checkLowLatency(playlist, hasParts: hasParts)
 
         findings += checkDateRanges(parsed, isLive: isLive)
+        findings += checkCues(parsed)
         return findings
     }
 }

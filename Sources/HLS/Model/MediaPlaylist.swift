@@ -157,6 +157,8 @@ public enum SegmentTag: Hashable, Sendable {
     case part(Part)
     case preloadHint(PreloadHint)
     case renditionReport(RenditionReport)
+    /// `EXT-X-CUE-OUT`, `EXT-X-CUE-OUT-CONT` or `EXT-X-CUE-IN`: the markers a downstream SSAI reads.
+    case cue(CueMarker)
     /// A tag this code does not model, kept verbatim.
     case unknown(String)
 }

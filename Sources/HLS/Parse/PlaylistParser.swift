@@ -190,7 +190,9 @@ public enum PlaylistParser {
                             uri: a.string("URI") ?? "", lastMediaSequence: try a.integer("LAST-MSN", line: number),
                             lastPart: try a.integer("LAST-PART", line: number).map(Int.init))))
             default:
-                if state.playlist.segments.isEmpty && state.pending.isEmpty && state.inf == nil {
+                if let cue = CueMarker(line: line) {
+                    state.pending.append(.cue(cue))
+                } else if state.playlist.segments.isEmpty && state.pending.isEmpty && state.inf == nil {
                     state.playlist.unknownHeaderTags.append(String(line))
                 } else {
                     state.pending.append(.unknown(String(line)))

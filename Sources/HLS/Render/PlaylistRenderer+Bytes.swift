@@ -227,6 +227,9 @@ extension PlaylistRenderer {
             w.integer("LAST-MSN", report.lastMediaSequence, &listed)
             w.integer("LAST-PART", report.lastPart, &listed)
             w.byte(0x0A)
+        case .cue(let cue):
+            w.string(cue.line)
+            w.byte(0x0A)
         case .unknown(let line):
             w.verbatim(line)
         }
@@ -424,6 +427,7 @@ extension PlaylistRenderer {
         case .preloadHint(let hint): return 128 &+ hint.uri.utf8.count
         case .renditionReport(let report): return 128 &+ report.uri.utf8.count
         case .unknown(let line): return 1 &+ line.utf8.count
+        case .cue: return 64 &+ 2 &* numberBytes
         case .dateRange(let range): return estimate(range)
         }
     }

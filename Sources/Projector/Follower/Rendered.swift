@@ -17,6 +17,8 @@ extension ChannelFollower {
         public var version: Int64
         public var tick: Timestamp
         public var targetDuration: Int
+        /// The renderer version these bytes were written with (`ChannelConfig.rendererVersion`), for render samples.
+        public var rendererVersion = 1
         /// Media playlists by rendition name, as response bodies encoded once per render (a request copies a reference,
         /// not bytes); no entry before the channel's first segment has ended. Only the bytes are kept (not a String too).
         public var bodies: [Identifier: ByteBuffer]

@@ -16,6 +16,7 @@ extension ChannelFollower {
         var version: Int64
         var tick: Timestamp
         var readyAt: Timestamp
+        var rendererVersion: Int
         var bodies: [Identifier: ByteBuffer]
 
         init(_ window: borrowing Rendered) {
@@ -24,6 +25,7 @@ extension ChannelFollower {
             version = window.version
             tick = window.tick
             readyAt = window.readyAt
+            rendererVersion = window.rendererVersion
             bodies = window.bodies
         }
     }
@@ -120,7 +122,7 @@ extension ChannelFollower {
                         samples.append(
                             RenderSample(
                                 channel: id, tick: window.tick, rendition: rendition,
-                                rendererVersion: PlaylistBuilder.rendererVersion,
+                                rendererVersion: window.rendererVersion,
                                 sha256: sha256Hex(String(buffer: body))))
                     }
                 }
