@@ -68,6 +68,20 @@ struct NotificationFactTests {
         #expect(Self.derive(events, steps: steps) == Self.derive(events, steps: [300_000]))
     }
 
+    @Test("a log derived a page at a time, each step as far as its events settle, gives the same facts")
+    func settledSteps() async throws {
+        let events = try await Self.log()
+        let end = epoch.adding(milliseconds: 300_000)
+        var deriver = FactDeriver(channel: "demo")
+        var facts: [NotificationFact] = []
+        for event in events {
+            deriver.add(event)
+            facts += deriver.advance(to: min(end, deriver.settled))
+        }
+        facts += deriver.advance(to: end)
+        #expect(facts == Self.derive(events, steps: [300_000]))
+    }
+
     @Test("nothing is derived past the instant advanced to; an event decided later is held until then")
     func holdsTheFuture() async throws {
         let events = try await Self.log()

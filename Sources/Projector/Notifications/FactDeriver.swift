@@ -59,6 +59,11 @@ public struct FactDeriver: Sendable {
         self.version = version
     }
 
+    /// The instant the deriver can be advanced to with the events given so far, whatever comes next: just before the
+    /// last event's key (the next event's key is at least that). A long log is derived a page at a time this way,
+    /// without holding it all (and with the same facts as in one step).
+    public var settled: Timestamp { Timestamp(milliseconds: runningMaximum == .min ? .min : runningMaximum - 1) }
+
     /// The facts that became final up to `instant`, in key order.
     public mutating func advance(to instant: Timestamp) -> [NotificationFact] {
         guard instant > knownUntil else { return [] }

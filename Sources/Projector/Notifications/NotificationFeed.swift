@@ -38,26 +38,41 @@ public final class NotificationFeed: Sendable {
         self.logger = logger
     }
 
-    /// Reads the log up to its watermark and derives the facts that became final.
+    /// Reads the log up to its watermark and derives the facts that became final; drops those at or before
+    /// `floor(channel)` as it goes (see ``trim(floor:)``), so that the first poll of a long log keeps no more than a
+    /// page of events and the facts that are still wanted.
     ///
     /// - Returns: how many facts were added.
     @discardableResult
-    public func poll() async throws -> Int {
+    public func poll(floor: (ChannelID) -> FactKey?) async throws -> Int {
         let watermark = try await self.watermark()
         var after = state.withLock { $0.position }
-        // A page at a time: the first poll of a long log keeps no more than a page of events at once.
+        var added = 0
         while after < watermark.head {
             let page = try await store.read(after: after, through: watermark.head, limit: pageSize)
             guard let last = page.last else { break }
             take(page)
+            // Each channel of the page as far as its events so far settle it (never past the watermark).
+            added += advance(Set(page.map(\.channel)), to: watermark.knownUntil, settledOnly: true)
+            trim(floor: floor, keepingAfter: watermark.knownUntil)
             after = last.position
             if page.count < pageSize { break }
         }
-        return state.withLock { state in
-            state.knownUntil = max(state.knownUntil, watermark.knownUntil)
+        let channels = state.withLock { Set($0.derivers.keys) }
+        added += advance(channels, to: watermark.knownUntil, settledOnly: false)
+        state.withLock { $0.knownUntil = max($0.knownUntil, watermark.knownUntil) }
+        return added
+    }
+
+    /// Advances the derivers of `channels` to `instant` (or, with `settledOnly`, to no later than what their events
+    /// so far settle) and keeps the facts.
+    private func advance(_ channels: Set<ChannelID>, to instant: Timestamp, settledOnly: Bool) -> Int {
+        state.withLock { state in
             var added = 0
-            for channel in Array(state.derivers.keys) {
-                let facts = state.derivers[channel]!.advance(to: watermark.knownUntil)
+            for channel in channels {
+                guard var deriver = state.derivers.removeValue(forKey: channel) else { continue }
+                let facts = deriver.advance(to: settledOnly ? min(instant, deriver.settled) : instant)
+                state.derivers[channel] = deriver
                 if !facts.isEmpty {
                     state.facts[channel, default: []] += facts
                     added += facts.count
@@ -132,8 +147,12 @@ public final class NotificationFeed: Sendable {
     /// Drops each channel's facts at or before `floor(channel)` (nil: no subscription wants the channel), keeping
     /// those of the last minute whatever the floor, for a subscription created meanwhile.
     public func trim(floor: (ChannelID) -> FactKey?) {
+        trim(floor: floor, keepingAfter: knownUntil)
+    }
+
+    private func trim(floor: (ChannelID) -> FactKey?, keepingAfter instant: Timestamp) {
         state.withLock { state in
-            let recent = FactKey(atMilliseconds: state.knownUntil.milliseconds - 60_000, position: .max, rank: .max)
+            let recent = FactKey(atMilliseconds: instant.milliseconds - 60_000, position: .max, rank: .max)
             for (channel, facts) in state.facts {
                 let cut = min(floor(channel) ?? recent, recent)
                 let index = Self.firstIndex(in: facts, after: cut)

@@ -44,6 +44,8 @@ public struct NotificationService: Service {
     }
 
     struct Round {
+        /// Whether the subscriptions and cursors have been read once: until then nothing is dropped from the feed.
+        var loaded = false
         var subscriptions: [Subscription] = []
         var cursors: [String: [ChannelID: FactKey]] = [:]
         var token: Int64?
@@ -58,16 +60,21 @@ public struct NotificationService: Service {
         await withDiscardingTaskGroup { group in
             var round = Round()
             while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                // The lease and the subscriptions first (the first time too): the feed keeps what they still need.
+                let now = ContinuousClock.now
+                let renewing = round.lastRenewal.map({ now - $0 >= renewInterval }) ?? true
+                if renewing {
+                    round.lastRenewal = now
+                    await renew(&round, registry: registry)
+                }
                 do {
-                    try await feed.poll()
+                    let current = round
+                    try await feed.poll(floor: { Self.floor(of: $0, current) })
                 } catch {
                     metrics.pollErrors.increment()
                     logger.debug("notification feed poll failed", metadata: ["error": "\(error)"])
                 }
-                let now = ContinuousClock.now
-                if round.lastRenewal.map({ now - $0 >= renewInterval }) ?? true {
-                    round.lastRenewal = now
-                    await renew(&round, registry: registry)
+                if renewing {
                     if let token = round.token {
                         for subscription in round.subscriptions where registry.running(subscription.name) == nil {
                             startWorker(
@@ -117,6 +124,7 @@ public struct NotificationService: Service {
         do {
             round.subscriptions = try await store.list()
             round.cursors = try await store.cursors()
+            round.loaded = true
         } catch {
             logger.warning("subscriptions could not be read", metadata: ["error": "\(error)"])
             return
@@ -141,7 +149,6 @@ public struct NotificationService: Service {
     /// facts every subscription has had dropped from the feed.
     func report(_ round: inout Round) {
         let knownUntil = feed.knownUntil
-        var floors: [ChannelID: FactKey] = [:]
         var names: Set<String> = []
         for subscription in round.subscriptions {
             names.insert(subscription.name)
@@ -149,7 +156,6 @@ public struct NotificationService: Service {
             for channel in feed.channels
             where subscription.channels.isEmpty || subscription.channels.contains(channel) {
                 let cursor = round.cursors[subscription.name]?[channel] ?? subscription.initialCursor
-                floors[channel] = min(floors[channel] ?? cursor, cursor)
                 let backlog = feed.backlog(
                     on: channel, after: cursor, where: { subscription.wants($0.kind, on: $0.channel) })
                 count += backlog.count
@@ -164,6 +170,20 @@ public struct NotificationService: Service {
             metrics.lagSeconds(gone).record(0)
         }
         round.reported = names
-        feed.trim { floors[$0] }
+        let current = round
+        feed.trim { Self.floor(of: $0, current) }
+    }
+
+    /// What every subscription wanting `channel` has had: the lowest of their cursors (nil when none wants it; the
+    /// lowest key of all until the subscriptions have been read once).
+    static func floor(of channel: ChannelID, _ round: Round) -> FactKey? {
+        guard round.loaded else { return FactKey(atMilliseconds: .min, position: .min, rank: .min) }
+        var floor: FactKey?
+        for subscription in round.subscriptions
+        where subscription.channels.isEmpty || subscription.channels.contains(channel) {
+            let cursor = round.cursors[subscription.name]?[channel] ?? subscription.initialCursor
+            floor = min(floor ?? cursor, cursor)
+        }
+        return floor
     }
 }
