@@ -68,6 +68,8 @@ public struct FactDeriver: Sendable {
     public mutating func advance(to instant: Timestamp) -> [NotificationFact] {
         guard instant > knownUntil else { return [] }
         knownUntil = instant
+        // Most channels, most of the time: nothing read and nothing on air or ahead.
+        if pending.isEmpty && open.isEmpty { return [] }
         var facts: [NotificationFact] = []
         var applied = 0
         while applied < pending.count, pending[applied].key <= instant.milliseconds {

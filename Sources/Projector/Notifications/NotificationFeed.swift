@@ -23,6 +23,8 @@ public final class NotificationFeed: Sendable {
         var facts: [ChannelID: [NotificationFact]] = [:]
         var position: Int64 = 0
         var knownUntil = Timestamp(milliseconds: 0)
+        /// Moves whenever facts are added.
+        var generation = 0
     }
 
     private let state = Mutex(State())
@@ -78,6 +80,7 @@ public final class NotificationFeed: Sendable {
                     added += facts.count
                 }
             }
+            if added > 0 { state.generation += 1 }
             return added
         }
     }
@@ -110,6 +113,9 @@ public final class NotificationFeed: Sendable {
 
     /// The instant the facts are final up to (the database's clock at the last poll).
     public var knownUntil: Timestamp { state.withLock { $0.knownUntil } }
+
+    /// Moves whenever facts are added: a worker that found nothing to send looks again only after it moved.
+    public var generation: Int { state.withLock { $0.generation } }
 
     /// The channels that have facts kept.
     public var channels: [ChannelID] { state.withLock { Array($0.facts.keys) }.sorted() }

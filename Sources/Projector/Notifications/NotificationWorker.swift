@@ -73,8 +73,12 @@ struct NotificationWorker: Sendable {
     func run(from stored: [ChannelID: FactKey]) async {
         var cursors = stored
         let name = subscription.name
+        var searched: Int?
         while isCurrent {
-            guard let fact = next(cursors) else {
+            // Nothing was left when the feed was at this generation: look again once it has moved.
+            let generation = feed.generation
+            guard generation != searched, let fact = next(cursors) else {
+                searched = generation
                 try? await Task.sleep(for: .milliseconds(100))
                 continue
             }
