@@ -68,14 +68,19 @@ public func buildApplication(
     let tokens =
         settings.unauthenticatedCommands
         ? nil : TokenCache(directory: PostgresTokenStore(pool: pool, logger: logger), logger: logger)
+    let subscriptions = PostgresSubscriptionStore(pool: pool, logger: logger)
     let router = Routes.router(
         follower: follower, handler: handler, mediaDirectory: settings.mediaDirectory, metrics: metrics,
         hooks: settings.hooks, access: tokens.map { .tokens($0) } ?? .open, eventStreams: eventStreams,
-        auditReads: AuditReads(proxies: limits.trustedProxies))
+        auditReads: AuditReads(proxies: limits.trustedProxies), subscriptions: subscriptions)
+    // Signed notifications out: every instance keeps the facts and the lag; the lease holder delivers.
+    let notifications = NotificationService(
+        feed: NotificationFeed(store: store, watermark: { follower.foldedWatermark }, logger: logger),
+        store: subscriptions, clock: settings.clock, logger: logger)
     let services: [any Service] =
         [
             pool, PoolGauges(pool: pool), listener, follower, RelayPoller(follower: follower, logger: logger),
-            eventStreams, gate,
+            eventStreams, gate, notifications,
         ] + (tokens.map { [$0] } ?? [])
     return Application(
         router: router, server: GuardedHTTP1Channel.server(limits: limits, gate: gate, playlists: follower),

@@ -161,6 +161,9 @@ enum Access: Sendable {
     /// Any valid token: listing channels (filtered by the token), and the first check of a command.
     case anyToken
     case command(String, channel: ChannelID)
+    /// Managing notification subscriptions: an operator token for every channel (a subscription may name any
+    /// channel and sends to any URL).
+    case admin
 }
 
 /// The caller: a token, or nobody in open mode. Set on the request context by ``TokenAuthenticator``; a class, so
@@ -197,6 +200,10 @@ final class Caller: Sendable {
             return token.mayRead(channel: channel) ? nil : "token \(token.name) is not allowed on channel \(channel)"
         case .command(let type, let channel):
             return token.refusal(command: type, channel: channel)
+        case .admin:
+            return token.role == .operator && token.channels.isEmpty
+                ? nil
+                : "token \(token.name) may not manage subscriptions: that takes an operator token for every channel"
         }
     }
 

@@ -1,3 +1,4 @@
+import EventStore
 import HLS
 import Schedule
 import Wire
@@ -28,6 +29,10 @@ public enum OpenAPIDocument {
               "Error": {
                 "type": "object", "required": ["error"],
                 "properties": { "error": { "type": "string" }, "field": { "type": "string" } }
+              },
+              "Subscription": {
+                "type": "object", "required": ["name", "url", "channels", "events", "created_at", "created_by"],
+                "properties": { "name": { "type": "string" }, "url": { "type": "string" }, "channels": { "type": "array", "items": { "type": "string" } }, "events": { "type": "array", "items": { "type": "string" } }, "created_at": { "$ref": "#/components/schemas/Instant" }, "created_by": { "type": "string" } }
               },
               "Identifier": { "type": "string", "pattern": "\#(Identifier.pattern)", "description": "Channels, breaks, renditions, hooks: \#(Identifier.rule)." },
               "StoredIdentifier": { "type": "string", "pattern": "\#(Identifier.storedPattern)", "description": "A channel or break id in an answer, as it was created: an Identifier, or for a channel created before that rule an id that also starts with '_' or '-' (it is read and served, and takes no commands)." },
@@ -218,6 +223,22 @@ public enum OpenAPIDocument {
               "get": { "summary": "What aired: every break with planned and actual times, who and how", "security": [{ "token": [] }],
                 "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "from", "in": "query", "schema": { "$ref": "#/components/schemas/Instant" } }, { "name": "to", "in": "query", "schema": { "$ref": "#/components/schemas/Instant" } }, { "name": "format", "in": "query", "schema": { "type": "string", "enum": ["csv"] } }],
                 "responses": { "200": { "description": "JSON report, or CSV", "content": { "application/json": {}, "text/csv": {} } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/AuditBusy" } } }
+            },
+            "/subscriptions": {
+              "get": { "summary": "Notification subscriptions, without their secrets (admins: an operator token for every channel)", "security": [{ "token": [] }],
+                "responses": { "200": { "description": "The subscriptions by name", "content": { "application/json": { "schema": { "type": "object", "required": ["subscriptions"], "properties": { "subscriptions": { "type": "array", "items": { "$ref": "#/components/schemas/Subscription" } } } } } } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "503": { "$ref": "#/components/responses/Unavailable" } } },
+              "post": { "summary": "Create a subscription to signed notifications; the answer holds its signing secret, shown only here", "description": "Deliveries are JSON POSTs to url with X-Cueline-Timestamp, X-Cueline-Signature (sha256=<hex HMAC-SHA256 of \"<timestamp>.<body>\"> under the secret) and X-Cueline-Delivery (the same at every retry); payloads in docs/notifications.md.", "security": [{ "token": [] }],
+                "requestBody": { "required": true, "content": { "application/json": { "schema": { "type": "object", "required": ["name", "url"], "additionalProperties": false, "properties": {
+                  "name": { "type": "string", "pattern": "^[a-z0-9][a-z0-9._-]{0,63}$" },
+                  "url": { "$ref": "#/components/schemas/URI" },
+                  "channels": { "type": "array", "items": { "$ref": "#/components/schemas/Identifier" }, "description": "empty or absent: every channel" },
+                  "events": { "type": "array", "items": { "type": "string", "enum": \#(Self.list(NotificationKind.allCases.map(\.rawValue))) }, "description": "empty or absent: every kind" } } } } } },
+                "responses": { "201": { "description": "Created", "content": { "application/json": { "schema": { "type": "object", "required": ["subscription", "secret"], "properties": { "subscription": { "$ref": "#/components/schemas/Subscription" }, "secret": { "type": "string" } } } } } }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "409": { "$ref": "#/components/responses/Conflict" }, "422": { "$ref": "#/components/responses/Invalid" }, "503": { "$ref": "#/components/responses/Unavailable" } } }
+            },
+            "/subscriptions/{name}": {
+              "delete": { "summary": "Delete a subscription and its cursors; deliveries to it stop within seconds", "security": [{ "token": [] }],
+                "parameters": [{ "name": "name", "in": "path", "required": true, "schema": { "type": "string" } }],
+                "responses": { "204": { "description": "Deleted" }, "401": { "$ref": "#/components/responses/Unauthorized" }, "403": { "$ref": "#/components/responses/Forbidden" }, "404": { "$ref": "#/components/responses/NotFound" }, "503": { "$ref": "#/components/responses/Unavailable" } } }
             },
             "/healthz": { "get": { "summary": "The process is up (public)", "responses": { "200": { "description": "ok" } } } },
             "/readyz": { "get": { "summary": "The log has been read and the database answers (public)", "responses": { "200": { "description": "ready" }, "503": { "$ref": "#/components/responses/Unavailable" } } } },

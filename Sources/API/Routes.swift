@@ -14,11 +14,12 @@ public enum Routes {
     ///   - access: who may send commands and read the schedule, log and audit endpoints.
     ///   - eventStreams: the live event streams (`GET …/events` as Server-Sent Events), a service the caller runs.
     ///   - auditReads: how many replays, as-run reports, JSON event pages and refusal pages may run at once (see `AuditReads`).
+    ///   - subscriptions: notification subscriptions, managed by admins at `/subscriptions` (nil: no such routes).
     public static func router(
         follower: ChannelFollower, handler: CommandHandler, mediaDirectory: String?,
         metrics: (@Sendable () -> String)? = nil,
         hooks: HookSet = HookSet(), access: AccessPolicy, eventStreams: EventStreams,
-        auditReads: AuditReads = AuditReads()
+        auditReads: AuditReads = AuditReads(), subscriptions: (any SubscriptionDirectory)? = nil
     ) -> Router<APIRequestContext> {
         // HEAD answers like GET without the body (CDNs and players probe with it).
         let router = Router(context: APIRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -48,6 +49,9 @@ public enum Routes {
             .addRoutes(to: authenticated)
         RefusalController(follower: follower, refusals: handler.refusals, auditReads: auditReads).addRoutes(
             to: authenticated)  // issue 15
+        if let subscriptions {
+            SubscriptionController(directory: subscriptions).addRoutes(to: authenticated)  // issue 33
+        }
         ConsoleController(access: access).addRoutes(to: router)  // the operator console at /console (issue 15)
         unrouted.set(router.routes)
         return router

@@ -24,7 +24,7 @@ struct Cueline: AsyncParsableCommand {
             ScheduleCommandLine.self,
             ReplayCommand.self, CheckpointCommand.self, AsRunCommand.self, LogCommand.self, VerifyCommand.self,
             LintCommand.self, ConfigCommand.self,
-            TokenCommand.self, OpenAPICommand.self, SCTE35Command.self,
+            TokenCommand.self, SubscriptionCommand.self, OpenAPICommand.self, SCTE35Command.self,
         ]
     )
 

@@ -90,6 +90,7 @@ struct APIFixture {
     let clock = TestClock()
     let assets = FakeAssets()
     let tokens = InMemoryTokenStore()
+    let subscriptions = InMemorySubscriptionStore()
     let tokenCache: TokenCache
     let handler: CommandHandler
     let follower: ChannelFollower
@@ -165,7 +166,8 @@ struct APIFixture {
         let cache = tokenDirectory.map { TokenCache(directory: $0, refreshInterval: .milliseconds(50)) } ?? tokenCache
         let router = Routes.router(
             follower: follower, handler: handler, mediaDirectory: mediaDirectory, metrics: metrics, hooks: hooks,
-            access: open ? .open : .tokens(cache), eventStreams: streams, auditReads: auditReads)
+            access: open ? .open : .tokens(cache), eventStreams: streams, auditReads: auditReads,
+            subscriptions: subscriptions)
         return try await withRouterClient(router, services: [streams, cache], body)
     }
 

@@ -205,7 +205,7 @@ struct DocumentedRoutesTests {
         let document = try #require(
             try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
-        #expect(paths.count == 17)  // + /channels/{channel}/refusals (issue 15)
+        #expect(paths.count == 19)  // + /channels/{channel}/refusals (issue 15), /subscriptions[/{name}] (issue 33)
         let routes = paths.map { ($0.key, Array($0.value.keys)) }
         try await fixture.test(metrics: { "" }) { [fixture] client in
             for (template, methods) in routes {
@@ -218,8 +218,10 @@ struct DocumentedRoutesTests {
                     let answer =
                         method == "post"
                         ? try await client.post(path, "{}", fixture.auth("desk"))
-                        : try await client.get(
-                            path + (path.hasSuffix("/events") ? "?limit=1" : ""), fixture.auth("desk"))
+                        : method == "delete"
+                            ? try await client.execute(uri: path, method: .delete, headers: fixture.auth("desk"))
+                            : try await client.get(
+                                path + (path.hasSuffix("/events") ? "?limit=1" : ""), fixture.auth("desk"))
                     #expect(
                         answer.error?.message.hasPrefix("no route for") != true,
                         "\(method.uppercased()) \(template) has no route")

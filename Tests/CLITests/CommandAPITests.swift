@@ -518,7 +518,7 @@ struct CommandAPITests {
         #expect(status == 200 && served == checkedIn, "regenerate it: cueline openapi > openapi.json")
         let document = try #require(try JSONSerialization.jsonObject(with: Data(served.utf8)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
-        #expect(paths.count == 17)
+        #expect(paths.count == 19)
         for (template, operations) in paths {
             let path = template.replacingOccurrences(of: "{channel}", with: "one").replacingOccurrences(
                 of: "{rendition}", with: "720p"
@@ -528,9 +528,11 @@ struct CommandAPITests {
                 let (body, code) =
                     method == "post"
                     ? try await HTTP.post(setup.server.baseURL + path, json: "{}", headers: setup.auth("desk"))
-                    : try await HTTP.get(
-                        setup.server.baseURL + path + (path.hasSuffix("/events") ? "?limit=1" : ""),
-                        headers: setup.auth("desk"))
+                    : method == "delete"
+                        ? try await HTTP.delete(setup.server.baseURL + path, headers: setup.auth("desk"))
+                        : try await HTTP.get(
+                            setup.server.baseURL + path + (path.hasSuffix("/events") ? "?limit=1" : ""),
+                            headers: setup.auth("desk"))
                 // Our own 404s name what is missing; the router's bare 404 means the path has no route.
                 #expect(code != 404 || body.contains(#""error""#), "\(method.uppercased()) \(template) has no route")
                 #expect(code != 405, "\(method.uppercased()) \(template) is not allowed")

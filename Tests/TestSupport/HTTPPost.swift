@@ -16,4 +16,13 @@ extension HTTP {
         let (data, response) = try await URLSession.shared.data(for: request)
         return (String(decoding: data, as: UTF8.self), (response as? HTTPURLResponse)?.statusCode ?? 0)
     }
+
+    /// DELETE; returns the body and the status.
+    public static func delete(_ url: String, headers: [String: String] = [:]) async throws -> (String, Int) {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = "DELETE"
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return (String(decoding: data, as: UTF8.self), (response as? HTTPURLResponse)?.statusCode ?? 0)
+    }
 }
