@@ -30,6 +30,15 @@ func backToBack(first: Double) -> [(Double, ScheduleCommand)] {
     ]
 }
 
+/// Break brk-1 at 90 s for 30 s, placed with a received section as its SCTE35-OUT.
+func placeReceived(_ section: String) -> ScheduleCommand {
+    .placeBreak(
+        PlaceBreak(
+            id: "brk-1", start: .at(at(90)), plannedDurationMilliseconds: 30_000,
+            asset: .uri("https://ads.example.com/pods/brk-1/master.m3u8"),
+            options: InterstitialOptions(scte35Out: section)))
+}
+
 let scenarios: [Scenario] = [
     Scenario(
         name: "future-break", commands: [(60, place("brk-1", start: 90, duration: 30))],
@@ -71,14 +80,7 @@ let scenarios: [Scenario] = [
     Scenario(
         name: "signalled-received-sections",
         commands: [
-            (
-                60,
-                .placeBreak(
-                    PlaceBreak(
-                        id: "brk-1", start: .at(at(90)), plannedDurationMilliseconds: 30_000,
-                        asset: .uri("https://ads.example.com/pods/brk-1/master.m3u8"),
-                        options: InterstitialOptions(scte35Out: "0xFC301100000000000000FFF0000000007A4F0E5B")))
-            ),
+            (60, placeReceived("0xFC301100000000000000FFF0000000007A4F0E5B")),
             (103.5, .returnFromBreak(id: "brk-1", scte35In: "0xFC301100000000000000FFF00000000012345678")),
         ],
         ticks: [96, 103.5, 108], signalling: Signalling(markers: .both)),
@@ -89,14 +91,9 @@ let scenarios: [Scenario] = [
         commands: [
             (
                 60,
-                .placeBreak(
-                    PlaceBreak(
-                        id: "brk-1", start: .at(at(90)), plannedDurationMilliseconds: 30_000,
-                        asset: .uri("https://ads.example.com/pods/brk-1/master.m3u8"),
-                        options: InterstitialOptions(
-                            scte35Out:
-                                "0xFC3034000000000000FFFFF00506FE72BD0050001E021C435545494800008E7FCF0001A599B00808000000002CA0A18A3402009AC9D17E"
-                        )))
+                placeReceived(
+                    "0xFC3034000000000000FFFFF00506FE72BD0050001E021C435545494800008E7FCF0001A599B00808000000002CA0A18A3402009AC9D17E"
+                )
             ),
             (103.5, .cancelCurrentEvent),
         ],

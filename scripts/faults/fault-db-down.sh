@@ -8,21 +8,19 @@ source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 throwaway_service
-cueline=$CUELINE
-pgdir=$SCRATCH
 port=$(free_port 18600)
 base="http://127.0.0.1:$port"
-serve_open "$port" "$pgdir/serve.log"
-"$cueline" channel create outage --segment-duration 1 --window 6 --rendition 720p,1000000,720p/seg{n}.ts >/dev/null
+serve_open "$port" "$SCRATCH/serve.log"
+"$CUELINE" channel create outage --segment-duration 1 --window 6 --rendition 720p,1000000,720p/seg{n}.ts >/dev/null
 sleep 0.3
-post() { curl -s -o "$pgdir/post.out" -w '%{http_code} %{time_total}' -H 'Content-Type: application/json' -d "$1" "$base/channels/outage/commands"; }
+post() { curl -s -o "$SCRATCH/post.out" -w '%{http_code} %{time_total}' -H 'Content-Type: application/json' -d "$1" "$base/channels/outage/commands"; }
 read -r code _ <<<"$(post '{"command":"place_break","id":"before","in":30,"duration":10,"asset_uri":"https://ads.example.com/a.m3u8"}')"
 [ "$code" = 201 ] || die "place before the outage failed: $code"
 sleep 0.2
 
 as_pg_owner "$CUELINE_PGBIN/pg_ctl" -D "$CUELINE_PGDATA" -m fast stop >/dev/null
 log "PostgreSQL stopped for 20 s"
-python3 - "$base" "$pgdir" <<'PY'
+python3 - "$base" "$SCRATCH" <<'PY'
 import json, re, sys, time, urllib.request, urllib.error
 base, d = sys.argv[1], sys.argv[2]
 last = -1; polls = 0; refused = []; worst = 0.0

@@ -11,21 +11,19 @@ source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 throwaway_service
-cueline=$CUELINE
-pgdir=$SCRATCH
 proxy_port=$(free_port 18650)
-python3 scripts/lib/freeze_proxy.py "$proxy_port" "$CUELINE_PGPORT" >"$pgdir/proxy.log" 2>&1 &
+python3 scripts/lib/freeze_proxy.py "$proxy_port" "$CUELINE_PGPORT" >"$SCRATCH/proxy.log" 2>&1 &
 proxy=$!
 BACKGROUND_PIDS+=("$proxy")
-for _ in $(seq 50); do grep -q ready "$pgdir/proxy.log" && break; sleep 0.1; done
+for _ in $(seq 50); do grep -q ready "$SCRATCH/proxy.log" && break; sleep 0.1; done
 direct_url=$DATABASE_URL
 export DATABASE_URL="postgresql://postgres@127.0.0.1:$proxy_port/cueline"
 port=$(free_port 18660)
 base="http://127.0.0.1:$port"
-serve_open "$port" "$pgdir/serve.log"
-"$cueline" channel create silent --segment-duration 1 --window 6 --rendition 720p,1000000,720p/seg{n}.ts >/dev/null
+serve_open "$port" "$SCRATCH/serve.log"
+"$CUELINE" channel create silent --segment-duration 1 --window 6 --rendition 720p,1000000,720p/seg{n}.ts >/dev/null
 sleep 0.3
-post() { curl -s -o "$pgdir/post.out" -w '%{http_code}' -H 'Content-Type: application/json' -d "$1" "$base/channels/silent/commands"; }
+post() { curl -s -o "$SCRATCH/post.out" -w '%{http_code}' -H 'Content-Type: application/json' -d "$1" "$base/channels/silent/commands"; }
 code=$(post '{"command":"place_break","id":"before","in":30,"duration":10,"asset_uri":"https://ads.example.com/a.m3u8"}')
 [ "$code" = 201 ] || die "place before the silence failed: $code"
 sleep 0.5
@@ -54,9 +52,9 @@ print(f"during the silence: media sequence {first} -> {last}; moving by the wall
 assert moved_at is not None and moved_at < 15, "playlists must follow the wall clock once the log is silent for 11 s"
 assert last >= first + 8, f"25 s of 1 s segments, 11 s of them held, should add at least 8 to the media sequence, not {last - first}"
 PY
-grep -q "has not answered for 11 s; serving by the wall clock" "$pgdir/serve.log" || die "the server did not say it serves by the wall clock"
+grep -q "has not answered for 11 s; serving by the wall clock" "$SCRATCH/serve.log" || die "the server did not say it serves by the wall clock"
 kill -USR2 "$proxy"
 log "the database answers again"
 resumed "$base" silent "$direct_url"
-grep -q "reading the event log again" "$pgdir/serve.log" || die "the server did not say it reads the log again"
+grep -q "reading the event log again" "$SCRATCH/serve.log" || die "the server did not say it reads the log again"
 echo PASS

@@ -8,32 +8,30 @@ source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 throwaway_service
-cueline=$CUELINE
-pgdir=$SCRATCH
 server=""
 port=$(free_port 18500)
 base="http://127.0.0.1:$port"
-start_server() { serve_open "$port" "$pgdir/serve.log"; server=$SERVER_PID; }
+start_server() { serve_open "$port" "$SCRATCH/serve.log"; server=$SERVER_PID; }
 start_server
-"$cueline" channel create crash --segment-duration 1 --window 8 --rendition 720p,1000000,720p/seg{n}.ts >/dev/null
+"$CUELINE" channel create crash --segment-duration 1 --window 8 --rendition 720p,1000000,720p/seg{n}.ts >/dev/null
 sleep 0.3
 post() { curl -fs -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' -d "$1" "$base/channels/crash/commands"; }
 [ "$(post '{"command":"place_break","id":"brk-1","in":2,"duration":20,"asset_uri":"https://ads.example.com/a.m3u8"}')" = 201 ] || die "place failed"
 sleep 4.5
-curl -fs "$base/channels/crash/720p.m3u8" >"$pgdir/1-before.m3u8"
+curl -fs "$base/channels/crash/720p.m3u8" >"$SCRATCH/1-before.m3u8"
 [ "$(post '{"command":"cancel_current_event"}')" = 201 ] || die "the early return was not acknowledged"
 kill -9 "$server"; wait "$server" 2>/dev/null || true; server=""
 log "killed the server with SIGKILL right after the acknowledged early return"
 start_server
-curl -fs "$base/channels/crash/720p.m3u8" >"$pgdir/2-after-restart.m3u8"
+curl -fs "$base/channels/crash/720p.m3u8" >"$SCRATCH/2-after-restart.m3u8"
 sleep 2.2
-curl -fs "$base/channels/crash/720p.m3u8" >"$pgdir/3-later.m3u8"
+curl -fs "$base/channels/crash/720p.m3u8" >"$SCRATCH/3-later.m3u8"
 
 failures=0
 check() { if "$@"; then :; else failures=$((failures + 1)); fi; }
-check "$cueline" lint "$pgdir/2-after-restart.m3u8" --previous "$pgdir/1-before.m3u8" >/dev/null
-check "$cueline" lint "$pgdir/3-later.m3u8" --previous "$pgdir/2-after-restart.m3u8" >/dev/null
-python3 - "$pgdir" <<'PY' || failures=$((failures + 1))
+check "$CUELINE" lint "$SCRATCH/2-after-restart.m3u8" --previous "$SCRATCH/1-before.m3u8" >/dev/null
+check "$CUELINE" lint "$SCRATCH/3-later.m3u8" --previous "$SCRATCH/2-after-restart.m3u8" >/dev/null
+python3 - "$SCRATCH" <<'PY' || failures=$((failures + 1))
 import sys, re
 d = sys.argv[1]
 before, after, later = (open(f"{d}/{n}").read() for n in ("1-before.m3u8", "2-after-restart.m3u8", "3-later.m3u8"))

@@ -10,11 +10,9 @@ source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
 throwaway_service
-cueline=$CUELINE
-pgdir=$SCRATCH
-a=$(free_port 18400); serve_open "$a" "$pgdir/a.log"
-b=$(free_port $((a + 1))); serve_open "$b" "$pgdir/b.log"
-"$cueline" channel create twin --segment-duration 1 --window 6 --rendition 720p,1000000,720p/seg{n}.ts --rendition 360p,500000,360p/seg{n}.ts >/dev/null
+a=$(free_port 18400); serve_open "$a" "$SCRATCH/a.log"
+b=$(free_port $((a + 1))); serve_open "$b" "$SCRATCH/b.log"
+"$CUELINE" channel create twin --segment-duration 1 --window 6 --rendition 720p,1000000,720p/seg{n}.ts --rendition 360p,500000,360p/seg{n}.ts >/dev/null
 sleep 0.3
 
 python3 - "$a" "$b" <<'PY'
