@@ -146,7 +146,7 @@ struct ServiceCheckpointTests {
         "past an event this build cannot read, neither the server nor the operator's tool writes a checkpoint: its fold is not the one a build that reads it reaches"
     )
     func noCheckpointPastAnUnreadableEvent() async throws {
-        let (url, events) = try await Self.longLog("skip")
+        let (url, _) = try await Self.longLog("skip")
         // A newer build's event at version 500 (its type unknown here), as a rolling upgrade leaves one.
         let admin = try await PostgresConnection.connect(url: url)
         defer { admin.close() }
