@@ -185,9 +185,6 @@ public func decideIngest(
         guard let duration = sectionDuration ?? ingest.durationMilliseconds ?? policy.defaultDurationMilliseconds else {
             throw .invalidField("duration", "is required: the section gives no break duration")
         }
-        guard let asset = ingest.asset else {
-            throw .invalidField("asset_uri", "give exactly one of asset_uri or asset_list")
-        }
         // The first of scte35-<event>, -2, -3… that no live break holds.
         var candidate = base
         var suffix = 1
@@ -196,6 +193,13 @@ public func decideIngest(
             candidate = "\(base)-\(suffix)"
         }
         let id = try BreakID(candidate, field: "id")
+        // A channel marked for a downstream SSAI alone plays no asset: its breaks list this service's empty list.
+        let ownList: BreakAsset? =
+            config.signalling?.markers.interstitials == false
+            ? .list(PlaylistBuilder.assetListURI(config: config, breakID: id)) : nil
+        guard let asset = ingest.asset ?? ownList else {
+            throw .invalidField("asset_uri", "give exactly one of asset_uri or asset_list")
+        }
         var place = PlaceBreak(
             id: id, start: .inMilliseconds(0), plannedDurationMilliseconds: duration, asset: asset,
             options: InterstitialOptions(cue: InterstitialOptions.defaultCue, scte35Out: ingest.section),

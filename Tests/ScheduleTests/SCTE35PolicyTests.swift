@@ -129,6 +129,26 @@ struct SCTE35PolicyTests {
         #expect(defaulted.plannedDurationMilliseconds == 12_000)
     }
 
+    @Test(
+        "a channel marked for an SSAI alone places a start sent without an asset; an interstitial channel asks for one")
+    func noAssetForSSAI() throws {
+        var ssai = try Channel(SignallingTests.signalled(.scte35))
+        let events = try ssai.apply(Self.ingest(Self.signal(0x34, event: 5, seconds: 20), asset: nil), at: at(60))
+        guard case .breakPlaced(let spec)? = events.last else {
+            Issue.record("\(events)")
+            return
+        }
+        #expect(
+            spec.asset
+                == .list(
+                    "http://127.0.0.1:8080/channels/demo/breaks/scte35-5/assets.json?_HLS_interstitial_id=scte35-5"))
+        #expect(PlaylistBuilder.assetList(state: ssai.state, breakID: "scte35-5") == #"{"ASSETS":[]}"#)
+        var players = try Channel(SignallingTests.signalled(.both))
+        #expect(throws: ScheduleError.invalidField("asset_uri", "give exactly one of asset_uri or asset_list")) {
+            try players.apply(Self.ingest(Self.signal(0x34, event: 5, seconds: 20), asset: nil), at: at(60))
+        }
+    }
+
     /// A day of automation on a channel: starts of several types, their ends, overlays, repeats, ends of breaks long
     /// over, operators' own commands, and the policy changed once.
     static func history(seed: UInt64) throws -> Channel {
