@@ -198,7 +198,9 @@ extension SCTE35Policy: Codable {
         let known = Set(["place", "end", "cancel", "ignore", "splice_insert", "restricted", "default_duration"])
         if let unknown = keys.sorted().first(where: { !known.contains($0) }) {
             throw .invalidField(
-                "policy.\(unknown)", "is not a policy key (\(known.sorted().joined(separator: ", ")))")
+                // A key is the file's text: escaped and cut, never printed raw to an operator's terminal.
+                "policy.\(unknown.prefix(64).escapingControlCharacters)",
+                "is not a policy key (\(known.sorted().joined(separator: ", ")))")
         }
         let policy: SCTE35Policy
         do {

@@ -47,6 +47,7 @@ struct SCTE35PolicyTests {
         #expect(try Self.policy(#"{"place": ["0x34"]}"#).end.isEmpty, "a list left out is empty")
         for (bad, field, words) in [
             (#"{"place": ["0x34"], "overlay": []}"#, "policy.overlay", "is not a policy key"),
+            ("{\"\\u001B[2Jkey\": 1}", "policy.\\u{1B}[2Jkey", "is not a policy key"),
             (#"{"place": ["0x3G"]}"#, "policy.place", #"place[0]: "0x3G" is not a segmentation type"#),
             (#"{"place": ["0x34"], "ignore": ["0x34"]}"#, "policy.ignore", "0x34 is also in place"),
             (#"{"place": [], "default_duration": 0}"#, "policy.default_duration", "must be more than 0"),
