@@ -276,18 +276,16 @@ public enum PlaylistBuilder {
             var tags = [keptPlacingTag(item.spec, config: config)]
             if let limit = item.playoutLimitMilliseconds {
                 // The return as received, else the end this channel's signalling writes for the break.
-                let scte35In =
-                    item.scte35In ?? config.signalling?.endSection(channel: config.id, spec: item.spec)?.description
                 tags.append(
                     keptClosingTag(
-                        item.spec, config: config, duration: limit, playoutLimit: true, scte35In: scte35In))
+                        item.spec, config: config, duration: limit, playoutLimit: true, receivedIn: item.scte35In))
             } else if liveEdge >= item.spec.plannedEnd {
                 // With signalling, the planned end carries the paired end section too: a downstream that pairs
                 // SCTE35-OUT with SCTE35-IN (MediaTailor) closes the avail.
                 tags.append(
                     keptClosingTag(
                         item.spec, config: config, duration: item.spec.plannedDurationMilliseconds, playoutLimit: false,
-                        scte35In: config.signalling?.endSection(channel: config.id, spec: item.spec)?.description))
+                        receivedIn: nil))
             }
             if item.start >= liveEdge {
                 // For a downstream SSAI (markers scte35) a break is announced once its first segment is published:
@@ -317,7 +315,7 @@ public enum PlaylistBuilder {
         var publicBaseURL: String
         var signalling: Signalling?
         var placing: DateRange
-        var closing: (duration: Int64, playoutLimit: Bool, scte35In: String?, tag: DateRange)?
+        var closing: (duration: Int64, playoutLimit: Bool, receivedIn: String?, tag: DateRange)?
     }
 
     struct KeptTagsKey: Hashable, Sendable {
@@ -354,22 +352,25 @@ public enum PlaylistBuilder {
     }
 
     static func keptClosingTag(
-        _ spec: BreakSpec, config: ChannelConfig, duration: Int64, playoutLimit: Bool, scte35In: String?
+        _ spec: BreakSpec, config: ChannelConfig, duration: Int64, playoutLimit: Bool, receivedIn: String?
     ) -> DateRange {
         let key = KeptTagsKey(channel: config.id, breakID: spec.id)
         let shard = keptTagsShards[Int(UInt(bitPattern: key.hashValue) % 16)]
         if let kept = shard.entries.withLock({ $0[key] }), kept.spec == spec, kept.signalling == config.signalling,
             let closing = kept.closing, closing.duration == duration, closing.playoutLimit == playoutLimit,
-            closing.scte35In == scte35In
+            closing.receivedIn == receivedIn
         {
             return closing.tag
         }
+        // The return as received, else (built only here, when the tag is not kept) the end this channel's signalling
+        // writes for the break: with signalling, the planned end carries it too.
+        let scte35In = receivedIn ?? config.signalling?.endSection(channel: config.id, spec: spec)?.description
         let tag = closingTag(
             spec, duration: duration, playoutLimit: playoutLimit, scte35In: scte35In,
             interstitial: config.signalling?.markers.interstitials ?? true)
         shard.entries.withLock { kept in
             guard var entry = kept[key], entry.spec == spec, entry.signalling == config.signalling else { return }
-            entry.closing = (duration, playoutLimit, scte35In, tag)
+            entry.closing = (duration, playoutLimit, receivedIn, tag)
             kept[key] = entry
         }
         return tag
