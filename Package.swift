@@ -31,6 +31,9 @@ let package = Package(
         .target(name: "Schedule", dependencies: ["HLS", "SCTE35"]),
         // Pure: SCTE-35 splice_info_section parsing, encoding and CRC. No dependencies, so the fuzzer builds it alone.
         .target(name: "SCTE35"),
+        // Pure but for XML: ad servers' answers (VAST 4.x/3.0, VMAP 1.0) read with Foundation's XMLParser (libxml2, which
+        // the toolchain needs anyway), followed to the ads a break plays, and written as the interstitial asset list.
+        .target(name: "Ads", dependencies: ["Schedule", "HLS"]),
         // The HTTP API's request, response and view types and their one JSON configuration: the server, the CLI
         // and the OpenAPI document share them. Foundation only.
         .target(name: "Wire", dependencies: ["Schedule", "HLS"]),
@@ -62,7 +65,7 @@ let package = Package(
         .target(
             name: "Projector",
             dependencies: [
-                "Schedule", "HLS", "EventStore",
+                "Schedule", "HLS", "EventStore", "Ads",
                 // ByteBuffer: playlists are kept encoded as the bodies served.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -136,6 +139,7 @@ let package = Package(
         .testTarget(
             name: "ProjectorTests",
             dependencies: ["Projector", "Schedule", "EventStore", "Postgres", "HLS", "TestSupport"]),
+        .testTarget(name: "AdsTests", dependencies: ["Ads", "Schedule", "HLS"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SCTE35Tests", dependencies: ["SCTE35", "Schedule", "HLS", "TestSupport"]),
         .testTarget(name: "WireTests", dependencies: ["Wire", "API", "Schedule", "HLS"]),
         // The HTTP API in process (RouterClient: requests handed to the router, no socket) over the in-memory stores.

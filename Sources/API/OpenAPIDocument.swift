@@ -43,7 +43,7 @@ public enum OpenAPIDocument {
               "Instant": { "type": "string", "format": "date-time", "description": "ISO 8601 with a time zone, between \#(Limits.earliestInstant) and \#(Limits.latestInstant).", "examples": ["2026-11-22T20:15:30.000Z"] },
               "Command": {
                 "type": "object", "required": ["command"],
-                "description": "place_break needs duration, exactly one of start or in, and exactly one of asset_uri, asset_list or pod; on a clock channel its start moves to the next segment boundary unless align is exact (the answer's note says from where). set_playout_limit needs id and playout_limit. cancel_break needs id. cancel_current_event ends the break on air at the live edge; a break that started on the clock but that no published segment holds yet (the live edge has not reached it) is removed instead (BreakCancelled with kind cancel-current, and a note).",
+                "description": "place_break needs duration, exactly one of start or in, and exactly one of asset_uri, asset_list or pod (with ad_server, at most one of asset_uri or pod, its fallback); on a clock channel its start moves to the next segment boundary unless align is exact (the answer's note says from where). set_playout_limit needs id and playout_limit. cancel_break needs id. cancel_current_event ends the break on air at the live edge; a break that started on the clock but that no published segment holds yet (the live edge has not reached it) is removed instead (BreakCancelled with kind cancel-current, and a note).",
                 "properties": {
                   "command": { "type": "string", "enum": \#(Self.list(ScheduleCommand.Kind.api.map(\.rawValue))) },
                   "id": { "$ref": "#/components/schemas/Identifier" },
@@ -60,6 +60,13 @@ public enum OpenAPIDocument {
                   "chunked": { "type": "boolean", "default": true, "description": "true: an asset whose playlist the service can read is listed in chunks of at most 2 s from its own asset list, so an early return ends the ad within one chunk; false serves it whole (X-ASSET-URI). Either way the planned duration is checked against the media (corrected within 1 s, refused beyond)." },
                   "attributes": { "type": "object", "maxProperties": 32, "propertyNames": { "pattern": "^X-[A-Z0-9-]{1,62}$" }, "additionalProperties": { "$ref": "#/components/schemas/Text" }, "description": "X-… client attributes; values without double quotes" },
                   "playout_limit": { "type": "number", "minimum": 0, "maximum": 86400 },
+                  "ad_server": { "type": "string", "maxLength": \#(Limits.uriBytes), "description": "URL template of the ad server (VAST 4.x/3.0, VMAP 1.0) that fills the break for each viewer, asked when a player requests the break's asset list; placeholders {break_id}, {channel}, {duration}, {start}, {primary_id} and {param.NAME} with NAME one of \#(AdServerTemplate.allowedParameters.joined(separator: ", ")); none before the path. Without it, the channel's ad server (if any) when the break is placed. Then asset_uri or pod, if given, is the fallback (else the channel's slate, else an empty list)." },
+                  "skip_offset": { "type": "integer", "minimum": 0, "description": "X-SKIP-CONTROL-OFFSET: whole seconds into the break before players offer a skip button." },
+                  "skip_duration": { "type": "integer", "exclusiveMinimum": 0, "description": "X-SKIP-CONTROL-DURATION: how long the button shows (default: until the end). Needs skip_offset." },
+                  "skip_label": { "type": "string", "pattern": "^[A-Za-z_-]{1,64}$", "description": "X-SKIP-CONTROL-LABEL-ID: the key a player app looks its localized button label up by. Needs skip_offset." },
+                  "timeline_occupies": { "type": "string", "enum": ["point", "range"], "description": "X-TIMELINE-OCCUPIES (players' default: point)." },
+                  "timeline_style": { "type": "string", "enum": ["highlight", "primary"], "description": "X-TIMELINE-STYLE (players' default: highlight)." },
+                  "content_may_vary": { "type": "boolean", "description": "X-CONTENT-MAY-VARY (players' default: yes)." },
                   "actor": { "$ref": "#/components/schemas/Label", "description": "Only without tokens; with a token the actor is the token's name." },
                   "reason": { "$ref": "#/components/schemas/Text" }
                 }
@@ -101,6 +108,11 @@ public enum OpenAPIDocument {
                   "restrictions": { "type": "array", "items": { "type": "string" } }, "snap": { "type": "array", "items": { "type": "string" } },
                   "cue": { "type": "array", "items": { "type": "string" } },
                   "user_attributes": { "type": "object", "additionalProperties": { "type": "string" } },
+                  "ad_server": { "type": "string", "description": "The ad server template that decides each viewer's asset list." },
+                  "skip_offset": { "$ref": "#/components/schemas/Seconds" }, "skip_duration": { "$ref": "#/components/schemas/Seconds" },
+                  "skip_label": { "type": "string" },
+                  "timeline_occupies": { "type": "string", "enum": ["POINT", "RANGE"] }, "timeline_style": { "type": "string", "enum": ["HIGHLIGHT", "PRIMARY"] },
+                  "content_may_vary": { "type": "boolean" },
                   "placed_by": { "type": "string" }, "placed_at": { "$ref": "#/components/schemas/Instant" }, "placed_via": { "type": "string" },
                   "ended_early_by": { "type": "string" }, "ended_early_at": { "$ref": "#/components/schemas/Instant" },
                   "ended_early_how": { "type": "string", "enum": \#(Self.list(EarlyReturnKind.allCases.map(\.rawValue))) },
@@ -123,7 +135,16 @@ public enum OpenAPIDocument {
                   "window_segments": { "type": "integer" }, "epoch": { "$ref": "#/components/schemas/Instant" },
                   "renditions": { "type": "array", "items": { "type": "string" } }, "source": { "type": "string", "enum": ["clock", "relay"] },
                   "markers": { "type": "string", "enum": ["interstitial", "scte35", "both"], "description": "What breaks are marked with; absent for a channel created before signalling." },
-                  "segmentation_type": { "type": "string", "description": "The SCTE-35 segmentation type of a break's start, as 0x34." }
+                  "segmentation_type": { "type": "string", "description": "The SCTE-35 segmentation type of a break's start, as 0x34." },
+                  "ads": {
+                    "type": "object", "description": "Ad settings (cueline channel create|update); absent for a channel that never had any.",
+                    "properties": {
+                      "ad_server": { "type": "string" }, "ad_timeout": { "$ref": "#/components/schemas/Seconds" },
+                      "ad_concurrency": { "type": "integer" }, "slate": { "type": "string" },
+                      "slate_duration": { "$ref": "#/components/schemas/Seconds" }, "preload": { "$ref": "#/components/schemas/Seconds" },
+                      "ad_beacons": { "type": "string", "enum": ["client", "server"] }
+                    }
+                  }
                 }
               }
             },
@@ -158,8 +179,8 @@ public enum OpenAPIDocument {
                   "404": { "$ref": "#/components/responses/NotFound" }, "503": { "description": "The channel has not started yet, a relay has no upstream playlist, or a blocked request's part did not appear within 3 target durations." } } }
             },
             "/channels/{channel}/breaks/{id}/assets.json": {
-              "get": { "summary": "HLS asset list of a pod or of a measured asset's chunks (public)", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }, { "name": "_HLS_start_offset", "in": "query", "description": "accepted and ignored: the list is the same for every player, laid out from the break's start (hls.js seeks into it itself)", "schema": { "type": "string" } }],
-                "responses": { "200": { "description": "{\"ASSETS\": [{\"URI\", \"DURATION\"}]}", "content": { "application/json": {} } }, "404": { "$ref": "#/components/responses/NotFound" } } }
+              "get": { "summary": "HLS asset list of a pod, of a measured asset's chunks, or decided for this viewer by the break's ad server (public)", "description": "A break with an ad server: the ad server is asked for each request (its answer within the channel's ad_timeout, wrappers followed), the HLS creatives fitted to the break's duration with SKIP-CONTROL and each ad's tracking as X-AD-CREATIVE-SIGNALING (SVTA2053-2); a slow, failing, empty or malformed answer gets the fallback (the break's assets, else the channel's slate, else an empty list). Such a list is per viewer: Cache-Control private, no-store. Every other list is the same for all players: no-cache.", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }, { "name": "_HLS_primary_id", "in": "query", "description": "the viewer's playback session: {primary_id} in the ad server template", "schema": { "type": "string" } }, { "name": "_HLS_start_offset", "in": "query", "description": "accepted and ignored: the list is laid out from the break's start (hls.js seeks into it itself)", "schema": { "type": "string" } }],
+                "responses": { "200": { "description": "{\"ASSETS\": [{\"URI\", \"DURATION\"}]}, with SKIP-CONTROL and X-AD-CREATIVE-SIGNALING when decided", "content": { "application/json": {} } }, "404": { "$ref": "#/components/responses/NotFound" } } }
             },
             "/channels/{channel}/breaks/{id}/chunks/{file}": {
               "get": { "summary": "One chunk of an asset measured at placement: a VOD playlist of the asset's own segments in the chunk's span (public)", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }, { "name": "file", "in": "path", "required": true, "description": "<asset>-<chunk>.m3u8, or <asset>-<chunk>-<variant>.m3u8 for a variant of a multivariant asset", "schema": { "type": "string", "pattern": "^[0-9]{1,6}-[0-9]{1,6}(-[0-9]{1,6})?\\.m3u8$" } }],

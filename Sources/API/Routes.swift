@@ -15,11 +15,13 @@ public enum Routes {
     ///   - eventStreams: the live event streams (`GET …/events` as Server-Sent Events), a service the caller runs.
     ///   - auditReads: how many replays, as-run reports, JSON event pages and refusal pages may run at once (see `AuditReads`).
     ///   - subscriptions: notification subscriptions, managed by admins at `/subscriptions` (nil: no such routes).
+    ///   - adDecisions: asks breaks' ad servers for viewers' asset lists (nil: one over the handler's asset playlists).
     public static func router(
         follower: ChannelFollower, handler: CommandHandler, mediaDirectory: String?,
         metrics: (@Sendable () -> String)? = nil,
         hooks: HookSet = HookSet(), access: AccessPolicy, eventStreams: EventStreams,
-        auditReads: AuditReads = AuditReads(), subscriptions: (any SubscriptionDirectory)? = nil
+        auditReads: AuditReads = AuditReads(), subscriptions: (any SubscriptionDirectory)? = nil,
+        adDecisions: AdDecisions? = nil
     ) -> Router<APIRequestContext> {
         // HEAD answers like GET without the body (CDNs and players probe with it).
         let router = Router(context: APIRequestContext.self, options: .autoGenerateHeadEndpoints)
@@ -37,7 +39,10 @@ public enum Routes {
         // Public: no authenticator runs, so a playlist costs its lookup and nothing more.
         let open = router.group()
         operations.addRoutes(to: open)
-        PlaylistController(follower: follower, assets: handler.assets ?? AssetPlaylists()).addRoutes(to: open)
+        let assets = handler.assets ?? AssetPlaylists()
+        PlaylistController(
+            follower: follower, assets: assets, adDecisions: adDecisions ?? AdDecisions(assets: assets)
+        ).addRoutes(to: open)
         HookController(hooks: hooks, executor: executor, follower: follower).addRoutes(to: open)
 
         // A caller on the context (401/503 before any handler runs without one); each handler checks its scope.

@@ -164,6 +164,8 @@ extension StrictKeys.Shape {
         "command": .any, "id": .any, "start": .any, "in": .any, "duration": .any, "asset_uri": .any, "asset_list": .any,
         "pod": .list(.object(["uri": .any, "duration": .any])), "restrict": .any, "snap": .any, "cue": .any,
         "attributes": .map(.any), "align": .any, "chunked": .any, "playout_limit": .any, "actor": .any, "reason": .any,
+        "ad_server": .any, "skip_offset": .any, "skip_duration": .any, "skip_label": .any, "timeline_occupies": .any,
+        "timeline_style": .any, "content_may_vary": .any,
     ])
 
     /// `POST …/scte35` (`SCTE35Request`, snake_case).

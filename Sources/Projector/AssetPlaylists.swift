@@ -142,6 +142,27 @@ public actor AssetPlaylists {
         }
     }
 
+    /// The length of the asset at `url` as last read (its first variant's for a multivariant playlist), or nil when
+    /// no recent copy is kept. Never reads.
+    public func cachedDuration(_ url: String) -> Int64? {
+        func kept(_ url: String) -> VODPlaylist? {
+            guard let hit = cache[url], clock.now - hit.readAt < timeToLive else { return nil }
+            return hit.playlist
+        }
+        switch kept(url) {
+        case .media(let media)?: return media.durationMilliseconds
+        case .multivariant(let multivariant)?:
+            guard case .media(let media)? = kept(multivariant.variants[0].uri) else { return nil }
+            return media.durationMilliseconds
+        case nil: return nil
+        }
+    }
+
+    /// Reads the asset at `url` (and its first variant) unless a recent copy is kept, for `cachedDuration`.
+    public func prefetch(_ url: String) async {
+        _ = try? await media(url)
+    }
+
     /// `measure(_:)` as a value, for task groups.
     public func measureResult(_ url: String) async -> Result<MeasuredAsset, Failure> {
         do {

@@ -11,13 +11,17 @@ public struct InterstitialOptions: Hashable, Sendable, Codable {
     public var clientAttributes: [ClientAttribute]
     /// The splice_info_section (0x-prefixed hex) that placed the break over SCTE-35, carried as `SCTE35-OUT`.
     public var scte35Out: String?
+    /// `X-SKIP-CONTROL-OFFSET`, `-DURATION`, `-LABEL-ID`.
+    public var skipControl: SkipControl?
 
     public init(
         restrict: [DateRange.Restriction]? = nil, snap: [DateRange.Snap]? = nil, cue: [DateRange.Cue]? = nil,
         timelineOccupies: DateRange.TimelineOccupies? = nil, timelineStyle: DateRange.TimelineStyle? = nil,
-        contentMayVary: Bool? = nil, clientAttributes: [ClientAttribute] = [], scte35Out: String? = nil
+        contentMayVary: Bool? = nil, clientAttributes: [ClientAttribute] = [], scte35Out: String? = nil,
+        skipControl: SkipControl? = nil
     ) {
         self.scte35Out = scte35Out
+        self.skipControl = skipControl
         self.restrict = restrict
         self.snap = snap
         self.cue = cue
@@ -53,12 +57,16 @@ public struct BreakSpec: Hashable, Sendable, Codable {
     /// What was read of the assets' media at placement (nil for breaks placed without reading it, and for every
     /// break placed before Cueline read media: those render as they always did).
     public var media: BreakMedia?
+    /// The ad server that decides what each viewer's asset list holds (the break's own, else the channel's when it
+    /// was placed); `asset` is then the fallback. Nil: the assets are the same for every viewer.
+    public var adServer: AdServerTemplate?
 
     public init(
         id: BreakID, start: Timestamp, plannedDurationMilliseconds: Int64, asset: BreakAsset,
         options: InterstitialOptions = InterstitialOptions(),
-        media: BreakMedia? = nil
+        media: BreakMedia? = nil, adServer: AdServerTemplate? = nil
     ) {
+        self.adServer = adServer
         self.id = id
         self.start = start
         self.plannedDurationMilliseconds = plannedDurationMilliseconds

@@ -30,12 +30,17 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
     /// Which markers the playlists carry and the SCTE-35 type breaks are signalled with (`Signalling`). Nil for
     /// channels created before it: renderer version 1, their bytes as they always were.
     public var signalling: Signalling?
+    /// The ad settings the channel was created with (`ChannelState.adSettings` holds the current ones). Nil for
+    /// channels created before them: no preload ranges, no ad server, their bytes as they always were.
+    public var ads: AdSettings?
 
     public init(
         id: ChannelID, segmentDurationMilliseconds: Int64, windowSegments: Int, epoch: Timestamp,
         renditions: [RenditionConfig], source: Source = .clock, loopSegments: Int? = nil, publicBaseURL: String,
-        horizonMilliseconds: Int64? = nil, partDurationMilliseconds: Int64? = nil, signalling: Signalling? = nil
+        horizonMilliseconds: Int64? = nil, partDurationMilliseconds: Int64? = nil, signalling: Signalling? = nil,
+        ads: AdSettings? = nil
     ) {
+        self.ads = ads
         self.id = id
         self.segmentDurationMilliseconds = segmentDurationMilliseconds
         self.windowSegments = windowSegments
@@ -51,7 +56,7 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case id, segmentDurationMilliseconds, windowSegments, epoch, renditions, source, loopSegments,
-            horizonMilliseconds, publicBaseURL, partDurationMilliseconds, signalling
+            horizonMilliseconds, publicBaseURL, partDurationMilliseconds, signalling, ads
     }
 
     /// As the synthesized decoding, but the id as stored (today's rule or the earlier one).
@@ -73,9 +78,11 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
         publicBaseURL = try container.decode(String.self, forKey: .publicBaseURL)
         partDurationMilliseconds = try container.decodeIfPresent(Int64.self, forKey: .partDurationMilliseconds)
         signalling = try container.decodeIfPresent(Signalling.self, forKey: .signalling)
+        ads = try container.decodeIfPresent(AdSettings.self, forKey: .ads)
     }
 
-    /// The renderer version this channel's playlists are written with: 1 before signalling, 2 with it.
+    /// The renderer version this channel's playlists are written with: 1 before signalling, 2 with it (3 with ad
+    /// settings: `ChannelState.rendererVersion`).
     public var rendererVersion: Int { signalling == nil ? 1 : 2 }
 
     /// Parts in a segment, for a channel with parts (the part duration divides the segment duration).
@@ -177,6 +184,7 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
                 throw .invalidField("relay", "with several renditions the upstream must contain {rendition}")
             }
         }
+        try ads?.validate()
     }
 }
 

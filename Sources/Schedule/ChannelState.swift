@@ -19,6 +19,9 @@ public struct ChannelState: Hashable, Sendable {
     public var config: ChannelConfig?
     /// The SCTE-35 ingest policy set last (`SCTE35PolicySet`); nil: `SCTE35Policy.standard`.
     public private(set) var scte35Policy: SCTE35Policy?
+    /// The ad settings as last set (`ChannelCreated`'s, then each `AdSettingsSet`); nil for a channel that never had
+    /// any (created before them): no preload ranges, no ad server, no slate.
+    public private(set) var adSettings: AdSettings?
     /// The stream version of the last event folded in.
     public var version: Int64
     /// The global position of the last event folded in.
@@ -57,7 +60,13 @@ public struct ChannelState: Hashable, Sendable {
     public static func == (lhs: ChannelState, rhs: ChannelState) -> Bool {
         lhs.channel == rhs.channel && lhs.config == rhs.config && lhs.version == rhs.version
             && lhs.position == rhs.position
-            && lhs.breaks == rhs.breaks && lhs.scte35Policy == rhs.scte35Policy
+            && lhs.breaks == rhs.breaks && lhs.scte35Policy == rhs.scte35Policy && lhs.adSettings == rhs.adSettings
+    }
+
+    /// The renderer version of this channel's playlists: 3 once it has ad settings (preload ranges, prerolls, skip
+    /// control), else its configuration's.
+    public var rendererVersion: Int {
+        adSettings != nil ? 3 : config?.rendererVersion ?? 1
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -153,6 +162,7 @@ extension ChannelState {
         switch recorded.event {
         case .channelCreated(let config):
             self.config = config
+            adSettings = config.ads
         case .renditionsUpdated(let renditions):
             config?.renditions = renditions
         case .breakPlaced(let spec):
@@ -181,6 +191,8 @@ extension ChannelState {
             scte35Policy = policy
         case .scte35Received:
             break  // a record of what arrived; what it did follows it as events of its own
+        case .adSettingsSet(let settings):
+            adSettings = settings
         }
         retire()
     }

@@ -85,7 +85,8 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         guard state.countsFewerFutureBreaks(than: Limits.maximumFutureBreaks, liveEdge: liveEdge, now: now) else {
             throw .tooManyFutureBreaks(channel: state.channel, limit: Limits.maximumFutureBreaks)
         }
-        try validateAsset(request.asset)
+        let decided = request.adServer != nil || state.adSettings?.adServer != nil
+        try validateAsset(request.asset, decided: decided)
         // Durations as the media has them (within a tolerance; refused beyond it), where the assets could be read.
         let (planned, asset, media) = try BreakMedia.reconcile(
             plannedDurationMilliseconds: request.plannedDurationMilliseconds, asset: request.asset,
@@ -107,11 +108,23 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
             }
         }
         try validateOptions(request.options)
+        if let skip = request.options.skipControl { try skip.validate(breakMilliseconds: planned) }
+        if let template = request.adServer, let problem = AdServerTemplate.problem(in: template.value) {
+            throw .invalidField("ad_server", problem)
+        }
+        // The break's ad server, else the channel's as it is now: decided once, here, and kept with the break.
+        let adServer = request.adServer ?? state.adSettings?.adServer
+        if adServer != nil, config.signalling?.markers.interstitials == false {
+            throw .invalidField(
+                "ad_server",
+                "channel \(config.id) marks breaks for a downstream SSAI only (markers scte35): players never ask Cueline for its asset list, so no ad server is asked either"
+            )
+        }
         return [
             .breakPlaced(
                 BreakSpec(
                     id: id, start: start, plannedDurationMilliseconds: planned, asset: asset, options: request.options,
-                    media: media))
+                    media: media, adServer: adServer))
         ]
 
     case .setPlayoutLimit(let id, let limit):
@@ -189,6 +202,13 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         let (received, events) = try decideIngest(
             ingest, policy: state.scte35Policy ?? .standard, state: state, now: now)
         return [.scte35Received(received)] + events
+
+    case .setAdSettings(let change):
+        guard !change.isEmpty else { throw .invalidField("ads", "names no setting to change") }
+        // A channel created before ad settings starts from none at all: its first change gives it the defaults too.
+        let settings = change.applied(to: state.adSettings ?? .defaults)
+        try settings.validate()
+        return [.adSettingsSet(settings)]
     }
 }
 
@@ -253,12 +273,20 @@ private func validateURI(_ uri: String, field: String) throws(ScheduleError) {
     _ = try AbsoluteURI(uri, field: field)
 }
 
-private func validateAsset(_ asset: BreakAsset) throws(ScheduleError) {
+/// `decided`: an ad server fills the break, and the asset is its fallback: it may be none (an empty pod), and not an
+/// external asset list (the break's `X-ASSET-LIST` is Cueline's own, which asks the ad server).
+private func validateAsset(_ asset: BreakAsset, decided: Bool = false) throws(ScheduleError) {
     switch asset {
     case .uri(let uri): try validateURI(uri, field: "asset_uri")
-    case .list(let uri): try validateURI(uri, field: "asset_list")
+    case .list(let uri):
+        try validateURI(uri, field: "asset_list")
+        if decided {
+            throw .invalidField(
+                "asset_list",
+                "a break filled by an ad server falls back to assets (asset_uri or pod), not to another asset list")
+        }
     case .pod(let assets):
-        guard !assets.isEmpty else { throw .invalidField("pod", "a pod needs at least one asset") }
+        guard !assets.isEmpty || decided else { throw .invalidField("pod", "a pod needs at least one asset") }
         guard assets.count <= Limits.maximumPodAssets else {
             throw .invalidField("pod", "a pod holds at most \(Limits.maximumPodAssets) assets")
         }

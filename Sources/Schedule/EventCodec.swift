@@ -50,6 +50,7 @@ public enum EventCodec {
             payload = json(Cancelled(id: id, kind: kind == .cancelBreak ? nil : kind))
         case .scte35PolicySet(let policy): payload = json(policy)
         case .scte35Received(let received): payload = json(received)
+        case .adSettingsSet(let settings): payload = json(settings)
         }
         return Encoded(type: event.typeName, schemaVersion: event.writtenSchemaVersion, payload: payload)
     }
@@ -77,6 +78,7 @@ public enum EventCodec {
                 return .breakCancelled(id: cancelled.id, kind: cancelled.kind ?? .cancelBreak)
             case "SCTE35PolicySet": return .scte35PolicySet(try decoder.decode(SCTE35Policy.self, from: data))
             case "SCTE35Received": return .scte35Received(try decoder.decode(SCTE35Received.self, from: data))
+            case "AdSettingsSet": return .adSettingsSet(try decoder.decode(AdSettings.self, from: data))
             default: throw DecodingFailure.unknownType(type)
             }
         } catch let error as DecodingFailure {

@@ -11,9 +11,13 @@ public enum PlaylistBuilder {
     /// 2 (issue 33): a channel with signalling gets SCTE-35 on every break and, by its markers, CUE markers or date
     /// ranges without the interstitial class. A channel without signalling renders as version 1 did: its version is
     /// `ChannelConfig.rendererVersion`, the one its render samples record.
-    public static let rendererVersion = 2
+    ///
+    /// 3 (issue 35): a channel with ad settings gets preload ranges before its breaks, breaks filled by an ad server
+    /// point at this service's asset list, and skip control is published. A channel without ad settings renders as
+    /// its configuration's version did (`ChannelState.rendererVersion`).
+    public static let rendererVersion = 3
     /// The versions this build renders, each for the channels it applies to.
-    public static let rendererVersions = 1...2
+    public static let rendererVersions = 1...3
 
     /// The media playlist of one rendition at `tick`, or nil before three target durations of segments exist.
     public static func mediaPlaylist(
@@ -193,6 +197,12 @@ public enum PlaylistBuilder {
                     {
                         continue
                     }
+                    // A preload range ends at its break's start.
+                    if update == .segmentsAndDateRanges, let id = preloadTarget(range.id),
+                        let item = state.breakState(id), item.start <= firstKept
+                    {
+                        continue
+                    }
                     carried.append(tag)
                 default: break
                 }
@@ -238,6 +248,15 @@ public enum PlaylistBuilder {
             if gone, !listed.contains(item.id.rawValue), !ids.contains(item.id.rawValue) {
                 ids.append(item.id.rawValue)
             }
+            // Its preload range left with it when it was cancelled, or when it ended (at the break's start) before the
+            // window's start.
+            if preloadStart(item, config: config, settings: state.adSettings) != nil {
+                let preloadGone =
+                    item.cancelled.map { $0.at > since && $0.at <= tick && item.start > windowStartThen }
+                    ?? (item.start > windowStartThen && item.start <= windowStartNow)
+                let id = preloadID(item.id)
+                if preloadGone, !listed.contains(id), !ids.contains(id) { ids.append(id) }
+            }
         }
         return ids
     }
@@ -273,7 +292,20 @@ public enum PlaylistBuilder {
             if let horizonEnd, item.start >= horizonEnd { break }
             // Garbage-collect all tags of an ID together once the range ends before the window's first segment.
             guard item.end > windowStart else { continue }
-            var tags = [keptPlacingTag(item.spec, config: config)]
+            let placing = keptPlacingTag(item.spec, config: config)
+            // The preload range, from its start until the break's (rfc8216bis-22 Appendix F), while it is in the window.
+            if let preload = preloadTag(item, placing: placing, config: config, settings: state.adSettings),
+                item.start > windowStart, let preloadStart = preload.startDate
+            {
+                if preloadStart >= liveEdge {
+                    placed.trailing.append(preload)
+                } else {
+                    var index = 0
+                    for (offset, start) in segmentStarts.enumerated() where start <= preloadStart { index = offset }
+                    placed.bySegment[index, default: []].append(preload)
+                }
+            }
+            var tags = [placing]
             if let limit = item.playoutLimitMilliseconds {
                 // The return as received, else the end this channel's signalling writes for the break.
                 tags.append(
@@ -316,6 +348,7 @@ public enum PlaylistBuilder {
         var signalling: Signalling?
         var placing: DateRange
         var closing: (duration: Int64, playoutLimit: Bool, receivedIn: String?, tag: DateRange)?
+        var preload: (start: Timestamp, tag: DateRange)?
     }
 
     struct KeptTagsKey: Hashable, Sendable {
@@ -394,6 +427,9 @@ public enum PlaylistBuilder {
         var assetURI: String?
         var assetList: String?
         switch spec.asset {
+        case _ where spec.adServer != nil:
+            // Each viewer's list is decided by the ad server, behind this service's asset-list endpoint.
+            assetList = assetListURI(config: config, breakID: spec.id)
         case .uri(let uri):
             // A single asset Cueline measured is served as its own list of chunks (see `assetList`).
             if spec.media?.isChunked == true {
@@ -411,6 +447,12 @@ public enum PlaylistBuilder {
             assetList: assetList,
             snap: spec.options.snap, restrict: spec.options.restrict, contentMayVary: spec.options.contentMayVary,
             timelineOccupies: spec.options.timelineOccupies, timelineStyle: spec.options.timelineStyle,
+            // decimal-integer seconds (rfc8216bis-22 D.3): whole seconds, checked when the break was placed.
+            skipControlOffset: spec.options.skipControl.map { DecimalNumber(integer: $0.offsetMilliseconds / 1000) },
+            skipControlDuration: spec.options.skipControl?.durationMilliseconds.map {
+                DecimalNumber(integer: $0 / 1000)
+            },
+            skipControlLabelID: spec.options.skipControl?.labelID,
             clientAttributes: spec.options.clientAttributes, scte35Out: scte35Out)
     }
 
@@ -468,10 +510,25 @@ public enum PlaylistBuilder {
                 }
             }
         }
+        // A break filled by an ad server with no assets of its own falls back to the channel's slate, repeated to
+        // fill the break (the break's playout limit ends the last one).
+        if items.isEmpty, !item.isCancelled, item.spec.adServer != nil, let slate = state.adSettings?.slate {
+            items = slateItems(slate, breakMilliseconds: item.spec.plannedDurationMilliseconds)
+        }
         return #"{"ASSETS":[\#(items.joined(separator: ","))]}"#
     }
 
-    private static func assetItem(uri: String, durationMilliseconds: Int64) -> String {
+    /// The slate as asset-list items filling `breakMilliseconds`: as many plays as it takes (at most a pod's worth),
+    /// once at the break's length when its own length is unknown.
+    public static func slateItems(_ slate: AdSettings.Slate, breakMilliseconds: Int64) -> [String] {
+        guard let length = slate.durationMilliseconds, length > 0 else {
+            return [assetItem(uri: slate.uri, durationMilliseconds: breakMilliseconds)]
+        }
+        let plays = min(Int((breakMilliseconds + length - 1) / length), Limits.maximumPodAssets)
+        return Array(repeating: assetItem(uri: slate.uri, durationMilliseconds: length), count: max(plays, 1))
+    }
+
+    static func assetItem(uri: String, durationMilliseconds: Int64) -> String {
         #"{"URI":\#(jsonString(uri)),"DURATION":\#(DecimalNumber(milliseconds: durationMilliseconds))}"#
     }
 

@@ -194,9 +194,11 @@ public func decideIngest(
         }
         let id = try BreakID(candidate, field: "id")
         // A channel marked for a downstream SSAI alone plays no asset: its breaks list this service's empty list.
+        // A channel with an ad server fills a break from automation's cue with it: no asset needed.
         let ownList: BreakAsset? =
             config.signalling?.markers.interstitials == false
-            ? .list(PlaylistBuilder.assetListURI(config: config, breakID: id)) : nil
+            ? .list(PlaylistBuilder.assetListURI(config: config, breakID: id))
+            : state.adSettings?.adServer != nil ? .pod([]) : nil
         guard let asset = ingest.asset ?? ownList else {
             throw .invalidField("asset_uri", "give exactly one of asset_uri or asset_list")
         }
@@ -246,7 +248,8 @@ extension ScheduleCommand {
         switch self {
         case .placeBreak(let place): place.id
         case .setPlayoutLimit(let id, _), .returnFromBreak(let id, _), .cancelBreak(let id): id
-        case .cancelCurrentEvent, .createChannel, .updateRenditions, .setSCTE35Policy, .ingestSCTE35: nil
+        case .cancelCurrentEvent, .createChannel, .updateRenditions, .setSCTE35Policy, .ingestSCTE35, .setAdSettings:
+            nil
         }
     }
 }

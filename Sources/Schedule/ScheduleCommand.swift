@@ -15,6 +15,8 @@ public enum ScheduleCommand: Hashable, Sendable, Codable {
     case setSCTE35Policy(SCTE35Policy)
     /// A received splice_info_section, decided by the channel's policy (`decideIngest`).
     case ingestSCTE35(SCTE35Ingest)
+    /// A change to the channel's ad settings (`channel update`).
+    case setAdSettings(AdSettingsChange)
 
     /// What kind of command this is: the one place its wire name is spelled.
     public var kind: Kind {
@@ -28,6 +30,7 @@ public enum ScheduleCommand: Hashable, Sendable, Codable {
         case .returnFromBreak: .returnFromBreak
         case .setSCTE35Policy: .setSCTE35Policy
         case .ingestSCTE35: .ingestSCTE35
+        case .setAdSettings: .setAdSettings
         }
     }
 
@@ -47,6 +50,7 @@ public enum ScheduleCommand: Hashable, Sendable, Codable {
         case returnFromBreak = "return_from_break"
         case setSCTE35Policy = "set_scte35_policy"
         case ingestSCTE35 = "ingest_scte35"
+        case setAdSettings = "set_ad_settings"
 
         /// The commands the HTTP API takes, in the order the documentation lists them; tokens and hook rules are
         /// scoped by these.
@@ -59,7 +63,7 @@ public enum ScheduleCommand: Hashable, Sendable, Codable {
             case .placeBreak, .setPlayoutLimit, .cancelCurrentEvent, .cancelBreak: self
             case .returnFromBreak: .cancelCurrentEvent
             // A channel's configuration; an ingest is authorized for the command its cue becomes (SCTE35Controller).
-            case .createChannel, .updateRenditions, .setSCTE35Policy, .ingestSCTE35: nil
+            case .createChannel, .updateRenditions, .setSCTE35Policy, .ingestSCTE35, .setAdSettings: nil
             }
         }
 
@@ -97,6 +101,8 @@ public struct PlaceBreak: Hashable, Sendable, Codable {
     public var alignment: StartAlignment
     /// Serve each asset whole (`X-ASSET-URI`) even when Cueline could serve it in chunks (`--no-chunks`).
     public var wholeAssets: Bool = false
+    /// The ad server that fills the break for each viewer (`--ad-server`): nil takes the channel's, if it has one.
+    public var adServer: AdServerTemplate? = nil
     /// What was read of each asset's media before deciding (one entry per asset, nil where it could not be read), or
     /// nil when nothing was read. Filled in by the command handler, never part of the request's text.
     public var measured: [MeasuredAsset?]? = nil
@@ -114,7 +120,7 @@ public struct PlaceBreak: Hashable, Sendable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, start, plannedDurationMilliseconds, asset, options, alignment, wholeAssets
+        case id, start, plannedDurationMilliseconds, asset, options, alignment, wholeAssets, adServer
     }
 
     // The encoding is the idempotency request text (`EventCodec.canonicalRequest`): the default alignment is left
@@ -128,6 +134,7 @@ public struct PlaceBreak: Hashable, Sendable, Codable {
         options = try container.decode(InterstitialOptions.self, forKey: .options)
         alignment = try container.decodeIfPresent(StartAlignment.self, forKey: .alignment) ?? .segment
         wholeAssets = try container.decodeIfPresent(Bool.self, forKey: .wholeAssets) ?? false
+        adServer = try container.decodeIfPresent(AdServerTemplate.self, forKey: .adServer)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -139,6 +146,7 @@ public struct PlaceBreak: Hashable, Sendable, Codable {
         try container.encode(options, forKey: .options)
         if alignment != .segment { try container.encode(alignment, forKey: .alignment) }
         if wholeAssets { try container.encode(wholeAssets, forKey: .wholeAssets) }
+        try container.encodeIfPresent(adServer, forKey: .adServer)
     }
 
     /// The start asked for, before any alignment: `--in` counts from `decidedAt`, the moment the command was decided.

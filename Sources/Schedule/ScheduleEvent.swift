@@ -13,6 +13,8 @@ public enum ScheduleEvent: Hashable, Sendable {
     case scte35PolicySet(SCTE35Policy)
     /// A splice_info_section as received and what it did; the events it led to follow it.
     case scte35Received(SCTE35Received)
+    /// The channel's ad settings from this event on (all of them, as changed).
+    case adSettingsSet(AdSettings)
 
     /// The `type` column.
     public var typeName: String {
@@ -24,24 +26,31 @@ public enum ScheduleEvent: Hashable, Sendable {
         case .breakCancelled: return "BreakCancelled"
         case .scte35PolicySet: return "SCTE35PolicySet"
         case .scte35Received: return "SCTE35Received"
+        case .adSettingsSet: return "AdSettingsSet"
         }
     }
 
     /// Every `typeName`, in the order of the cases: the event `type` enum of the OpenAPI document.
     public static let typeNames = [
         "ChannelCreated", "RenditionsUpdated", "BreakPlaced", "PlayoutLimitSet", "BreakCancelled", "SCTE35PolicySet",
-        "SCTE35Received",
+        "SCTE35Received", "AdSettingsSet",
     ]
 
     /// The newest schema version this build reads.
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
 
-    /// The schema version an event is written with: 1, except a `ChannelCreated` with signalling (2), which a build
-    /// from before signalling must not read (it would drop the setting and render the channel without its markers,
-    /// so during a rolling upgrade instances would disagree on the bytes): it refuses the event instead.
+    /// The schema version an event is written with: 1, except what a build from before a rendering change must not
+    /// read (it would drop the setting and render without it, so during a rolling upgrade instances would disagree
+    /// on the bytes): it refuses the event instead. 2: a `ChannelCreated` with signalling. 3: one with ad settings,
+    /// `AdSettingsSet`, and a `BreakPlaced` with an ad server or skip control.
     public var writtenSchemaVersion: Int {
-        if case .channelCreated(let config) = self, config.signalling != nil { return 2 }
-        return 1
+        switch self {
+        case .channelCreated(let config) where config.ads != nil: return 3
+        case .adSettingsSet: return 3
+        case .breakPlaced(let spec) where spec.adServer != nil || spec.options.skipControl != nil: return 3
+        case .channelCreated(let config) where config.signalling != nil: return 2
+        default: return 1
+        }
     }
 }
 

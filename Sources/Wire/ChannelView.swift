@@ -15,8 +15,37 @@ public struct ChannelView: Codable, Sendable, Hashable {
     /// (`0x34`); absent for a channel created before signalling (no SCTE-35 written, no CUE markers).
     public var markers: String?
     public var segmentationType: String?
+    /// Its ad settings (`ChannelState.adSettings`); absent for a channel that never had any.
+    public var ads: AdSettingsView?
 
-    public init(_ config: ChannelConfig) {
+    /// A channel's ad settings, seconds as numbers.
+    public struct AdSettingsView: Codable, Sendable, Hashable {
+        public var adServer: String?
+        public var adTimeout: DecimalNumber
+        public var adConcurrency: Int
+        public var slate: String?
+        public var slateDuration: DecimalNumber?
+        public var preload: DecimalNumber
+        public var adBeacons: AdSettings.Beacons
+
+        public init(_ settings: AdSettings) {
+            adServer = settings.adServer?.value
+            adTimeout = DecimalNumber(milliseconds: settings.timeoutMilliseconds)
+            adConcurrency = settings.concurrency
+            slate = settings.slate?.uri
+            slateDuration = settings.slate?.durationMilliseconds.map { DecimalNumber(milliseconds: $0) }
+            preload = DecimalNumber(milliseconds: settings.preloadMilliseconds)
+            adBeacons = settings.beacons
+        }
+    }
+
+    /// A channel as its state holds it: its configuration and its ad settings as last set.
+    public init(_ state: ChannelState) {
+        self.init(state.config!, ads: state.adSettings)
+    }
+
+    public init(_ config: ChannelConfig, ads: AdSettings? = nil) {
+        self.ads = (ads ?? config.ads).map(AdSettingsView.init)
         id = config.id  // as stored: a channel of the earlier rule is listed too
         segmentDuration = DecimalNumber(milliseconds: config.segmentDurationMilliseconds)
         targetDuration = config.targetDuration

@@ -30,6 +30,18 @@ public struct CommandRequest: Codable, Sendable, Hashable {
     /// false: serve each asset whole (`X-ASSET-URI`) even when it could be served in chunks. Default true.
     public var chunked: Bool?
     public var playoutLimit: Double?
+    /// An ad server URL template (`AdServerTemplate`): each viewer's asset list is decided by it, the assets given
+    /// (if any) being the fallback.
+    public var adServer: String?
+    /// Skip control, whole seconds: `X-SKIP-CONTROL-OFFSET`, `-DURATION`, `-LABEL-ID`.
+    public var skipOffset: Double?
+    public var skipDuration: Double?
+    public var skipLabel: String?
+    /// `point` or `range` (`X-TIMELINE-OCCUPIES`), `highlight` or `primary` (`X-TIMELINE-STYLE`).
+    public var timelineOccupies: String?
+    public var timelineStyle: String?
+    /// `X-CONTENT-MAY-VARY`.
+    public var contentMayVary: Bool?
     public var actor: String?
     public var reason: String?
 
@@ -97,11 +109,18 @@ public struct CommandRequest: Codable, Sendable, Hashable {
             snap = options.snap?.map(\.rawValue)
             // The command's cue is final (the default already applied, nil for none); absent would mean the default.
             cue = options.cue?.map(\.rawValue) ?? []
-            if options.timelineOccupies != nil || options.timelineStyle != nil || options.contentMayVary != nil
-                || options.scte35Out != nil
-            {
-                throw Invalid(field: "options", reason: "timeline and SCTE-35 options are not part of the API")
+            if options.scte35Out != nil {
+                throw Invalid(field: "options", reason: "an SCTE-35 section is sent to the SCTE-35 route, not here")
             }
+            timelineOccupies = options.timelineOccupies?.rawValue.lowercased()
+            timelineStyle = options.timelineStyle?.rawValue.lowercased()
+            contentMayVary = options.contentMayVary
+            if let skip = options.skipControl {
+                skipOffset = seconds(skip.offsetMilliseconds)
+                skipDuration = skip.durationMilliseconds.map(seconds)
+                skipLabel = skip.labelID
+            }
+            adServer = request.adServer?.value
             var attributes: [String: String] = [:]
             for attribute in options.clientAttributes {
                 guard case .string(let value) = attribute.value else {
@@ -118,7 +137,7 @@ public struct CommandRequest: Codable, Sendable, Hashable {
             break
         case .cancelBreak(let id):
             self.id = id.rawValue
-        case .createChannel, .updateRenditions, .returnFromBreak, .setSCTE35Policy, .ingestSCTE35:
+        case .createChannel, .updateRenditions, .returnFromBreak, .setSCTE35Policy, .ingestSCTE35, .setAdSettings:
             throw Invalid(field: "command", reason: "\(command.kind.rawValue) is not an API command")
         }
     }
@@ -145,11 +164,32 @@ public struct CommandRequest: Codable, Sendable, Hashable {
             }
             guard let duration else { throw Invalid(field: "duration", reason: "is required") }
             let assets = [assetUri != nil, assetList != nil, pod != nil].filter { $0 }.count
-            guard assets == 1 else {
-                throw Invalid(field: "asset_uri", reason: "give exactly one of asset_uri, asset_list or pod")
+            // With an ad server the assets are its fallback, and may be none (the channel's slate, else nothing).
+            guard assets == 1 || (assets == 0 && adServer != nil) else {
+                throw Invalid(
+                    field: "asset_uri",
+                    reason: adServer == nil
+                        ? "give exactly one of asset_uri, asset_list or pod (or ad_server)"
+                        : "give at most one of asset_uri, asset_list or pod as the ad server's fallback")
+            }
+            let template = try adServer.map { text throws(Invalid) in
+                try checked { () throws(ScheduleError) in try AdServerTemplate(text, field: "ad_server") }
+            }
+            var skip: SkipControl?
+            if let skipOffset {
+                skip = SkipControl(
+                    offsetMilliseconds: try milliseconds(skipOffset, "skip_offset"),
+                    durationMilliseconds: try skipDuration.map { seconds throws(Invalid) in
+                        try milliseconds(seconds, "skip_duration")
+                    },
+                    labelID: skipLabel)
+            } else if skipDuration != nil || skipLabel != nil {
+                throw Invalid(field: "skip_offset", reason: "is required with skip_duration or skip_label")
             }
             let asset: BreakAsset
-            if let assetUri {
+            if assets == 0 {
+                asset = .pod([])
+            } else if let assetUri {
                 asset = .uri(
                     try checked { () throws(ScheduleError) in try AbsoluteURI(assetUri, field: "asset_uri").value })
             } else if let assetList {
@@ -182,11 +222,16 @@ public struct CommandRequest: Codable, Sendable, Hashable {
                 options: InterstitialOptions(
                     restrict: try values(restrict, "restrict"), snap: try values(snap, "snap"),
                     cue: InterstitialOptions.cue(requested: try values(cue, "cue")),
+                    timelineOccupies: try value(timelineOccupies, "timeline_occupies"),
+                    timelineStyle: try value(timelineStyle, "timeline_style"),
+                    contentMayVary: contentMayVary,
                     clientAttributes: (attributes ?? [:]).sorted { $0.key < $1.key }.map {
                         ClientAttribute(name: $0.key, value: .string($0.value))
-                    }),
+                    },
+                    skipControl: skip),
                 alignment: try Self.alignment(align))
             place.wholeAssets = chunked == false
+            place.adServer = template
             return .placeBreak(place)
         case .setPlayoutLimit:
             guard let id else { throw Invalid(field: "id", reason: "is required") }
@@ -198,7 +243,7 @@ public struct CommandRequest: Codable, Sendable, Hashable {
         case .cancelBreak:
             guard let id else { throw Invalid(field: "id", reason: "is required") }
             return .cancelBreak(id: try checked { () throws(ScheduleError) in try BreakID(id, field: "id") })
-        case .createChannel, .updateRenditions, .returnFromBreak, .setSCTE35Policy, .ingestSCTE35:
+        case .createChannel, .updateRenditions, .returnFromBreak, .setSCTE35Policy, .ingestSCTE35, .setAdSettings:
             throw Invalid(field: "command", reason: "\(command) is not an API command")
         }
     }
@@ -225,6 +270,20 @@ public struct CommandRequest: Codable, Sendable, Hashable {
             return try check()
         } catch {
             throw Invalid(refusal: error)
+        }
+    }
+
+    private func value<T: RawRepresentable & CaseIterable>(_ text: String?, _ field: String) throws -> T?
+    where T.RawValue == String {
+        try text.map { item in
+            guard let value = T(rawValue: item.uppercased()) else {
+                throw Invalid(
+                    field: field,
+                    reason:
+                        "\(item.prefix(64).debugDescription.escapingControlCharacters) is not one of \(T.allCases.map { $0.rawValue.lowercased() }.joined(separator: ", "))"
+                )
+            }
+            return value
         }
     }
 

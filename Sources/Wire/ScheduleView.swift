@@ -20,6 +20,16 @@ public struct BreakView: Codable, Sendable, Hashable {
     public var snap: [String]
     public var cue: [String]
     public var userAttributes: [String: String]
+    /// The ad server that decides each viewer's list (the assets, if any, are its fallback).
+    public var adServer: String?
+    /// Skip control, whole seconds.
+    public var skipOffset: DecimalNumber?
+    public var skipDuration: DecimalNumber?
+    public var skipLabel: String?
+    /// `POINT`/`RANGE`, `HIGHLIGHT`/`PRIMARY`, as published (absent: the player's default).
+    public var timelineOccupies: String?
+    public var timelineStyle: String?
+    public var contentMayVary: Bool?
     public var placedBy: String
     public var placedAt: Timestamp
     public var placedVia: String
@@ -57,6 +67,14 @@ public struct BreakView: Codable, Sendable, Hashable {
             }
         }
         userAttributes = attributes
+        adServer = item.spec.adServer?.value
+        let options = item.spec.options
+        skipOffset = options.skipControl.map { DecimalNumber(integer: $0.offsetMilliseconds / 1000) }
+        skipDuration = options.skipControl?.durationMilliseconds.map { DecimalNumber(integer: $0 / 1000) }
+        skipLabel = options.skipControl?.labelID
+        timelineOccupies = options.timelineOccupies?.rawValue
+        timelineStyle = options.timelineStyle?.rawValue
+        contentMayVary = options.contentMayVary
         placedBy = item.placed.actor
         placedAt = item.placed.at
         placedVia = item.placed.source

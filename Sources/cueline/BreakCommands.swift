@@ -74,13 +74,54 @@ struct BreakCommand: AsyncParsableCommand {
             ))
         var noChunks = false
 
+        @Option(
+            name: .customLong("ad-server"),
+            help: ArgumentHelp(
+                "URL template of the ad server that fills the break for each viewer (default: the channel's).",
+                discussion:
+                    "Placeholders: {break_id} {channel} {duration} {start} {primary_id} and {param.NAME} for a query parameter the player sent (NAME one of \(AdServerTemplate.allowedParameters.joined(separator: ", "))). The asset given with --asset-uri or --pod, if any, is the fallback."
+            ))
+        var adServer: String?
+
+        @Option(name: .customLong("skip-offset"), help: "Offer a skip button this far into the break (whole seconds).")
+        var skipOffset: DurationArgument?
+
+        @Option(name: .customLong("skip-duration"), help: "Show the skip button this long (default: to the end).")
+        var skipDuration: DurationArgument?
+
+        @Option(name: .customLong("skip-label"), help: "The skip button's label key (a-z, A-Z, '-', '_').")
+        var skipLabel: String?
+
+        @Option(name: .customLong("timeline-occupies"), help: "point or range: how players draw the break.")
+        var timelineOccupies: String?
+
+        @Option(name: .customLong("timeline-style"), help: "highlight or primary: set apart from the programme or not.")
+        var timelineStyle: String?
+
+        @Option(name: .customLong("content-may-vary"), help: "yes or no: whether viewers may see different ads.")
+        var contentMayVary: String?
+
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var options: CommandOptions
 
         func validate() throws {
             guard (at == nil) != (inDuration == nil) else { throw ValidationError("give exactly one of --at or --in") }
             let assets = [assetURI != nil, assetList != nil, !pod.isEmpty].filter { $0 }.count
-            guard assets == 1 else { throw ValidationError("give exactly one of --asset-uri, --asset-list or --pod") }
+            guard assets == 1 || (assets == 0 && adServer != nil) else {
+                throw ValidationError(
+                    adServer == nil
+                        ? "give exactly one of --asset-uri, --asset-list or --pod (or --ad-server)"
+                        : "give at most one of --asset-uri, --asset-list or --pod as the ad server's fallback")
+            }
+            try checkOption("ad-server") { () throws(ScheduleError) in
+                if let adServer { _ = try AdServerTemplate(adServer, field: "ad-server") }
+            }
+            guard skipOffset != nil || (skipDuration == nil && skipLabel == nil) else {
+                throw ValidationError("--skip-duration and --skip-label need --skip-offset")
+            }
+            guard contentMayVary == nil || ["yes", "no"].contains(contentMayVary!.lowercased()) else {
+                throw ValidationError("--content-may-vary: \(contentMayVary!.debugDescription) is not yes or no")
+            }
             // Checked here, before anything is sent or stored: the same types the HTTP API checks with.
             try checkOption("asset-uri") { () throws(ScheduleError) in
                 if let assetURI { _ = try AbsoluteURI(assetURI, field: "asset-uri") }
@@ -99,7 +140,9 @@ struct BreakCommand: AsyncParsableCommand {
 
         func run() async throws {
             let asset: BreakAsset
-            if let assetURI {
+            if assetURI == nil, assetList == nil, pod.isEmpty {
+                asset = .pod([])  // an ad server's break without a fallback of its own
+            } else if let assetURI {
                 asset = .uri(assetURI)
             } else if let assetList {
                 asset = .list(assetList)
@@ -122,9 +165,20 @@ struct BreakCommand: AsyncParsableCommand {
                 options: InterstitialOptions(
                     restrict: try list(restrict, "restrict"), snap: try list(snap, "snap"),
                     cue: InterstitialOptions.cue(requested: cue == "none" ? [] : try list(cue, "cue")),
-                    clientAttributes: try attr.map(parseAttribute)),
+                    timelineOccupies: (try list(timelineOccupies, "timeline-occupies") as [DateRange.TimelineOccupies]?)?
+                        .first,
+                    timelineStyle: (try list(timelineStyle, "timeline-style") as [DateRange.TimelineStyle]?)?.first,
+                    contentMayVary: contentMayVary.map { $0.lowercased() == "yes" },
+                    clientAttributes: try attr.map(parseAttribute),
+                    skipControl: skipOffset.map {
+                        SkipControl(
+                            offsetMilliseconds: $0.milliseconds, durationMilliseconds: skipDuration?.milliseconds,
+                            labelID: skipLabel)
+                    }),
                 alignment: align)
             request.wholeAssets = noChunks
+            // Checked in validate().
+            request.adServer = try adServer.map { try AdServerTemplate($0, field: "ad-server") }
             try await sendCommand(.placeBreak(request), channel: channel, database: database, options: options) {
                 answer in
                 guard case .breakPlaced(let spec)? = answer.events.first else { return "placed" }

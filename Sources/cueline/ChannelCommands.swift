@@ -9,7 +9,95 @@ import Wire
 struct ChannelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "channel", abstract: "Create and list channels, change their renditions.",
-        subcommands: [Create.self, UpdateRenditions.self, List.self])
+        subcommands: [Create.self, Update.self, UpdateRenditions.self, List.self])
+
+    /// The ad settings `create` and `update` take (`AdSettings`).
+    struct AdOptions: ParsableArguments {
+        @Option(
+            name: .customLong("ad-server"),
+            help: ArgumentHelp(
+                "URL template of the ad server that fills the channel's breaks for each viewer.",
+                discussion:
+                    "Placeholders: {break_id} {channel} {duration} {start} {primary_id} and {param.NAME} (NAME one of \(AdServerTemplate.allowedParameters.joined(separator: ", "))). A break placed afterwards without --ad-server of its own is filled by it."
+            ))
+        var adServer: String?
+
+        @Option(
+            name: .customLong("ad-timeout"),
+            help: "How long a viewer's asset list may wait on the ad server (default 1.5 s).")
+        var adTimeout: DurationArgument?
+
+        @Option(
+            name: .customLong("ad-concurrency"),
+            help:
+                "Requests to one ad server in flight at once for this channel's viewers (default 32); more wait, then fall back."
+        )
+        var adConcurrency: Int?
+
+        @Option(help: "A VOD playlist that fills a break when the ad server gives nothing and the break has no asset.")
+        var slate: String?
+
+        @Option(
+            help: "Announce each break this long before it starts (com.apple.hls.preload; default 20 s, 0 for none).")
+        var preload: DurationArgument?
+
+        @Option(
+            name: .customLong("ad-beacons"),
+            help:
+                "client (players report, from the asset list) or server (Cueline fires impressions when it serves the list)."
+        )
+        var adBeacons: AdSettings.Beacons?
+
+        @Flag(name: .customLong("no-ad-server"), help: "(update) Remove the channel's ad server.")
+        var noAdServer = false
+
+        @Flag(name: .customLong("no-slate"), help: "(update) Remove the channel's slate.")
+        var noSlate = false
+
+        /// The change these options ask for; the error names the option.
+        func change() throws -> AdSettingsChange {
+            var change = AdSettingsChange()
+            if noAdServer {
+                change.adServer = .some(nil)
+            } else if let adServer {
+                try checkOption("ad-server") { () throws(ScheduleError) in
+                    change.adServer = .some(try AdServerTemplate(adServer, field: "ad-server"))
+                }
+            }
+            change.timeoutMilliseconds = adTimeout?.milliseconds
+            change.concurrency = adConcurrency
+            if noSlate {
+                change.slate = .some(nil)
+            } else if let slate {
+                try checkOption("slate") { () throws(ScheduleError) in _ = try AbsoluteURI(slate, field: "slate") }
+                change.slate = .some(AdSettings.Slate(uri: slate, durationMilliseconds: nil))
+            }
+            change.preloadMilliseconds = preload?.milliseconds
+            change.beacons = adBeacons
+            return change
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a channel's ad settings (what is not given stays as it is).",
+            discussion: "Breaks already placed keep the ad server they were placed with.")
+
+        @Argument(transform: identifier) var id: ChannelID
+        @OptionGroup var ads: AdOptions
+        @OptionGroup var database: DatabaseOptions
+        @OptionGroup var options: CommandOptions
+
+        func run() async throws {
+            let change = try ads.change()
+            guard !change.isEmpty else { throw ValidationError("give at least one setting to change") }
+            try await sendCommand(.setAdSettings(change), channel: id, database: database, options: options) {
+                answer in
+                guard case .adSettingsSet(let settings)? = answer.events.first else { return "updated channel \(id)" }
+                return "channel \(id) ad settings: \(AdSettingsText.line(settings)) (version \(answer.version))"
+            }
+        }
+    }
 
     /// The rendition options shared by `create` and `update-renditions`.
     struct RenditionOptions: ParsableArguments {
@@ -167,6 +255,8 @@ struct ChannelCommand: AsyncParsableCommand {
             transform: parseSegmentationType)
         var segmentationType: UInt8 = Signalling.defaultSegmentationType
 
+        @OptionGroup var ads: AdOptions
+
         @OptionGroup var database: DatabaseOptions
         @OptionGroup var options: CommandOptions
 
@@ -189,10 +279,14 @@ struct ChannelCommand: AsyncParsableCommand {
                 horizonMilliseconds: horizon?.milliseconds
                     ?? max(120_000, 3 * ((segmentDuration.milliseconds + 999) / 1000) * 1000),
                 partDurationMilliseconds: partDuration?.milliseconds,
-                signalling: Signalling(markers: markers, segmentationType: segmentationType))
+                signalling: Signalling(markers: markers, segmentationType: segmentationType),
+                ads: try ads.change().applied(to: .defaults))
             // Every field is checked before anything is written: a newline in a codec or a template starting with a
             // space would make every playlist of the channel unservable.
             try usageError { () throws(ScheduleError) in try config.validate() }
+            if ads.noAdServer || ads.noSlate {
+                throw ValidationError("--no-ad-server and --no-slate are for channel update")
+            }
             try await sendCommand(.createChannel(config), channel: id, database: database, options: options) { answer in
                 "created channel \(id): \(renditions.count) renditions, \(DecimalNumber(milliseconds: config.segmentDurationMilliseconds)) s segments, target duration \(config.targetDuration), epoch \(config.epoch)"
             }
@@ -221,9 +315,8 @@ struct ChannelCommand: AsyncParsableCommand {
                 let store = try await openStore(database)
                 for id in try await store.channelIDs() {
                     do {
-                        if let config = try await ChannelLoader.load(id, from: store).config {
-                            views.append(ChannelView(config))
-                        }
+                        let state = try await ChannelLoader.load(id, from: store)
+                        if state.config != nil { views.append(ChannelView(state)) }
                     } catch {
                         FileHandle.standardError.write(
                             Data("warning: stream \(id) is not readable as a channel: \(error)\n".utf8))
@@ -251,6 +344,7 @@ struct ChannelCommand: AsyncParsableCommand {
 }
 
 extension Signalling.Markers: ExpressibleByArgument {}
+extension AdSettings.Beacons: ExpressibleByArgument {}
 
 /// `0x34` (or `34`, hexadecimal) to a segmentation type id; `Signalling.validate` says which ones a channel may take.
 private func parseSegmentationType(_ text: String) throws -> UInt8 {
@@ -271,5 +365,19 @@ private func usageError(_ check: () throws(ScheduleError) -> Void) throws {
                 message: (field == "channel" ? "channel id " : "--\(field) ") + reason, exitCode: ExitStatus.usage)
         }
         throw CLIError(message: error.description, exitCode: ExitStatus.usage)
+    }
+}
+
+/// Ad settings in one line, for the CLI's answers and `channel list`.
+enum AdSettingsText {
+    static func line(_ settings: AdSettings) -> String {
+        var parts: [String] = []
+        parts.append("ad server \(settings.adServer?.value ?? "none")")
+        parts.append("timeout \(DecimalNumber(milliseconds: settings.timeoutMilliseconds)) s")
+        parts.append("concurrency \(settings.concurrency)")
+        parts.append("slate \(settings.slate?.uri ?? "none")")
+        parts.append("preload \(DecimalNumber(milliseconds: settings.preloadMilliseconds)) s")
+        parts.append("beacons \(settings.beacons.rawValue)")
+        return parts.joined(separator: ", ").escapingControlCharacters
     }
 }

@@ -210,7 +210,40 @@ struct EventCodecRoundTripTests {
         return cases
     }
 
-    static let cases: [Case] = channels + breaks + limitsAndCancels + scte35
+    static let cases: [Case] = channels + breaks + limitsAndCancels + scte35 + ads
+
+    /// Issue 35: ad settings (every field, each optional one absent too), a channel created with them, a break filled
+    /// by an ad server with skip control.
+    static var ads: [Case] {
+        let template = try! AdServerTemplate(
+            "https://ads.example.com/vast?b={break_id}&c={channel}&d={duration}&s={start}&p={primary_id}&g={param.gdpr}",
+            field: "ad_server")
+        let full = AdSettings(
+            adServer: template, timeoutMilliseconds: 100, concurrency: 1024,
+            slate: .init(uri: longURI, durationMilliseconds: 9_999), preloadMilliseconds: 0,
+            preroll: .adServer(template, durationMilliseconds: 120_000), beacons: .server)
+        var config = channels.compactMap { if case .channelCreated(let config) = $0.event { config } else { nil } }[0]
+        config.ads = AdSettings()
+        var spec = BreakSpec(
+            id: longest, start: Timestamp(milliseconds: 1_700_000_000_000), plannedDurationMilliseconds: 30_000,
+            asset: .pod([]),
+            options: InterstitialOptions(
+                timelineOccupies: .range, timelineStyle: .primary, contentMayVary: false,
+                skipControl: SkipControl(offsetMilliseconds: 0, durationMilliseconds: 30_000, labelID: "Skip_Ad-x")))
+        spec.adServer = template
+        return [
+            Case(name: "AdSettingsSet, defaults", event: .adSettingsSet(AdSettings())),
+            Case(name: "AdSettingsSet, every field", event: .adSettingsSet(full)),
+            Case(
+                name: "AdSettingsSet, a preroll asset, a slate not measured",
+                event: .adSettingsSet(
+                    AdSettings(
+                        slate: .init(uri: "https://s.example.com/s.m3u8", durationMilliseconds: nil),
+                        preroll: .asset(uri: longURI, durationMilliseconds: 1)))),
+            Case(name: "ChannelCreated, with ad settings", event: .channelCreated(config)),
+            Case(name: "BreakPlaced, an ad server's, skip control and the timeline", event: .breakPlaced(spec)),
+        ]
+    }
 
     @Test("decode(encode(event)) == event, and encoding the decoded event gives the same payload", arguments: cases)
     func roundTrip(_ item: Case) throws {

@@ -13,6 +13,8 @@ struct Scenario: CustomStringConvertible, Sendable {
     var renditions: [Identifier] = ["720p"]
     /// Nil: a channel created before signalling (renderer version 1).
     var signalling: Signalling? = nil
+    /// Nil: a channel created before ad settings (no preload ranges).
+    var ads: AdSettings? = nil
 
     var description: String { name }
 }
@@ -98,7 +100,34 @@ let scenarios: [Scenario] = [
             (103.5, .cancelCurrentEvent),
         ],
         ticks: [96, 103.5, 108], signalling: Signalling(markers: .scte35)),
+    // Issue 35: preload ranges (20 s, or from the placement when that is later) ending at each break's start, removed
+    // with a break cancelled while its preload is in the window; a break filled by an ad server points at this
+    // service's asset list and carries skip control and the timeline attributes.
+    Scenario(
+        name: "ads-preload",
+        commands: [
+            (60, place("brk-1", start: 90, duration: 30)),
+            (61, decidedBreak("brk-2", start: 130, duration: 12)),
+            (112, place("brk-3", start: 120, duration: 6)),
+            (115, .cancelBreak(id: "brk-2")),
+            (121, .cancelCurrentEvent),
+        ],
+        ticks: [66, 72, 84, 90, 96, 108, 112, 114, 115, 120, 121, 132, 150],
+        signalling: Signalling(markers: .both), ads: AdSettings()),
 ]
+
+/// A break filled for each viewer by an ad server, with no assets of its own (the fallback is the slate, or nothing).
+func decidedBreak(_ id: BreakID, start: Double, duration: Double) -> ScheduleCommand {
+    var place = PlaceBreak(
+        id: id, start: .at(at(start)), plannedDurationMilliseconds: Int64(duration * 1000), asset: .pod([]),
+        options: InterstitialOptions(
+            cue: InterstitialOptions.defaultCue, timelineOccupies: .range, timelineStyle: .highlight,
+            contentMayVary: true,
+            skipControl: SkipControl(offsetMilliseconds: 5000, durationMilliseconds: 5000, labelID: "Skip-Ad")))
+    place.adServer = try! AdServerTemplate(
+        "https://ads.example.com/vast?b={break_id}&d={duration}&pid={primary_id}", field: "ad_server")
+    return .placeBreak(place)
+}
 
 @Suite("Playlist sequences")
 struct PlaylistSequenceTests {
@@ -109,6 +138,7 @@ struct PlaylistSequenceTests {
     func sequence(scenario: Scenario) throws {
         var config = demoConfig()
         config.signalling = scenario.signalling
+        config.ads = scenario.ads
         var channel = try Channel(config)
         var pending = scenario.commands
         var transcript = ""

@@ -14,7 +14,10 @@ struct WireTests {
     static let config = ChannelConfig(
         id: "demo", segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch,
         renditions: [RenditionConfig(name: "720p", bandwidth: 2_800_000, uriTemplate: "720p/seg{n}.ts")],
-        publicBaseURL: "http://127.0.0.1:8080", signalling: Signalling(markers: .both))
+        publicBaseURL: "http://127.0.0.1:8080", signalling: Signalling(markers: .both),
+        ads: AdSettings(
+            adServer: try! AdServerTemplate("https://ads.example.com/vast?b={break_id}", field: "ad_server"),
+            slate: AdSettings.Slate(uri: "https://cdn.example.com/slate.m3u8", durationMilliseconds: 10_000)))
 
     // MARK: - Commands
 
@@ -140,6 +143,12 @@ struct WireTests {
         item.pod = [PodAsset(uri: "https://ads.example.com/1.m3u8", durationMilliseconds: 10_000)]
         item.endedEarlyBy = "ops"
         item.endedEarlyAt = epoch
+        item.skipOffset = DecimalNumber(integer: 5)
+        item.skipDuration = DecimalNumber(integer: 10)
+        item.skipLabel = "Skip-Ad"
+        item.timelineOccupies = "RANGE"
+        item.timelineStyle = "PRIMARY"
+        item.contentMayVary = false
         item.endedEarlyHow = .playoutLimit
         item.cancelledBy = "ops"
         item.cancelledAt = epoch
@@ -207,6 +216,13 @@ struct WireTests {
         command.chunked = false
         command.playoutLimit = 12
         command.actor = "ops"
+        command.skipOffset = 5
+        command.skipDuration = 10
+        command.skipLabel = "Skip-Ad"
+        command.timelineOccupies = "range"
+        command.timelineStyle = "primary"
+        command.contentMayVary = true
+        command.adServer = "https://ads.example.com/vast"
         #expect(try Self.properties("Command") == Self.keys(command))
         let schedule = try Self.fullSchedule()
         #expect(try Self.properties("Schedule") == Self.keys(schedule))

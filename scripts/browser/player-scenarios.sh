@@ -3,12 +3,13 @@
 # and asserts what the viewer gets, per scenario (issue 16): early return known before the viewer reaches the break;
 # early return arriving while a single 30 s asset plays; the same with a 5 x 6 s pod; mid-break join via an asset list
 # and via a single asset URI; a future break cancelled after hls.js preloaded its asset list; back-to-back breaks
-# with a natural end. One server, one throwaway PostgreSQL, the demo media; every scenario has its own channel
+# with a natural end; a break filled by an ad server (the test ad server's VAST, issue 35), an early return inside a
+# decided pod, and a decided break cancelled after its preload range was published. One server, one throwaway PostgreSQL, the demo media; every scenario has its own channel
 # (s1…s7) with a 60 s window (dropping a finished range from the window cannot be what ends an ad) and is played
 # through master.m3u8, one probe at a time (each costs a core). About 6 minutes once built.
 #
 # Usage: scripts/browser/player-scenarios.sh [--only N] [--keep] [--out DIR] [--align segment|exact] [--no-retry]
-#   --only N   run only scenario N (1-7), or a list: --only 2,7
+#   --only N   run only scenario N (1-10), or a list: --only 2,7
 #   --no-retry a failed scenario fails the suite at once (by default it runs once more on its own channel s<N>r and
 #              the suite passes only if that run passes; the first run's failures are printed and kept in summary.json)
 #   --align A  place every break with --align A (diagnostics: segment-snapped against arrival-time starts)
@@ -34,7 +35,7 @@ while [ $# -gt 0 ]; do
         *) die "unknown argument $1 (see --help)" ;;
     esac
 done
-[[ $only =~ ^([1-7](,[1-7])*)?$ ]] || die "--only takes scenario numbers 1-7 (e.g. 2 or 2,7)"
+[[ $only =~ ^(([1-9]|10)(,([1-9]|10))*)?$ ]] || die "--only takes scenario numbers 1-10 (e.g. 2 or 2,7)"
 
 skip() { printf 'SKIPPED: %s\n' "$*" >&2; exit 0; }
 trap demo_down EXIT
@@ -46,7 +47,14 @@ SERVER_COMMIT=$(git describe --always --dirty 2>/dev/null || echo unknown)
 dirty=$(git status --short --untracked-files=no 2>/dev/null | awk '{print $2}' | paste -sd, -)
 [ -n "$dirty" ] && SERVER_COMMIT="$SERVER_COMMIT (uncommitted: $dirty)"
 [ -n "${CUELINE_BIN:-}" ] && SERVER_COMMIT="$SERVER_COMMIT (CUELINE_BIN=$CUELINE_BIN)"
-for n in 1 2 3 4 5 6 7; do
+# The test ad server for scenarios 8-10: its creatives are the demo's ads.
+adlog=$DEMO_PGDIR/adserver.out
+python3 "$(repo_root)/scripts/lib/test_adserver.py" --port 0 --media-base "$DEMO_URL/media" >"$adlog" 2>/dev/null &
+ADS_PID=$!
+trap 'kill $ADS_PID 2>/dev/null || true; demo_down' EXIT
+for _ in $(seq 50); do grep -q '^listening ' "$adlog" && break; sleep 0.1; done
+ADS_URL="http://127.0.0.1:$(awk '/^listening/ {print $2}' "$adlog")"
+for n in 1 2 3 4 5 6 7 8 9 10; do
     [ -z "$only" ] || [[ ,$only, == *,$n,* ]] || continue
     demo_channel "s$n" 30 >/dev/null   # 30 x 2 s = a 60 s window
     [ -z "$retry" ] || demo_channel "s${n}r" 30 >/dev/null   # a failed scenario's second run (player_scenarios.py --retry)
@@ -54,7 +62,7 @@ done
 rm -rf "$out" && mkdir -p "$out"
 log "running the player scenarios against $DEMO_URL (server $SERVER_COMMIT); results in $out"
 status=0
-CUELINE=$CUELINE DEMO_URL=$DEMO_URL PROBE_DIR=$PROBE_DIR SERVER_COMMIT=$SERVER_COMMIT \
+CUELINE=$CUELINE DEMO_URL=$DEMO_URL PROBE_DIR=$PROBE_DIR SERVER_COMMIT=$SERVER_COMMIT ADS_URL=$ADS_URL \
     python3 "$(repo_root)/scripts/browser/player_scenarios.py" --out "$out" $retry ${only:+--only "$only"} ${align:+--align "$align"} || status=$?
 cp "$DEMO_PGDIR/serve.log" "$out/serve.log" 2>/dev/null || true
 if [ "$keep" = true ]; then

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Player scenario suite: plays Cueline channels in real hls.js 1.6.15 (the hlsjs-probe) and asserts what the viewer
-gets. Run by scripts/browser/player-scenarios.sh, which starts the database, the server and the channels s1…s7 and sets:
+gets. Run by scripts/browser/player-scenarios.sh, which starts the database, the server, the test ad server and the
+channels s1…s10 and sets:
 
   CUELINE       the cueline binary (with DATABASE_URL and CUELINE_MIGRATIONS in the environment)
   DEMO_URL      the server, e.g. http://127.0.0.1:8080 (demo media at /media, the ads under /media/ad/)
   PROBE_DIR     the hlsjs-probe set up as scripts/browser/probe.sh does (hlsjs_probe.py + hlsjs/hls-1.6.15-gradio.mjs)
   SERVER_COMMIT what the server was built from (git describe --dirty)
+  ADS_URL       the test ad server (scripts/lib/test_adserver.py --media-base DEMO_URL/media), for scenarios 8-10
 
   player_scenarios.py --out DIR [--only N]
 
@@ -25,6 +27,8 @@ CUELINE = os.environ.get("CUELINE", "cueline")
 URL = os.environ.get("DEMO_URL", "http://127.0.0.1:8080")
 PROBE_DIR = os.environ.get("PROBE_DIR", "/tmp/cueline-hlsjs-probe")
 AD = URL + "/media/ad"
+# The test ad server (scripts/lib/test_adserver.py, its creatives the demo's ads under AD): scenarios 8-10.
+ADS = os.environ.get("ADS_URL", "")
 TD = 2.0  # target duration of the demo channels (2 s segments)
 
 # ---- tolerances --------------------------------------------------------------------------------------------------
@@ -563,6 +567,48 @@ def s7(c):
     return c.play(44), [("s7-a", S1, {}), ("s7-b", S2, {})], {}
 
 
+def decided(ads):
+    """A break filled by the test ad server: a pod of `ads` 6 s creatives (the demo's pod1.m3u8, pod2.m3u8, …)."""
+    if not ADS:
+        raise ScenarioError("no ADS_URL: the test ad server is not running")
+    return ["--ad-server", f"{ADS}/vast/inline?ads={ads}&b={{break_id}}&pid={{primary_id}}"]
+
+
+def s8(c):
+    """A break filled by the test ad server: hls.js plays the three decided creatives in order, each its length."""
+    b = c.place("s8-brk", "--in", "12s", "--duration", "18s", *decided(3))
+    S = parse_iso(b["start"])
+    sleep_until(S - 4)
+    return c.play(36), [("s8-brk", S, {"assets": [f"{AD}/pod{i}.m3u8" for i in (1, 2, 3)]})], {}
+
+
+def s9(c):
+    """Early return arriving while a pod of 5 x 6 s decided by the ad server plays."""
+    return late_return(c, "s9-brk", decided(5))
+
+
+def s10(c):
+    """A future break whose preload range the viewer's playlist carried, cancelled: it must not play, and its
+    preload range goes with it."""
+    bid = "s10-brk"
+    b = c.place(bid, "--in", "30s", "--duration", "12s", *decided(2))
+    S = parse_iso(b["start"])
+    probe = c.play(46)
+    seen = None
+    while now() < S - 5 and not seen:
+        seen = c.poll.first_seen(f"{bid}.preload", "X-URI")
+        time.sleep(0.3)
+    if seen:
+        c.log(f"the preload range was published by {iso(seen)} (break start - {S - seen:.1f} s)")
+    # The player loads the asset list itself shortly before the start (hls.js reads no preload range): cancel once it
+    # has, as scenario 6 does, or 3 s before the start.
+    got = probe.wait_event(lambda e: e.get("ev") == "ASSET_LIST_LOADED" and ident(e) == bid, S - 3)
+    if got:
+        c.log(f"hls.js loaded the asset list at {iso(got[0])} (break start - {S - got[0]:.1f} s)")
+    cueline(c.log, "break", "cancel", c.ch, bid, "--actor", "scenario")
+    return probe, [(bid, S, {"starts": 0, "preload": True})], {"preload_seen": bool(seen)}
+
+
 SCENARIOS = [
     (1, "early return known before the viewer reaches the break", s1),
     (2, "early return while a single 30 s asset plays", s2),
@@ -571,6 +617,9 @@ SCENARIOS = [
     (5, "mid-break join via a single asset URI", s5),
     (6, "future break cancelled after its list was preloaded", s6),
     (7, "back-to-back breaks, natural end (6 s + 12 s pod)", s7),
+    (8, "a break filled by the ad server (3 x 6 s decided)", s8),
+    (9, "early return while a 5 x 6 s decided pod plays", s9),
+    (10, "future decided break cancelled after its preload range", s10),
 ]
 
 
@@ -614,6 +663,21 @@ def run(n, title, fn, outdir, features, ch):
                     why.append(f"precondition: the limit reached the player {ls} s into the ad, not mid-ad")
             if "preloaded" in pre and not pre["preloaded"]:
                 why.append("precondition: hls.js never loaded the asset list before the cancel")
+            if "preload_seen" in pre and not pre["preload_seen"]:
+                why.append("precondition: the preload range never reached the playlist before the cancel")
+            if opts.get("preload") and c.poll.polls and f"{bid}.preload" in c.poll.polls[-1][1]:
+                why.append("the cancelled break's preload range is still in the playlist")
+            if opts.get("assets"):
+                # What the ad server decided, as hls.js loaded it, and the order hls.js played it in.
+                lists = [e for e in events if e.get("ev") == "ASSET_LIST_LOADED" and ident(e) == bid]
+                uris = [a.get("URI") for a in ((lists[-1].get("assetListResponse") or {}).get("ASSETS") or [])] if lists else []
+                if uris != opts["assets"]:
+                    why.append(f"the asset list hls.js loaded holds {uris}, not the decided {opts['assets']}")
+                order = [e.get("assetListIndex") for e in events
+                         if e.get("ev") == "INTERSTITIAL_ASSET_STARTED" and ident(e) == bid]
+                r["asset_order"] = order
+                if order != list(range(len(opts["assets"]))):
+                    why.append(f"hls.js started the decided assets in the order {order}")
             if opts.get("join") and r["join_offset"] is not None and not 4 <= r["join_offset"] <= 16:
                 res["notes"].append(f"the viewer joined {r['join_offset']} s into the break (aimed at ~9 s)")
             if source == "cancelled":

@@ -621,9 +621,18 @@ $('place-form').addEventListener('submit', async (event) => {
   const lines = asset.split('\n').map((l) => l.trim()).filter(Boolean);
   if (lines.length > 1 || /,\s*\d/.test(lines[0] || '')) {
     command.pod = lines.map((l) => { const [uri, d] = l.split(','); return { uri: uri.trim(), duration: Number(d) }; });
-  } else {
+  } else if (asset) {
     command.asset_uri = asset;
   }
+  // The optional attributes: sent only when set, so the server's defaults stay the defaults.
+  const text = (id) => $(id).value.trim();
+  if (text('place-ad-server')) command.ad_server = text('place-ad-server');
+  if (text('place-skip-offset')) command.skip_offset = Number(text('place-skip-offset'));
+  if (text('place-skip-duration')) command.skip_duration = Number(text('place-skip-duration'));
+  if (text('place-skip-label')) command.skip_label = text('place-skip-label');
+  if (text('place-timeline-occupies')) command.timeline_occupies = text('place-timeline-occupies');
+  if (text('place-timeline-style')) command.timeline_style = text('place-timeline-style');
+  if (text('place-content-may-vary')) command.content_may_vary = text('place-content-may-vary') === 'yes';
   if ($('place-id').value.trim()) command.id = $('place-id').value.trim();
   const placed = await submit(form, command, (a) => {
     const e = a.events.find((x) => x.type === 'BreakPlaced');

@@ -46,6 +46,13 @@ export function breakFields(b) {
   if (b.cue && b.cue.length) lines.push(`CUE=${b.cue.join(',')}`);
   if (b.restrictions && b.restrictions.length) lines.push(`X-RESTRICT=${b.restrictions.join(',')}`);
   if (b.snap && b.snap.length) lines.push(`X-SNAP=${b.snap.join(',')}`);
+  if (b.ad_server) lines.push(`ad server: ${b.ad_server}`);
+  if (b.skip_offset !== undefined) {
+    lines.push(`X-SKIP-CONTROL-OFFSET=${b.skip_offset}` + (b.skip_duration !== undefined ? `, -DURATION=${b.skip_duration}` : '') + (b.skip_label ? `, -LABEL-ID=${b.skip_label}` : ''));
+  }
+  if (b.timeline_occupies) lines.push(`X-TIMELINE-OCCUPIES=${b.timeline_occupies}`);
+  if (b.timeline_style) lines.push(`X-TIMELINE-STYLE=${b.timeline_style}`);
+  if (b.content_may_vary !== undefined) lines.push(`X-CONTENT-MAY-VARY=${b.content_may_vary ? 'YES' : 'NO'}`);
   lines.push(`placed by ${b.placed_by} via ${b.placed_via} at ${b.placed_at}`);
   if (b.ended_early_by) lines.push(`ended early by ${b.ended_early_by} at ${b.ended_early_at}`);
   if (b.cancelled_by) lines.push(`cancelled by ${b.cancelled_by} at ${b.cancelled_at}`);

@@ -37,6 +37,7 @@ struct OperationsController {
     @Sendable func channels(_ request: Request, context: APIRequestContext) throws -> Response {
         let caller = try context.caller(for: .anyToken)
         return jsonResponse(
-            follower.channels().compactMap { $0.config.map(ChannelView.init) }.filter { caller.mayRead($0.id) })
+            follower.channels().compactMap { $0.config == nil ? nil : ChannelView($0) }.filter { caller.mayRead($0.id) }
+        )
     }
 }

@@ -9,6 +9,7 @@ import Schedule
 struct PlaylistController {
     let follower: ChannelFollower
     let assets: AssetPlaylists
+    let adDecisions: AdDecisions
     let logger = Logger(label: "cueline.assets")
 
     func addRoutes(to group: RouterGroup<APIRequestContext>) {
@@ -83,7 +84,7 @@ struct PlaylistController {
         }
     }
 
-    @Sendable func assetList(_ request: Request, context: APIRequestContext) throws -> Response {
+    @Sendable func assetList(_ request: Request, context: APIRequestContext) async throws -> Response {
         let channel = try context.storedChannelID()
         let id = try context.storedIdentifier("id") {
             APIError(.notFound, "break \($0) does not exist on channel \(channel)")
@@ -91,6 +92,25 @@ struct PlaylistController {
         guard let state = follower.state(of: channel) else { throw APIError(.unknownChannel(channel)) }
         // Players send _HLS_primary_id, and _HLS_start_offset when they join mid-break: the answer is the same
         // whole list either way (hls.js lays the assets out from the break's start and seeks into them itself).
+        if let item = state.breakState(id), item.spec.adServer != nil, !item.isCancelled {
+            // Decided per viewer by the ad server (or its fallback): never shared by a cache.
+            var parameters: [String: String] = [:]
+            for (name, value) in request.uri.queryParameters where parameters.count < 64 {
+                parameters[String(name)] = String(value)
+            }
+            let answer = await adDecisions.assetList(
+                state: state, item: item,
+                request: AdDecisions.Request(primaryID: parameters["_HLS_primary_id"], parameters: parameters))
+            if answer.outcome != "decided" || !answer.notes.isEmpty,
+                let held = adDecisions.admitLog("\(channel) \(answer.outcome)")
+            {
+                let what = answer.outcome == "decided" ? "decided" : "fell back (\(answer.outcome))"
+                logger.notice(
+                    "asset list \(what): \(answer.notes.prefix(5).joined(separator: "; "))\(held > 0 ? " (and \(held) more like it in the last 10 s)" : "")",
+                    metadata: ["channel": "\(channel)", "break": "\(id)"])
+            }
+            return Responses.text(answer.body, contentType: "application/json", cacheControl: "private, no-store")
+        }
         guard let body = PlaylistBuilder.assetList(state: state, breakID: id) else {
             throw APIError(.unknownBreak(channel: channel, id: id))
         }

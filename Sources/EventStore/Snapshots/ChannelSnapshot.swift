@@ -34,6 +34,9 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
     public var breaks: [BreakState]
     /// The SCTE-35 ingest policy in force (nil: none was set; absent from snapshots written before policies).
     public var scte35Policy: SCTE35Policy?
+    /// The ad settings in force (nil: none, or those the channel was created with, for snapshots written before
+    /// `AdSettingsSet`: no such event existed then).
+    public var adSettings: AdSettings?
 
     /// Nil when the state has no channel yet (nothing to keep).
     public init?(_ state: ChannelState, chainHash: String?) {
@@ -48,6 +51,7 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
         self.config = config
         breaks = state.breaks
         scte35Policy = state.scte35Policy
+        adSettings = state.adSettings
     }
 
     /// The state the full fold of the events up to `version` reaches, with `.window` retention.
@@ -65,6 +69,7 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
         }
         apply(.channelCreated(config), origin)
         if let scte35Policy { apply(.scte35PolicySet(scte35Policy), origin) }
+        if let adSettings, adSettings != config.ads { apply(.adSettingsSet(adSettings), origin) }
         for item in breaks { apply(.breakPlaced(item.spec), item.placed) }
         for item in breaks {
             if let limit = item.playoutLimitMilliseconds, let limited = item.limited, let kind = item.limitKind {
@@ -91,7 +96,7 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
     public func restoresExactly() -> Bool {
         let state = restore()
         return state.config == config && state.breaks == breaks && state.latestDecided == latestDecided
-            && state.scte35Policy == scte35Policy
+            && state.scte35Policy == scte35Policy && state.adSettings == (adSettings ?? config.ads)
     }
 
     public func encoded() -> String {

@@ -93,6 +93,17 @@ public enum LintRules {
         ("interstitial.enumerated-value", "use one of the values the Interstitials appendix defines"),
         ("interstitial.resume-offset-live", "leave X-RESUME-OFFSET out on live so players rejoin at the live offset"),
         ("interstitial.playout-limit-duration", "add DURATION equal to X-PLAYOUT-LIMIT when ending a break early"),
+        (
+            "interstitial.skip-control",
+            "write X-SKIP-CONTROL-OFFSET and -DURATION as whole seconds, -LABEL-ID with a-z, A-Z, '-' and '_' only"
+        ),
+        ("interstitial.skip-never-shown", "offer the skip button before the interstitial ends"),
+        ("preload.attribute-missing", "give a preload range X-URI, X-TARGET-ID and X-TARGET-CLASS"),
+        ("preload.no-end", "give a preload range a DURATION or an END-DATE"),
+        ("preload.cue", "leave CUE and END-ON-NEXT off a preload range"),
+        ("preload.target-class", "make X-TARGET-CLASS the CLASS of the range X-TARGET-ID names"),
+        ("preload.uri-mismatch", "make X-URI the target's X-ASSET-LIST (or X-ASSET-URI), query included"),
+        ("preload.after-target", "end a preload range at or before its target's START-DATE"),
         ("scte35.hex", "write SCTE35-* as 0x followed by the hex of the whole splice_info_section"),
         ("server-control.hold-back", "set HOLD-BACK to at least three target durations"),
         ("server-control.can-skip-until", "set CAN-SKIP-UNTIL to at least six target durations"),

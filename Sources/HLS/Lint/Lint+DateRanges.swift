@@ -119,6 +119,6 @@ extension Lint {
                     ))
             }
         }
-        return findings
+        return findings + checkPreloadAndSkip(parsed)
     }
 }

@@ -84,7 +84,10 @@ extension Lint {
                 let end = merged.endDate ?? merged.duration.map { start.adding(milliseconds: $0.milliseconds) }
                 let notStarted = oldEdge.map { start >= $0 } ?? true
                 let slidOut = end.flatMap { end in newStart.map { end <= $0 } } ?? false
-                if !notStarted && !slidOut {
+                // A preload range may go at any time: its removal tells players to drop what they fetched
+                // (rfc8216bis-22 Appendix F), the way a cancelled break's preload is withdrawn.
+                let preload = merged.classAttribute == "com.apple.hls.preload"
+                if !notStarted && !slidOut && !preload {
                     findings.append(
                         Finding(
                             rule: "daterange.removed-early", line: nil,

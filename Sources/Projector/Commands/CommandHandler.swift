@@ -70,6 +70,24 @@ public struct CommandHandler: Sendable {
             let (measured, warnings) = await measure([uri], channel: channel, assets: assets)
             ingest.measured = measured
             return (.ingestSCTE35(ingest), warnings)
+        case .setAdSettings(var change):
+            // A new slate's length, read once, so that it fills a break by repeating.
+            guard case .some(.some(var slate)) = change.slate, slate.durationMilliseconds == nil else {
+                return (command, [])
+            }
+            let (measured, warnings) = await measure([slate.uri], channel: channel, assets: assets)
+            slate.durationMilliseconds = measured.first??.durationMilliseconds
+            change.slate = .some(slate)
+            return (.setAdSettings(change), warnings)
+        case .createChannel(var config):
+            guard var ads = config.ads, var slate = ads.slate, slate.durationMilliseconds == nil else {
+                return (command, [])
+            }
+            let (measured, warnings) = await measure([slate.uri], channel: channel, assets: assets)
+            slate.durationMilliseconds = measured.first??.durationMilliseconds
+            ads.slate = slate
+            config.ads = ads
+            return (.createChannel(config), warnings)
         default:
             return (command, [])
         }

@@ -53,7 +53,7 @@ extension ChannelFollower {
             targetDuration: config.targetDuration, playlists: playlists,
             multivariant: try PlaylistRenderer.render(PlaylistBuilder.multivariant(config: config)))
         rendered.deltaBodies = deltas
-        rendered.rendererVersion = config.rendererVersion
+        rendered.rendererVersion = state.rendererVersion
         rendered.relayParts = relayParts
         rendered.relayTargetDurations = relayTargetDurations
         rendered.partsPerSegment = config.source == .clock ? config.partsPerSegment : nil

@@ -96,7 +96,7 @@ public struct FactDeriver: Sendable {
             timeline = Timeline(config)
         case .renditionsUpdated:
             break
-        case .scte35PolicySet, .scte35Received:
+        case .scte35PolicySet, .scte35Received, .adSettingsSet:
             // A section's consequences are facts of their own (placed, limited, cancelled); the section and the policy
             // are the log's record, not the plant's news.
             break

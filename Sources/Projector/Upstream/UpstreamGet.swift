@@ -48,6 +48,11 @@ public struct UpstreamGet: Sendable {
 
     /// For ad servers: room for a pod's assets at once (up to 100 per break, usually from one ad server).
     public static let assets = UpstreamGet(connectionsPerHost: 128, connect: .milliseconds(1500), idle: .seconds(3))
+    /// For ad decision servers: as many connections to one host as viewers ask at once (each channel's
+    /// `ad_concurrency` bounds its own), a short connect time (the viewer's deadline is 1.5 s by default).
+    public static let adServers = UpstreamGet(connectionsPerHost: 1024, connect: .milliseconds(1000), idle: .seconds(2))
+    /// For tracking beacons fired by the server.
+    public static let beacons = UpstreamGet(connectionsPerHost: 64, connect: .seconds(2), idle: .seconds(3))
     /// For relay upstreams: many connections to one host (each rendition followed part by part keeps a request held
     /// upstream). A blocking reload is held upstream for up to 3 target durations with no byte sent: the caller's
     /// deadline, not an idle time, ends it.

@@ -1,0 +1,290 @@
+import Ads
+import Foundation
+import HLS
+import Logging
+import Metrics
+import NIOCore
+import Schedule
+import Synchronization
+
+/// Asks a break's ad server what a viewer's asset list holds, within the channel's deadline, and falls back when it
+/// cannot: the break's own assets, else the channel's slate, else an empty list (players resume the programme).
+///
+/// Requests to one ad server host for one channel are at most the channel's `concurrency` at once; a request beyond
+/// it waits for a slot until its deadline (at most 8 times the concurrency wait; more get the fallback at once), so
+/// a thousand viewers joining in the same second cost the ad server what it was told it can take, and every viewer
+/// is answered within the deadline.
+public final class AdDecisions: Sendable {
+    /// What a viewer's asset-list request brings.
+    public struct Request: Sendable {
+        /// `_HLS_primary_id`.
+        public var primaryID: String?
+        /// Every query parameter of the request (only allow-listed ones reach the ad server).
+        public var parameters: [String: String]
+
+        public init(primaryID: String?, parameters: [String: String]) {
+            self.primaryID = primaryID
+            self.parameters = parameters
+        }
+    }
+
+    /// The list answered and how it was decided.
+    public struct Answer: Sendable {
+        public var body: String
+        /// `decided`, or the fallback's reason: `timeout`, `busy`, `error`, `empty`, `no-fit`.
+        public var outcome: String
+        /// What was dropped, corrected or failed, for the log.
+        public var notes: [String]
+    }
+
+    /// The largest ad server answer read (a VAST pod of a hundred ads with their tracking is well under it).
+    public static let answerLimit = 256 << 10
+    /// The bytes of ad server answers all decisions of the process may hold at once (each request reserves
+    /// `answerLimit` of it while it runs): 256 requests at once. A request that finds none left fails at once, its
+    /// viewer gets the fallback: a thousand slow ad servers cannot make the server hold gigabytes.
+    public static let answerBudget = 64 << 20
+
+    let fetchAnswer: @Sendable (String, Duration) async throws(AdResolutionFailure) -> Data
+    let assets: AssetPlaylists?
+    let limiter = ConcurrencyLimiter()
+    let beacons: BeaconSender
+    let logger = Logger(label: "cueline.ads")
+
+    /// - Parameters:
+    ///   - fetch: GETs an ad server's URL within a time (a seam for tests); by default over `UpstreamGet.adServers`.
+    ///   - assets: where the creatives' media lengths are looked up (the asset playlists Cueline already read) and
+    ///     read in the background for the next viewer.
+    public init(
+        assets: AssetPlaylists? = nil,
+        fetch: (@Sendable (String, Duration) async throws(AdResolutionFailure) -> Data)? = nil,
+        beacons: BeaconSender = BeaconSender()
+    ) {
+        self.assets = assets
+        if let fetch {
+            self.fetchAnswer = fetch
+        } else {
+            self.fetchAnswer = Self.budgeted(ByteBudget(AdDecisions.answerBudget))
+        }
+        self.beacons = beacons
+    }
+
+    private let logTimes = Mutex<[String: (at: ContinuousClock.Instant, suppressed: Int)]>([:])
+
+    /// Whether a log line about `key` (a channel and outcome) may be written now: one every 10 s, so that an ad
+    /// server down for a thousand viewers is one line, not a thousand. Returns how many were held back since the last.
+    public func admitLog(_ key: String) -> Int? {
+        let now = ContinuousClock.now
+        return logTimes.withLock { times -> Int? in
+            if let last = times[key], now - last.at < .seconds(10) {
+                times[key]?.suppressed += 1
+                return nil
+            }
+            if times.count > 4096 { times.removeAll() }
+            let suppressed = times[key]?.suppressed ?? 0
+            times[key] = (now, 0)
+            return suppressed
+        }
+    }
+
+    /// The asset list of `item` for one viewer.
+    public func assetList(state: ChannelState, item: BreakState, request: Request) async -> Answer {
+        let fallback = { (outcome: String, notes: [String]) -> Answer in
+            Answer(
+                body: PlaylistBuilder.assetList(state: state, breakID: item.id) ?? #"{"ASSETS":[]}"#,
+                outcome: outcome, notes: notes)
+        }
+        guard let template = item.spec.adServer, !item.isCancelled else { return fallback("static", []) }
+        let settings = state.adSettings ?? .defaults
+        let channel = state.channel.rawValue
+        let url = template.url(
+            AdServerTemplate.Values(
+                breakID: item.id.rawValue, channel: channel,
+                durationMilliseconds: item.spec.plannedDurationMilliseconds, start: item.start,
+                primaryID: request.primaryID, parameters: request.parameters))
+        let host = URL(string: url)?.host ?? "unknown"
+        let started = ContinuousClock.now
+        let deadline = started + .milliseconds(settings.timeoutMilliseconds)
+        let metrics = AdMetrics(channel: channel, adServer: host)
+        defer { metrics.seconds.recordNanoseconds((ContinuousClock.now - started).nanosecondsClamped) }
+
+        let key = channel + " " + host
+        guard
+            await limiter.acquire(
+                key, limit: settings.concurrency, waiting: settings.concurrency * 8, until: deadline)
+        else {
+            metrics.count("busy")
+            return fallback(
+                "busy",
+                [
+                    "ad server \(host) has \(settings.concurrency) requests in flight for channel \(channel) (ad_concurrency) and none freed within \(DecimalNumber(milliseconds: settings.timeoutMilliseconds)) s"
+                ])
+        }
+        defer { limiter.release(key) }
+
+        let outcome = await resolve(url, until: deadline)
+        let resolution: AdResolver.Resolution
+        switch outcome {
+        case .timedOut:
+            metrics.count("timeout")
+            return fallback(
+                "timeout",
+                [
+                    "ad server \(host) gave no whole answer within \(DecimalNumber(milliseconds: settings.timeoutMilliseconds)) s (ad_timeout)"
+                ])
+        case .failed(let failure):
+            let outcome = ["empty", "busy"].contains(failure.kind) ? failure.kind : "error"
+            metrics.count(outcome)
+            return fallback(outcome, [failure.reason])
+        case .resolved(let resolved):
+            resolution = resolved
+        }
+        var measured: [String: Int64] = [:]
+        if let assets {
+            for ad in resolution.ads { measured[ad.uri] = await assets.cachedDuration(ad.uri) }
+            // What is not known yet is read in the background, for the next viewer (one read per URL at a time).
+            let unknown = Set(resolution.ads.map(\.uri)).filter { measured[$0] == nil }
+            for uri in unknown.sorted().prefix(8) { Task { await assets.prefetch(uri) } }
+        }
+        let (fitted, notes) = AdAssetList.fit(
+            resolution.ads, breakMilliseconds: item.spec.plannedDurationMilliseconds, measured: { measured[$0] })
+        guard !fitted.isEmpty else {
+            metrics.count(resolution.ads.isEmpty ? "empty" : "no-fit")
+            return fallback(resolution.ads.isEmpty ? "empty" : "no-fit", resolution.notes + notes)
+        }
+        metrics.count("decided")
+        if settings.beacons == .server {
+            for item in fitted { beacons.fire(item.ad.impressions, channel: channel) }
+        }
+        let body = AdAssetList.json(
+            fitted, skip: AdAssetList.skipControl(fitted, breakSkip: item.spec.options.skipControl),
+            tracking: settings.beacons == .client)
+        return Answer(body: body, outcome: "decided", notes: resolution.notes + notes)
+    }
+
+    enum Outcome: Sendable {
+        case resolved(AdResolver.Resolution)
+        case failed(AdResolutionFailure)
+        case timedOut
+    }
+
+    /// Resolves `url` (wrappers and all) unless `deadline` comes first; then the requests still open are cancelled
+    /// (their connections closed).
+    func resolve(_ url: String, until deadline: ContinuousClock.Instant) async -> Outcome {
+        let fetchAnswer = self.fetchAnswer
+        let resolver = AdResolver { next throws(AdResolutionFailure) in
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { throw AdResolutionFailure(kind: "timeout", reason: "no time left") }
+            return try await fetchAnswer(next, left)
+        }
+        return await withTaskGroup(of: Outcome?.self) { group in
+            group.addTask {
+                do throws(AdResolutionFailure) {
+                    return .resolved(try await resolver.resolve(url))
+                } catch {
+                    return error.kind == "timeout" ? .timedOut : .failed(error)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                return nil
+            }
+            defer { group.cancelAll() }
+            let first = await group.next() ?? nil
+            return first ?? .timedOut
+        }
+    }
+
+    /// `get` within `budget`: a request that finds no `answerLimit` left in it is not made.
+    static func budgeted(_ budget: ByteBudget) -> @Sendable (String, Duration) async throws(AdResolutionFailure) -> Data
+    {
+        { url, deadline throws(AdResolutionFailure) in
+            guard budget.reserve(answerLimit) else {
+                throw AdResolutionFailure(
+                    kind: "busy",
+                    reason:
+                        "\(answerBudget >> 20) MiB of ad server answers are being read already: \(AdResolver.shown(url)) not asked"
+                )
+            }
+            defer { budget.release(answerLimit) }
+            return try await get(url, deadline)
+        }
+    }
+
+    /// GETs an ad server's answer over `UpstreamGet.adServers`: 200 with a body, at most `answerLimit` bytes.
+    static func get(_ url: String, _ deadline: Duration) async throws(AdResolutionFailure) -> Data {
+        let shown = AdResolver.shown(url)
+        let answer: UpstreamGet.Answer
+        do {
+            answer = try await UpstreamGet.adServers.get(
+                url, limit: answerLimit, deadline: .nanoseconds(deadline.nanosecondsClamped))
+        } catch let failure as UpstreamGet.Failure {
+            switch failure {
+            case .deadline: throw AdResolutionFailure(kind: "timeout", reason: "\(shown): \(failure)")
+            case .tooLarge: throw AdResolutionFailure(kind: "too-large", reason: "\(shown): \(failure)")
+            default: throw AdResolutionFailure(kind: "transport", reason: "\(shown): \(failure)")
+            }
+        } catch {
+            throw AdResolutionFailure(kind: "timeout", reason: "\(shown): cancelled")
+        }
+        if answer.status == 204 { throw AdResolutionFailure(kind: "empty", reason: "\(shown) answered 204 (no ad)") }
+        guard answer.status == 200 else {
+            throw AdResolutionFailure(kind: "status", reason: "\(shown) answered \(answer.status)")
+        }
+        guard answer.body.readableBytes > 0 else {
+            throw AdResolutionFailure(kind: "empty", reason: "\(shown) answered an empty body")
+        }
+        return Data(answer.body.readableBytesView)
+    }
+}
+
+/// Bytes reserved and released by concurrent readers, never more than the total at once.
+final class ByteBudget: Sendable {
+    private let left: Mutex<Int>
+
+    init(_ total: Int) {
+        left = Mutex(total)
+    }
+
+    func reserve(_ bytes: Int) -> Bool {
+        left.withLock {
+            guard $0 >= bytes else { return false }
+            $0 -= bytes
+            return true
+        }
+    }
+
+    func release(_ bytes: Int) {
+        left.withLock { $0 += bytes }
+    }
+}
+
+/// The ad decision metrics of one channel and ad server host.
+struct AdMetrics {
+    let channel: String
+    let adServer: String
+    let seconds: Timer
+
+    init(channel: String, adServer: String) {
+        self.channel = channel
+        self.adServer = adServer
+        seconds = Timer(
+            label: "cueline_ad_decision_seconds", dimensions: [("channel", channel), ("ad_server", adServer)])
+    }
+
+    /// `cueline_ad_requests_total{channel, ad_server, outcome}`.
+    func count(_ outcome: String) {
+        Counter(
+            label: "cueline_ad_requests_total",
+            dimensions: [("channel", channel), ("ad_server", adServer), ("outcome", outcome)]
+        ).increment()
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, clamped to Int64.
+    var nanosecondsClamped: Int64 {
+        let (seconds, attoseconds) = components
+        guard seconds < Int64.max / 1_000_000_000 else { return .max }
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

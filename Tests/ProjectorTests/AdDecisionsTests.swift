@@ -1,0 +1,192 @@
+import Ads
+import Foundation
+import HLS
+import Projector
+import Schedule
+import Synchronization
+import Testing
+import TestSupport
+
+/// A channel whose break `brk-1` (30 s at +90 s) is filled by `template`, with `fallback` as its own assets.
+func decidedState(
+    template: String, fallback: BreakAsset = .pod([]), settings: AdSettings = AdSettings(timeoutMilliseconds: 1500)
+) throws -> ChannelState {
+    let epoch = Timestamp(iso8601: "2026-03-01T12:00:00Z")!
+    var config = ChannelConfig(
+        id: "ads", segmentDurationMilliseconds: 6000, windowSegments: 5, epoch: epoch,
+        renditions: [RenditionConfig(name: "720p", bandwidth: 2_000_000, codecs: [], uriTemplate: "720p/seg{n}.ts")],
+        publicBaseURL: "http://127.0.0.1:8080")
+    config.ads = settings
+    var state = ChannelState(channel: "ads")
+    func fold(_ command: ScheduleCommand, at seconds: Int64) throws {
+        let now = epoch.adding(milliseconds: seconds * 1000)
+        for event in try decide(command, state: state, now: now) {
+            state.apply(
+                RecordedScheduleEvent(
+                    event: event, version: state.version + 1, position: state.position + 1,
+                    attribution: Attribution(at: now, actor: "test", source: "test")))
+        }
+    }
+    try fold(.createChannel(config), at: 0)
+    var place = PlaceBreak(
+        id: "brk-1", start: .at(epoch.adding(milliseconds: 90_000)), plannedDurationMilliseconds: 30_000,
+        asset: fallback)
+    place.adServer = try AdServerTemplate(template, field: "ad_server")
+    try fold(.placeBreak(place), at: 60)
+    return state
+}
+
+func assetURIs(_ body: String) throws -> [String] {
+    let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+    return (object?["ASSETS"] as? [[String: Any]] ?? []).compactMap { $0["URI"] as? String }
+}
+
+@Suite(
+    "Ad decisions against a test ad server over HTTP: every answer, hostile ones too, gets a list within the deadline",
+    .enabled(if: TestAdServer.available, "python3 and scripts/lib/test_adserver.py are needed"),
+    .serialized)
+struct AdDecisionsTests {
+    let server: TestAdServer
+    let decisions = AdDecisions()
+
+    init() throws {
+        server = try TestAdServer()
+    }
+
+    /// Asks for the asset list of a break filled by `path` on the test server; the time it took.
+    func ask(
+        _ path: String, fallback: BreakAsset = .pod([]), settings: AdSettings = AdSettings(timeoutMilliseconds: 1500),
+        primaryID: String? = "viewer-1", parameters: [String: String] = [:]
+    ) async throws -> (answer: AdDecisions.Answer, elapsed: Duration) {
+        let state = try decidedState(template: server.baseURL + path, fallback: fallback, settings: settings)
+        let item = try #require(state.breakState("brk-1"))
+        let started = ContinuousClock.now
+        let answer = await decisions.assetList(
+            state: state, item: item, request: AdDecisions.Request(primaryID: primaryID, parameters: parameters))
+        return (answer, ContinuousClock.now - started)
+    }
+
+    @Test("a VAST 4.1 pod: the HLS creatives in sequence order, each with its duration and tracking")
+    func pod() async throws {
+        let (answer, _) = try await ask(
+            "/vast/inline?ads=3&b={break_id}&pid={primary_id}&c={param.gdpr_consent}",
+            parameters: ["gdpr_consent": "CPXx", "secret": "no"])
+        #expect(answer.outcome == "decided")
+        #expect(try assetURIs(answer.body) == (1...3).map { "http://127.0.0.1:9/media/ad/pod\($0).m3u8" })
+        #expect(answer.body.contains(#""DURATION":6.000"#))
+        #expect(answer.body.contains(#""X-AD-CREATIVE-SIGNALING":{"version":2,"type":"slot""#))
+        // What the template sent, as the ad server received it.
+        let log = try #require(try await server.stats()["log"] as? [[String: Any]])
+        let asked = try #require(log.last { $0["path"] as? String == "/vast/inline" })
+        let query = try #require(asked["query"] as? [String: String])
+        #expect(query["b"] == "brk-1")
+        #expect(query["pid"] == "viewer-1")
+        #expect(query["c"] == "CPXx")
+        #expect(query["secret"] == nil)
+    }
+
+    @Test(
+        "answers that decide: VAST 3.0, wrappers, VMAP, redirects, the wrong content type, a byte-order mark",
+        arguments: [
+            ("/vast/inline?ads=2&version=3.0", 2), ("/vast/wrapper?depth=3&ads=2", 2), ("/vmap?breaks=2", 3),
+            ("/vast/redirect?n=3", 1), ("/vast/wrong-type", 1), ("/vast/bom", 1), ("/vast/mixed", 2),
+        ])
+    func decides(path: String, count: Int) async throws {
+        let (answer, elapsed) = try await ask(path)
+        #expect(answer.outcome == "decided", "\(path): \(answer.notes)")
+        #expect(try assetURIs(answer.body).count == count, "\(path): \(answer.body)")
+        #expect(elapsed < .milliseconds(1500))
+    }
+
+    @Test(
+        "answers that fall back, each within the deadline, to the break's own asset",
+        arguments: [
+            ("/vast/empty", "empty"), ("/vast/empty-error", "empty"), ("/vast/no-hls", "empty"),
+            ("/vast/malformed", "error"), ("/vast/not-xml", "error"), ("/vast/billion-laughs", "error"),
+            ("/vast/external-entity", "error"), ("/vast/huge?mb=10&chunked=0", "error"),
+            ("/vast/huge?mb=10&chunked=1", "error"), ("/vast/redirect-loop", "error"),
+            ("/vast/status?code=500", "error"),
+            ("/vast/status?code=204", "empty"), ("/vast/wrapper-loop", "empty"), ("/vast/wrapper-dead", "empty"),
+            ("/vast/slow?ms=3000", "timeout"), ("/vast/drip", "timeout"),
+        ])
+    func fallsBack(path: String, outcome: String) async throws {
+        let fallback = BreakAsset.uri("https://cdn.example.com/house/promo.m3u8")
+        let (answer, elapsed) = try await ask(path, fallback: fallback)
+        #expect(answer.outcome == outcome, "\(path): \(answer.notes)")
+        #expect(try assetURIs(answer.body) == ["https://cdn.example.com/house/promo.m3u8"], "\(path)")
+        // The deadline (1.5 s) and the time to answer after it.
+        #expect(elapsed < .milliseconds(1800), "\(path) took \(elapsed)")
+        #expect(!answer.notes.isEmpty)
+    }
+
+    @Test("ads longer than the break: the first fits, the others are dropped and said")
+    func overflow() async throws {
+        let (answer, _) = try await ask("/vast/long?ads=3&dur=30")
+        #expect(answer.outcome == "decided")
+        #expect(try assetURIs(answer.body).count == 1)
+        #expect(answer.notes.filter { $0.contains("does not fit") }.count == 2)
+    }
+
+    @Test("with nothing of its own and no slate, a failed decision is an empty list: players resume the programme")
+    func emptyFallback() async throws {
+        let (answer, _) = try await ask("/vast/status?code=503")
+        #expect(answer.body == #"{"ASSETS":[]}"#)
+        var settings = AdSettings(timeoutMilliseconds: 1500)
+        settings.slate = AdSettings.Slate(uri: "https://cdn.example.com/slate.m3u8", durationMilliseconds: 15_000)
+        let (slate, _) = try await ask("/vast/status?code=503", settings: settings)
+        #expect(try assetURIs(slate.body) == Array(repeating: "https://cdn.example.com/slate.m3u8", count: 2))
+    }
+
+    @Test(
+        "200 viewers at once with a concurrency of 4: the ad server never sees more than 4, every viewer is answered within the deadline"
+    )
+    func concurrency() async throws {
+        try await server.reset()
+        let settings = AdSettings(timeoutMilliseconds: 1000, concurrency: 4)
+        let state = try decidedState(template: server.baseURL + "/vast/inline?ads=1&hold_ms=300", settings: settings)
+        let item = try #require(state.breakState("brk-1"))
+        let decisions = self.decisions
+        let results = await withTaskGroup(of: (String, Duration).self) { group in
+            for viewer in 0..<200 {
+                group.addTask {
+                    let started = ContinuousClock.now
+                    let answer = await decisions.assetList(
+                        state: state, item: item, request: AdDecisions.Request(primaryID: "v\(viewer)", parameters: [:])
+                    )
+                    return (answer.outcome, ContinuousClock.now - started)
+                }
+            }
+            var results: [(String, Duration)] = []
+            for await result in group { results.append(result) }
+            return results
+        }
+        let stats = try await server.stats()
+        #expect((stats["max_in_flight"] as? Int ?? 99) <= 4)
+        let decided = results.filter { $0.0 == "decided" }.count
+        // 1 s of 300 ms answers, 4 at a time: about 12 decided; the rest waited, then fell back.
+        #expect((8...16).contains(decided), "\(decided) decided")
+        #expect(results.count == 200)
+        #expect(results.allSatisfy { $0.1 < .milliseconds(1300) }, "slowest \(results.map(\.1).max()!)")
+        #expect(Set(results.map(\.0)).isSubset(of: ["decided", "busy", "timeout"]))
+    }
+
+    @Test("server-side beacons: impressions fired when the list is served, none in the list")
+    func serverBeacons() async throws {
+        try await server.reset()
+        var settings = AdSettings(timeoutMilliseconds: 1500)
+        settings.beacons = .server
+        let (answer, _) = try await ask("/vast/inline?ads=2", settings: settings)
+        #expect(answer.outcome == "decided")
+        #expect(!answer.body.contains("X-AD-CREATIVE-SIGNALING"))
+        let deadline = ContinuousClock.now + .seconds(5)
+        var impressions = 0
+        while ContinuousClock.now < deadline {
+            let tracking = try await server.stats()["tracking"] as? [[String: Any]] ?? []
+            impressions = tracking.filter { $0["event"] as? String == "impression" }.count
+            if impressions >= 4 { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        // Two ads, two impressions each.
+        #expect(impressions == 4)
+    }
+}
