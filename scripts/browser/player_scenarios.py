@@ -668,16 +668,18 @@ def run(n, title, fn, outdir, features, ch):
             if opts.get("preload") and c.poll.polls and f"{bid}.preload" in c.poll.polls[-1][1]:
                 why.append("the cancelled break's preload range is still in the playlist")
             if opts.get("assets"):
-                # What the ad server decided, as hls.js loaded it, and the order hls.js played it in.
-                lists = [e for e in events if e.get("ev") == "ASSET_LIST_LOADED" and ident(e) == bid]
-                uris = [a.get("URI") for a in ((lists[-1].get("assetListResponse") or {}).get("ASSETS") or [])] if lists else []
-                if uris != opts["assets"]:
-                    why.append(f"the asset list hls.js loaded holds {uris}, not the decided {opts['assets']}")
-                order = [e.get("assetListIndex") for e in events
-                         if e.get("ev") == "INTERSTITIAL_ASSET_STARTED" and ident(e) == bid]
-                r["asset_order"] = order
-                if order != list(range(len(opts["assets"]))):
-                    why.append(f"hls.js started the decided assets in the order {order}")
+                # The creatives the ad server decided, as hls.js started them (its own asset events: the URI, the
+                # index in the list, the duration it read from the media), against what the ad server said: in
+                # order, each once, each its VAST length (6 s) within half a second.
+                started = [e for e in events if e.get("ev") == "INTERSTITIAL_ASSET_STARTED" and ident(e) == bid]
+                played = [(e.get("assetListIndex"), (e.get("asset") or {}).get("uri"),
+                           (e.get("asset") or {}).get("duration")) for e in started]
+                r["decided_assets"] = played
+                if [p[1] for p in played] != opts["assets"] or [p[0] for p in played] != list(range(len(opts["assets"]))):
+                    why.append(f"hls.js started {[(p[0], p[1]) for p in played]}, not the decided {opts['assets']} in order")
+                off = [p for p in played if not isinstance(p[2], (int, float)) or abs(p[2] - 6.0) > 0.5]
+                if off:
+                    why.append(f"assets whose length is not the VAST duration (6 s): {off}")
             if opts.get("join") and r["join_offset"] is not None and not 4 <= r["join_offset"] <= 16:
                 res["notes"].append(f"the viewer joined {r['join_offset']} s into the break (aimed at ~9 s)")
             if source == "cancelled":
