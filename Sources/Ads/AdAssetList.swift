@@ -38,8 +38,10 @@ public enum AdAssetList {
                         "ad \(ad.name): VAST says \(DecimalNumber(milliseconds: vast)) s, its media is \(DecimalNumber(milliseconds: media)) s: listed at the media's length"
                     )
                     duration = media
-                } else if duration == nil {
-                    duration = media
+                } else {
+                    // Fitted on the longer of the two: a pod of creatives each a little longer than VAST says must
+                    // not run past the break.
+                    duration = max(duration ?? media, media)
                 }
             }
             guard let duration, duration > 0 else {
@@ -58,11 +60,12 @@ public enum AdAssetList {
         return (fitted, notes)
     }
 
-    /// The pod's skip control: the break's own when it has one, else, when the first ad is skippable in VAST, from
-    /// its `skipoffset` (whole seconds, rounded up) until that ad's end. Nil when neither.
+    /// The pod's skip control: the break's own when it has one, else, for a pod of one ad skippable in VAST, from its
+    /// `skipoffset` (whole seconds, rounded up) until its end. Nil otherwise: `SKIP-CONTROL` skips the whole
+    /// interstitial, so one skippable ad must not make the other advertisers' ads of the pod skippable.
     public static func skipControl(_ fitted: [Fitted], breakSkip: SkipControl?) -> SkipControl? {
         if let breakSkip { return breakSkip }
-        guard let first = fitted.first, let offset = first.ad.skipOffset else { return nil }
+        guard fitted.count == 1, let first = fitted.first, let offset = first.ad.skipOffset else { return nil }
         let seconds = (offset.milliseconds(of: first.durationMilliseconds) + 999) / 1000
         let remaining = first.durationMilliseconds / 1000 - seconds
         guard remaining > 0 else { return nil }

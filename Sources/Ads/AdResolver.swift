@@ -152,25 +152,39 @@ public struct AdResolver: Sendable {
         case .vast(let document):
             return await expand(document, depth: depth, inherited: inherited, single: single, state: state)
         case .vmap(let breaks):
-            var ads: [DecidedAd] = []
-            for adBreak in breaks {
-                switch adBreak.source {
-                case .vast(let document):
-                    ads += await expand(document, depth: depth, inherited: inherited, single: false, state: state)
-                case .tagURI(let tag):
-                    do {
-                        let next = try await fetchParsed(tag, state: state)
-                        var chained = inherited
-                        chained.chain.append(tag)
-                        ads += await expand(next, depth: depth + 1, inherited: chained, single: false, state: state)
-                    } catch {
-                        state.note("VMAP break \(Self.shown(adBreak.breakID ?? "?")): \(error.reason)")
-                    }
-                case nil:
-                    state.note("VMAP break \(Self.shown(adBreak.breakID ?? "?")) names no ads")
-                }
+            // A VMAP answer lays out a programme's breaks (pre-, mid-, post-roll); a live break is one of them: its
+            // first linear break with ads, the others left out (and said).
+            guard let index = breaks.firstIndex(where: { $0.source != nil }) else {
+                state.note("the VMAP answer has no linear break with ads")
+                return []
             }
-            return ads
+            let adBreak = breaks[index]
+            if breaks.count > index + 1 {
+                state.note(
+                    "the VMAP answer's other \(breaks.count - index - 1) linear break(s) left out: a live break plays one"
+                )
+            }
+            switch adBreak.source {
+            case .vast(let document):
+                return await expand(document, depth: depth, inherited: inherited, single: false, state: state)
+            case .tagURI(let tag):
+                // Followed as a wrapper is: within the depth, and never back to where it came from.
+                guard depth < maximumWrapperDepth, !inherited.chain.contains(tag) else {
+                    state.note("VMAP break \(Self.shown(adBreak.breakID ?? "?")): its ad tag is a loop or too deep")
+                    return []
+                }
+                do throws(AdResolutionFailure) {
+                    let next = try await fetchParsed(tag, state: state)
+                    var chained = inherited
+                    chained.chain.append(tag)
+                    return await expand(next, depth: depth + 1, inherited: chained, single: false, state: state)
+                } catch {
+                    state.note("VMAP break \(Self.shown(adBreak.breakID ?? "?")): \(error.reason)")
+                    return []
+                }
+            case nil:
+                return []
+            }
         }
     }
 
@@ -213,12 +227,15 @@ public struct AdResolver: Sendable {
                 state.note("ad \(name): its HLS media file \(problem)")
                 return []
             }
+            // Only absolute http(s) URLs reach players and beacons (no javascript: or data: click-throughs).
+            let usable = { (url: String) in AbsoluteURI.problem(in: url) == nil }
             return [
                 DecidedAd(
                     adID: ad.id, creativeID: linear.creativeID ?? linear.adID, universalAdID: linear.universalAdID,
                     uri: media.uri, durationMilliseconds: linear.durationMilliseconds, skipOffset: linear.skipOffset,
-                    impressions: merged.impressions, tracking: merged.tracking, errorURLs: merged.errorURLs,
-                    clickThrough: linear.clickThrough)
+                    impressions: merged.impressions.filter(usable), tracking: merged.tracking.filter { usable($0.url) },
+                    errorURLs: merged.errorURLs.filter(usable),
+                    clickThrough: linear.clickThrough.flatMap { usable($0) ? $0 : nil })
             ]
         case .wrapper(let tag, let followAdditional, let allowMultiple):
             guard inherited.wrappersAllowed else {

@@ -56,15 +56,15 @@ public struct VASTDocument: Hashable, Sendable {
     }
 
     /// The ads to play, in order (VAST 4.1 §2.3.2): a pod (the ads with a `sequence`) in sequence order, the
-    /// standalone ads left out; without a pod, the standalone ads in document order. `single` (a wrapper that does
-    /// not allow multiple ads): the first of them only.
+    /// standalone ads left out; without a pod, the standalone ads in document order. `single` (under a wrapper that
+    /// does not allow multiple ads, VAST 4.1 §3.19.2): no pod, the first standalone ad only (the first ad when every
+    /// ad has a sequence).
     public func playOrder(single: Bool = false) -> [VASTAd] {
+        if single { return Array((ads.first { $0.sequence == nil } ?? ads.first).map { [$0] } ?? []) }
         let pod = ads.enumerated().filter { $0.element.sequence != nil }
-        let ordered =
-            pod.isEmpty
+        return pod.isEmpty
             ? ads
             : pod.sorted { ($0.element.sequence!, $0.offset) < ($1.element.sequence!, $1.offset) }.map(\.element)
-        return single ? Array(ordered.prefix(1)) : ordered
     }
 }
 

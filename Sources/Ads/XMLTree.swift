@@ -47,6 +47,9 @@ public struct XMLTree: Sendable {
         case notXML(String)
         /// A `<!DOCTYPE` (or `<!ENTITY`) declaration: refused before parsing.
         case documentType
+        /// Not UTF-8 (a UTF-16 or UTF-32 byte-order mark or NUL bytes, or another declared encoding): refused before
+        /// parsing, so that no declaration can hide from the check above.
+        case notUTF8
         case tooManyElements(limit: Int)
         case tooDeep(limit: Int)
 
@@ -54,6 +57,7 @@ public struct XMLTree: Sendable {
             switch self {
             case .notXML(let reason): "not well-formed XML (\(reason))"
             case .documentType: "it declares a document type (<!DOCTYPE>), which VAST and VMAP never do: refused unread"
+            case .notUTF8: "it is not UTF-8: refused unread"
             case .tooManyElements(let limit): "more than \(limit) elements"
             case .tooDeep(let limit): "elements nested deeper than \(limit)"
             }
@@ -62,6 +66,7 @@ public struct XMLTree: Sendable {
 
     /// Reads `data` into its root element.
     public static func parse(_ data: Data, maxElements: Int = 20_000, maxDepth: Int = 48) throws(Failure) -> Element {
+        if !isUTF8(data) { throw .notUTF8 }
         if declaresDocumentType(data) { throw .documentType }
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = false
@@ -78,7 +83,22 @@ public struct XMLTree: Sendable {
         return root
     }
 
-    /// Whether `data` holds `<!DOCTYPE` or `<!ENTITY` anywhere (ASCII case-insensitive).
+    /// Whether `data` reads as UTF-8 only: no UTF-16 byte-order mark, no NUL byte, and an XML declaration that names
+    /// no other encoding.
+    static func isUTF8(_ data: Data) -> Bool {
+        if data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE]) || data.contains(0) { return false }
+        let head = String(decoding: data.prefix(200), as: UTF8.self)
+        guard head.hasPrefix("<?xml") || head.hasPrefix("\u{FEFF}<?xml"),
+            let declarationEnd = head.range(of: "?>"),
+            let range = head[..<declarationEnd.lowerBound].range(of: "encoding=", options: .caseInsensitive)
+        else { return true }
+        let value = head[range.upperBound...].dropFirst().prefix { $0 != "\"" && $0 != "'" }.lowercased()
+        return value == "utf-8" || value == "utf8"
+    }
+
+    /// Whether the prolog of `data` (before its first element) holds `<!DOCTYPE` or `<!ENTITY` (ASCII
+    /// case-insensitive): the only place a document type can be declared. One in a CDATA section further on (an
+    /// HTML companion) is only text.
     static func declaresDocumentType(_ data: Data) -> Bool {
         let patterns: [[UInt8]] = [Array("<!doctype".utf8), Array("<!entity".utf8)]
         return data.withUnsafeBytes { raw -> Bool in
@@ -86,6 +106,12 @@ public struct XMLTree: Sendable {
             guard bytes.count >= 8 else { return false }
             var index = 0
             while index < bytes.count {
+                // The first element starts the body: `<` then neither `!` nor `?`.
+                if bytes[index] == UInt8(ascii: "<"), index + 1 < bytes.count,
+                    bytes[index + 1] != UInt8(ascii: "!"), bytes[index + 1] != UInt8(ascii: "?")
+                {
+                    return false
+                }
                 if bytes[index] == UInt8(ascii: "<"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "!") {
                     for pattern in patterns where index + pattern.count <= bytes.count {
                         var matches = true

@@ -113,6 +113,16 @@ public struct AdSettings: Hashable, Sendable, Codable {
         }
     }
 
+    /// An ad server only where players ask for asset lists: not on a channel marked for a downstream SSAI alone.
+    public func check(markers: Signalling.Markers?) throws(ScheduleError) {
+        if adServer != nil, let markers, !markers.interstitials {
+            throw .invalidField(
+                "ad_server",
+                "the channel's markers are \(markers.rawValue): players never ask it for an asset list, so no ad server would be asked; its breaks would all be refused"
+            )
+        }
+    }
+
     private static func checkPreroll(_ duration: Int64) throws(ScheduleError) {
         guard duration > 0, duration <= maximumPrerollMilliseconds else {
             throw .invalidField(
@@ -123,8 +133,9 @@ public struct AdSettings: Hashable, Sendable, Codable {
     }
 }
 
-/// A change to a channel's ad settings (`channel update`, `PATCH /channels/{channel}/ads`): a field given replaces
-/// the setting, a field given as null clears it (optional ones), a field left out keeps it (RFC 7396 merge patch).
+/// A change to a channel's ad settings (`cueline channel update`, the command `set_ad_settings`): a field given
+/// replaces the setting, a field given as null clears it (optional ones), a field left out keeps it (RFC 7396 merge
+/// patch semantics in its JSON).
 public struct AdSettingsChange: Hashable, Sendable, Codable {
     /// `.some(nil)` clears.
     public var adServer: AdServerTemplate??

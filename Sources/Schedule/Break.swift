@@ -60,6 +60,9 @@ public struct BreakSpec: Hashable, Sendable, Codable {
     /// The ad server that decides what each viewer's asset list holds (the break's own, else the channel's when it
     /// was placed); `asset` is then the fallback. Nil: the assets are the same for every viewer.
     public var adServer: AdServerTemplate?
+    /// How long before its start its preload range starts: the channel's `--preload` when it was placed (a later
+    /// change never moves a published range). Nil: none.
+    public var preloadMilliseconds: Int64?
 
     public init(
         id: BreakID, start: Timestamp, plannedDurationMilliseconds: Int64, asset: BreakAsset,

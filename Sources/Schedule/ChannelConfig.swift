@@ -185,6 +185,7 @@ public struct ChannelConfig: Hashable, Sendable, Codable {
             }
         }
         try ads?.validate()
+        try ads?.check(markers: signalling?.markers)
     }
 }
 

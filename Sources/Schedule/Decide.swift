@@ -85,8 +85,11 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         guard state.countsFewerFutureBreaks(than: Limits.maximumFutureBreaks, liveEdge: liveEdge, now: now) else {
             throw .tooManyFutureBreaks(channel: state.channel, limit: Limits.maximumFutureBreaks)
         }
-        let decided = request.adServer != nil || state.adSettings?.adServer != nil
-        try validateAsset(request.asset, decided: decided)
+        // The channel's ad server fills a break that names none of its own, unless the break brings its own asset
+        // list (an external SSAI's): that one is asked as it always was.
+        let isList = if case .list = request.asset { true } else { false }
+        let channelAdServer = isList ? nil : state.adSettings?.adServer
+        try validateAsset(request.asset, decided: request.adServer != nil || channelAdServer != nil)
         // Durations as the media has them (within a tolerance; refused beyond it), where the assets could be read.
         let (planned, asset, media) = try BreakMedia.reconcile(
             plannedDurationMilliseconds: request.plannedDurationMilliseconds, asset: request.asset,
@@ -113,19 +116,23 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
             throw .invalidField("ad_server", problem)
         }
         // The break's ad server, else the channel's as it is now: decided once, here, and kept with the break.
-        let adServer = request.adServer ?? state.adSettings?.adServer
+        let adServer = request.adServer ?? channelAdServer
         if adServer != nil, config.signalling?.markers.interstitials == false {
             throw .invalidField(
                 "ad_server",
                 "channel \(config.id) marks breaks for a downstream SSAI only (markers scte35): players never ask Cueline for its asset list, so no ad server is asked either"
             )
         }
-        return [
-            .breakPlaced(
-                BreakSpec(
-                    id: id, start: start, plannedDurationMilliseconds: planned, asset: asset, options: request.options,
-                    media: media, adServer: adServer))
-        ]
+        var spec = BreakSpec(
+            id: id, start: start, plannedDurationMilliseconds: planned, asset: asset, options: request.options,
+            media: media, adServer: adServer)
+        // The channel's preload length as it is now, kept with the break: its range never moves afterwards.
+        if let preload = state.adSettings?.preloadMilliseconds, preload > 0,
+            config.signalling?.markers.interstitials ?? true
+        {
+            spec.preloadMilliseconds = preload
+        }
+        return [.breakPlaced(spec)]
 
     case .setPlayoutLimit(let id, let limit):
         let current = try breakToEnd(id, state: state, liveEdge: liveEdge, now: now, timeline: timeline)
@@ -208,6 +215,7 @@ public func decide(_ command: ScheduleCommand, state: ChannelState, now: Timesta
         // A channel created before ad settings starts from none at all: its first change gives it the defaults too.
         let settings = change.applied(to: state.adSettings ?? .defaults)
         try settings.validate()
+        try settings.check(markers: config.signalling?.markers)
         return [.adSettingsSet(settings)]
     }
 }
@@ -286,7 +294,12 @@ private func validateAsset(_ asset: BreakAsset, decided: Bool = false) throws(Sc
                 "a break filled by an ad server falls back to assets (asset_uri or pod), not to another asset list")
         }
     case .pod(let assets):
-        guard !assets.isEmpty || decided else { throw .invalidField("pod", "a pod needs at least one asset") }
+        guard !assets.isEmpty || decided else {
+            throw .invalidField(
+                "pod",
+                "needs at least one asset (or give asset_uri or asset_list); a break without assets needs an ad server to fill it (its ad_server, or the channel's)"
+            )
+        }
         guard assets.count <= Limits.maximumPodAssets else {
             throw .invalidField("pod", "a pod holds at most \(Limits.maximumPodAssets) assets")
         }

@@ -19,19 +19,19 @@ extension PlaylistBuilder {
     /// placed (a range that starts before it was first published would tell players to fetch at once). Nil when the
     /// break has none: no ad settings or a preload of 0, markers without interstitials, or a break placed less than
     /// a millisecond ahead.
-    static func preloadStart(_ item: BreakState, config: ChannelConfig, settings: AdSettings?) -> Timestamp? {
-        guard let settings, settings.preloadMilliseconds > 0, config.signalling?.markers.interstitials ?? true
+    static func preloadStart(_ item: BreakState, config: ChannelConfig) -> Timestamp? {
+        guard let preload = item.spec.preloadMilliseconds, preload > 0, config.signalling?.markers.interstitials ?? true
         else { return nil }
-        let start = max(item.start.adding(milliseconds: -settings.preloadMilliseconds), item.placed.at)
+        let start = max(item.start.adding(milliseconds: -preload), item.placed.at)
         return start < item.start ? start : nil
     }
 
     /// A break's preload range: `X-URI` the interstitial's asset list (or asset), `X-TARGET-ID` its id, ending at its
     /// start. Kept between ticks with the break's other tags.
-    static func preloadTag(_ item: BreakState, placing: DateRange, config: ChannelConfig, settings: AdSettings?)
+    static func preloadTag(_ item: BreakState, placing: DateRange, config: ChannelConfig)
         -> DateRange?
     {
-        guard let start = preloadStart(item, config: config, settings: settings),
+        guard let start = preloadStart(item, config: config),
             let uri = placing.assetList ?? placing.assetURI
         else { return nil }
         let key = KeptTagsKey(channel: config.id, breakID: item.id)

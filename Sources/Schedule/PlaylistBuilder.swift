@@ -250,7 +250,7 @@ public enum PlaylistBuilder {
             }
             // Its preload range left with it when it was cancelled, or when it ended (at the break's start) before the
             // window's start.
-            if preloadStart(item, config: config, settings: state.adSettings) != nil {
+            if preloadStart(item, config: config) != nil {
                 let preloadGone =
                     item.cancelled.map { $0.at > since && $0.at <= tick && item.start > windowStartThen }
                     ?? (item.start > windowStartThen && item.start <= windowStartNow)
@@ -294,7 +294,7 @@ public enum PlaylistBuilder {
             guard item.end > windowStart else { continue }
             let placing = keptPlacingTag(item.spec, config: config)
             // The preload range, from its start until the break's (rfc8216bis-22 Appendix F), while it is in the window.
-            if let preload = preloadTag(item, placing: placing, config: config, settings: state.adSettings),
+            if let preload = preloadTag(item, placing: placing, config: config),
                 item.start > windowStart, let preloadStart = preload.startDate
             {
                 if preloadStart >= liveEdge {
@@ -518,13 +518,14 @@ public enum PlaylistBuilder {
         return #"{"ASSETS":[\#(items.joined(separator: ","))]}"#
     }
 
-    /// The slate as asset-list items filling `breakMilliseconds`: as many plays as it takes (at most a pod's worth),
-    /// once at the break's length when its own length is unknown.
+    /// The slate as asset-list items within `breakMilliseconds`: as many whole plays as fit (at most a pod's worth;
+    /// a break that runs its planned length gets no playout limit to cut an extra play, and viewers would rejoin
+    /// further behind live), once when it is longer than the break or its length is unknown.
     public static func slateItems(_ slate: AdSettings.Slate, breakMilliseconds: Int64) -> [String] {
         guard let length = slate.durationMilliseconds, length > 0 else {
             return [assetItem(uri: slate.uri, durationMilliseconds: breakMilliseconds)]
         }
-        let plays = min(Int((breakMilliseconds + length - 1) / length), Limits.maximumPodAssets)
+        let plays = min(Int(breakMilliseconds / length), Limits.maximumPodAssets)
         return Array(repeating: assetItem(uri: slate.uri, durationMilliseconds: length), count: max(plays, 1))
     }
 

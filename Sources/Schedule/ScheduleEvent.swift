@@ -47,7 +47,9 @@ public enum ScheduleEvent: Hashable, Sendable {
         switch self {
         case .channelCreated(let config) where config.ads != nil: return 3
         case .adSettingsSet: return 3
-        case .breakPlaced(let spec) where spec.adServer != nil || spec.options.skipControl != nil: return 3
+        case .breakPlaced(let spec)
+        where spec.adServer != nil || spec.options.skipControl != nil || spec.preloadMilliseconds != nil:
+            return 3
         case .channelCreated(let config) where config.signalling != nil: return 2
         default: return 1
         }

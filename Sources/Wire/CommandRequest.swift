@@ -164,13 +164,10 @@ public struct CommandRequest: Codable, Sendable, Hashable {
             }
             guard let duration else { throw Invalid(field: "duration", reason: "is required") }
             let assets = [assetUri != nil, assetList != nil, pod != nil].filter { $0 }.count
-            // With an ad server the assets are its fallback, and may be none (the channel's slate, else nothing).
-            guard assets == 1 || (assets == 0 && adServer != nil) else {
-                throw Invalid(
-                    field: "asset_uri",
-                    reason: adServer == nil
-                        ? "give exactly one of asset_uri, asset_list or pod (or ad_server)"
-                        : "give at most one of asset_uri, asset_list or pod as the ad server's fallback")
+            // With an ad server (the break's or the channel's) the assets are its fallback, and may be none: `decide`
+            // refuses a break without assets when no ad server applies.
+            guard assets <= 1 else {
+                throw Invalid(field: "asset_uri", reason: "give at most one of asset_uri, asset_list or pod")
             }
             let template = try adServer.map { text throws(Invalid) in
                 try checked { () throws(ScheduleError) in try AdServerTemplate(text, field: "ad_server") }

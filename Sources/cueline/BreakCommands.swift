@@ -107,12 +107,8 @@ struct BreakCommand: AsyncParsableCommand {
         func validate() throws {
             guard (at == nil) != (inDuration == nil) else { throw ValidationError("give exactly one of --at or --in") }
             let assets = [assetURI != nil, assetList != nil, !pod.isEmpty].filter { $0 }.count
-            guard assets == 1 || (assets == 0 && adServer != nil) else {
-                throw ValidationError(
-                    adServer == nil
-                        ? "give exactly one of --asset-uri, --asset-list or --pod (or --ad-server)"
-                        : "give at most one of --asset-uri, --asset-list or --pod as the ad server's fallback")
-            }
+            // None: an ad server fills the break (its --ad-server or the channel's; refused when neither applies).
+            guard assets <= 1 else { throw ValidationError("give at most one of --asset-uri, --asset-list or --pod") }
             try checkOption("ad-server") { () throws(ScheduleError) in
                 if let adServer { _ = try AdServerTemplate(adServer, field: "ad-server") }
             }
@@ -165,9 +161,8 @@ struct BreakCommand: AsyncParsableCommand {
                 options: InterstitialOptions(
                     restrict: try list(restrict, "restrict"), snap: try list(snap, "snap"),
                     cue: InterstitialOptions.cue(requested: cue == "none" ? [] : try list(cue, "cue")),
-                    timelineOccupies: (try list(timelineOccupies, "timeline-occupies") as [DateRange.TimelineOccupies]?)?
-                        .first,
-                    timelineStyle: (try list(timelineStyle, "timeline-style") as [DateRange.TimelineStyle]?)?.first,
+                    timelineOccupies: try single(timelineOccupies, "timeline-occupies"),
+                    timelineStyle: try single(timelineStyle, "timeline-style"),
                     contentMayVary: contentMayVary.map { $0.lowercased() == "yes" },
                     clientAttributes: try attr.map(parseAttribute),
                     skipControl: skipOffset.map {
@@ -186,6 +181,17 @@ struct BreakCommand: AsyncParsableCommand {
                     "placed \(spec.id) on \(channel): start \(spec.start), planned \(DecimalNumber(milliseconds: spec.plannedDurationMilliseconds)) s (version \(answer.version))"
                 return answer.note.map { line + "\n" + $0.escapingControlCharacters } ?? line
             }
+        }
+
+        /// One value of an enumeration (`point`), not a list.
+        private func single<T: RawRepresentable>(_ text: String?, _ field: String) throws -> T?
+        where T.RawValue == String {
+            guard let values: [T] = try list(text, field) else { return nil }
+            guard values.count == 1 else {
+                throw CLIError(
+                    message: "\(field): give one value, not \(text!.debugDescription)", exitCode: ExitStatus.usage)
+            }
+            return values[0]
         }
 
         private func list<T: RawRepresentable>(_ text: String?, _ field: String) throws -> [T]?

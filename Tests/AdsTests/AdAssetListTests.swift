@@ -30,13 +30,13 @@ struct AdAssetListTests {
         #expect(notes[2].contains("\"e\" (6.000 s) does not fit"))
     }
 
-    @Test("the media's own length wins when Cueline has read it and it differs by more than half a second")
+    @Test("the media's own length wins when it differs by more than half a second; within it, the longer of the two")
     func measured() {
         let lengths = ["https://cdn.example.com/a.m3u8": Int64(14_000), "https://cdn.example.com/b.m3u8": 10_300]
         let (fitted, notes) = AdAssetList.fit(
             [ad("a", 15), ad("b", 10), ad("c", nil)], breakMilliseconds: 60_000,
             measured: { lengths[$0] ?? ($0.hasSuffix("c.m3u8") ? 7_000 : nil) })
-        #expect(fitted.map(\.durationMilliseconds) == [14_000, 10_000, 7_000])
+        #expect(fitted.map(\.durationMilliseconds) == [14_000, 10_300, 7_000])
         #expect(notes == ["ad \"a\": VAST says 15.000 s, its media is 14.000 s: listed at the media's length"])
     }
 
@@ -46,7 +46,9 @@ struct AdAssetListTests {
             AdAssetList.Fitted(ad: ad("a", 20, skip: .milliseconds(4200)), durationMilliseconds: 20_000),
             AdAssetList.Fitted(ad: ad("b", 10), durationMilliseconds: 10_000),
         ]
-        let skip = AdAssetList.skipControl(fitted, breakSkip: nil)
+        // A skippable first ad does not make the second advertiser's ad skippable: no derived SKIP-CONTROL for a pod.
+        #expect(AdAssetList.skipControl(fitted, breakSkip: nil) == nil)
+        let skip = AdAssetList.skipControl(Array(fitted.prefix(1)), breakSkip: nil)
         #expect(skip == SkipControl(offsetMilliseconds: 5000, durationMilliseconds: 15_000))
         let text = AdAssetList.json(fitted, skip: skip, tracking: true)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])

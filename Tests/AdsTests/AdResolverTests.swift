@@ -159,16 +159,36 @@ struct AdResolverTests {
         }
     }
 
-    @Test("VMAP: inline ads and an ad tag's, in break order")
+    @Test("VMAP: a live break plays the first linear break's ads; the others are left out and said")
     func vmap() async throws {
         let servers = FakeAdServers([
             "https://ads.example.com/vmap": String(decoding: try fixture("vmap.xml"), as: UTF8.self),
-            "https://ads.example.com/midroll?n=2": vast(
-                inline("m1", seconds: 10, sequence: 1), inline("m2", seconds: 10, sequence: 2)),
+            "https://ads.example.com/midroll?n=2": vast(inline("m1", seconds: 10, sequence: 1)),
+            "https://ads.example.com/tagged": """
+            <vmap:VMAP xmlns:vmap="http://www.iab.net/videosuite/vmap" version="1.0">
+              <vmap:AdBreak timeOffset="start" breakType="linear" breakId="pre"><vmap:AdSource>
+                <vmap:AdTagURI templateType="vast4"><![CDATA[https://ads.example.com/midroll?n=2]]></vmap:AdTagURI>
+              </vmap:AdSource></vmap:AdBreak>
+            </vmap:VMAP>
+            """,
+            "https://ads.example.com/self": """
+            <vmap:VMAP xmlns:vmap="http://www.iab.net/videosuite/vmap" version="1.0">
+              <vmap:AdBreak breakType="linear"><vmap:AdSource>
+                <vmap:AdTagURI><![CDATA[https://ads.example.com/self]]></vmap:AdTagURI>
+              </vmap:AdSource></vmap:AdBreak>
+            </vmap:VMAP>
+            """,
         ])
         let resolution = try await AdResolver(fetch: servers.fetch).resolve("https://ads.example.com/vmap")
-        #expect(resolution.ads.map(\.adID) == ["vmap-inline", "m1", "m2"])
-        #expect(!servers.asked.withLock { $0 }.contains("https://ads.example.com/overlay"))
+        #expect(resolution.ads.map(\.adID) == ["vmap-inline"])
+        #expect(resolution.notes.contains { $0.contains("other 1 linear break(s) left out") })
+        #expect(servers.asked.withLock { $0 } == ["https://ads.example.com/vmap"])
+        let tagged = try await AdResolver(fetch: servers.fetch).resolve("https://ads.example.com/tagged")
+        #expect(tagged.ads.map(\.adID) == ["m1"])
+        // A VMAP whose ad tag leads back to itself is a loop: asked once.
+        let loop = try await AdResolver(fetch: servers.fetch).resolve("https://ads.example.com/self")
+        #expect(loop.ads.isEmpty && loop.requests == 1)
+        #expect(loop.notes.contains { $0.contains("a loop or too deep") })
     }
 
     @Test("at most 16 requests for one break: a pod of 30 wrappers asks 16 servers, no more")

@@ -43,8 +43,8 @@ struct VASTTests {
         #expect(second.skipOffset == .percent(25))
         #expect(second.universalAdID == "CNPA0002000H")
         #expect(second.tracking.first?.url == "https://track.example.com/start?ad=second&x=1")
-        // Only a single ad of a wrapper that does not allow several.
-        #expect(document.playOrder(single: true).map(\.id) == ["first"])
+        // Under a wrapper that does not allow multiple ads: no pod, the first standalone ad.
+        #expect(document.playOrder(single: true).map(\.id) == ["standalone-1"])
     }
 
     @Test("VAST 3.0 without a namespace, its media type in capitals")
@@ -105,6 +105,31 @@ struct VASTTests {
         #expect(throws: AdParseFailure.xml(.documentType)) { try AdResponse.parse(Data(external.utf8)) }
     }
 
+    @Test("a document that is not UTF-8 is refused unread: a UTF-16 DOCTYPE cannot hide from the check")
+    func notUTF8() {
+        let laughs = "<?xml version=\"1.0\" encoding=\"UTF-16\"?><!DOCTYPE x [<!ENTITY a \"aaaa\">]><VAST>&a;</VAST>"
+        var utf16 = Data([0xFF, 0xFE])
+        for unit in laughs.utf16 { utf16.append(contentsOf: [UInt8(unit & 0xFF), UInt8(unit >> 8)]) }
+        #expect(throws: AdParseFailure.xml(.notUTF8)) { try AdResponse.parse(utf16) }
+        #expect(throws: AdParseFailure.xml(.notUTF8)) {
+            try AdResponse.parse(Data("<?xml version='1.0' encoding='ISO-8859-1'?><VAST/>".utf8))
+        }
+    }
+
+    @Test("a DOCTYPE inside the body (an HTML companion's CDATA) is text, not a declaration")
+    func companionDoctype() throws {
+        let text = """
+            <VAST version="4.1"><Ad id="c"><InLine><Creatives><Creative><CompanionAds><Companion>
+            <HTMLResource><![CDATA[<!DOCTYPE html><html><body>hi</body></html>]]></HTMLResource>
+            </Companion></CompanionAds></Creative></Creatives></InLine></Ad></VAST>
+            """
+        guard case .vast(let document) = try AdResponse.parse(Data(text.utf8)) else {
+            Issue.record("not read as VAST")
+            return
+        }
+        #expect(document.ads.map(\.id) == ["c"])
+    }
+
     @Test("what is not VAST: cut off, HTML, another root, nothing")
     func notVAST() {
         #expect(throws: AdParseFailure.self) { try AdResponse.parse(Data("<VAST version=\"4.1\"><Ad><InLine>".utf8)) }
@@ -150,5 +175,26 @@ struct VASTTests {
                 == .wrapper(
                     tagURI: "https://ads.example.com/next", followAdditionalWrappers: false, allowMultipleAds: true))
         #expect(document.ads[0].impressions == ["https://track.example.com/w"])
+    }
+}
+
+@Suite("Where an ad server may send Cueline")
+struct HostPolicyTests {
+    @Test(
+        "private, loopback, link-local, shared and unspecified literals, and localhost",
+        arguments: [
+            "127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1",
+            "0.0.0.0", "localhost", "ads.localhost", "[::1]", "::", "fd00::1", "fe80::1", "::ffff:127.0.0.1",
+            "LOCALHOST",
+        ])
+    func privateHosts(host: String) {
+        #expect(HostPolicy.isPrivate(host: host))
+    }
+
+    @Test(
+        "public addresses and names",
+        arguments: ["8.8.8.8", "172.32.0.1", "100.128.0.1", "ads.example.com", "2001:db8::1", "192.169.0.1", "1.2.3"])
+    func publicHosts(host: String) {
+        #expect(!HostPolicy.isPrivate(host: host))
     }
 }

@@ -12,7 +12,8 @@ import Testing
 @Suite("Replay checkpoints carry the fold version")
 struct SnapshotFoldVersionTests {
     static let fingerprints: [Int: String] = [
-        1: "e15c4144217371916a6d00b95149a3b3ae1c941423b457851f544f4f7b0d44b6"
+        1: "e15c4144217371916a6d00b95149a3b3ae1c941423b457851f544f4f7b0d44b6",
+        2: "f8b194ecbf8cab79b2f50cf58ea53a7206aeef5cd4ad33787dcb5a5a0475db03",
     ]
 
     @Test("the fold of a fixed history has the fingerprint recorded for this fold version")
@@ -36,6 +37,17 @@ struct SnapshotFoldVersionTests {
                         plannedDurationMilliseconds: 30_000,
                         asset: .uri("https://a.example/ad\(index).m3u8"))))
         }
+        // Issue 35: ad settings changed, and a break filled by an ad server with skip control (fold 2).
+        try await run(
+            .setAdSettings(
+                AdSettingsChange(
+                    adServer: .some(try AdServerTemplate("https://ads.example/v?b={break_id}", field: "ad_server")),
+                    preloadMilliseconds: 10_000)))
+        try await run(
+            .placeBreak(
+                PlaceBreak(
+                    id: "b9", start: .inMilliseconds(400_000), plannedDurationMilliseconds: 20_000, asset: .pod([]),
+                    options: InterstitialOptions(skipControl: SkipControl(offsetMilliseconds: 5000, labelID: "Skip")))))
         clock.set(80)
         try await run(.setPlayoutLimit(id: "b0", limitMilliseconds: 12_000))
         try await run(.cancelBreak(id: "b2"))

@@ -49,7 +49,12 @@ struct AdSettingsTests {
         var channel = try Channel()
         let empty = PlaceBreak(
             id: "brk-1", start: .at(at(90)), plannedDurationMilliseconds: 30_000, asset: .pod([]))
-        #expect(throws: ScheduleError.invalidField("pod", "a pod needs at least one asset")) {
+        #expect(
+            throws: ScheduleError.invalidField(
+                "pod",
+                "needs at least one asset (or give asset_uri or asset_list); a break without assets needs an ad server to fill it (its ad_server, or the channel's)"
+            )
+        ) {
             try channel.apply(.placeBreak(empty), at: at(60))
         }
         var decided = empty
@@ -94,10 +99,10 @@ struct AdSettingsTests {
                 PlaceBreak(id: "brk-1", start: .at(at(90)), plannedDurationMilliseconds: 25_000, asset: .pod([]))),
             at: at(60))
         #expect(channel.state.breakState("brk-1")?.spec.adServer?.value == "https://ads.example.com/live")
-        // 25 s of a 10 s slate: three plays, the playout limit of the break ends the last.
+        // 25 s of a 10 s slate: two whole plays (a third would run past the break, and nothing would cut it).
         #expect(
             PlaylistBuilder.assetList(state: channel.state, breakID: "brk-1")
-                == #"{"ASSETS":[{"URI":"https://cdn.example.com/slate.m3u8","DURATION":10.000},{"URI":"https://cdn.example.com/slate.m3u8","DURATION":10.000},{"URI":"https://cdn.example.com/slate.m3u8","DURATION":10.000}]}"#
+                == #"{"ASSETS":[{"URI":"https://cdn.example.com/slate.m3u8","DURATION":10.000},{"URI":"https://cdn.example.com/slate.m3u8","DURATION":10.000}]}"#
         )
         // Removing the channel's ad server: later breaks need assets again; the placed one keeps its ad server.
         try channel.apply(.setAdSettings(AdSettingsChange(adServer: .some(nil))), at: at(61))
@@ -186,5 +191,54 @@ struct AdSettingsTests {
         #expect(
             try EventCodec.decode(type: encoded.type, schemaVersion: encoded.schemaVersion, payload: encoded.payload)
                 == .adSettingsSet(settings))
+    }
+
+    @Test("a channel marked for a downstream SSAI alone takes no ad server; an external asset list is never decided")
+    func markersAndLists() throws {
+        var ssai = demoConfig()
+        ssai.signalling = Signalling(markers: .scte35)
+        var config = ssai
+        config.ads = AdSettings(adServer: try template("https://ads.example.com/v"))
+        #expect(throws: ScheduleError.self) { try config.validate() }
+        var channel = try Channel(ssai)
+        do {
+            try channel.apply(
+                .setAdSettings(AdSettingsChange(adServer: .some(try template("https://ads.example.com/v")))), at: at(1))
+            Issue.record("an ad server was set on a scte35 channel")
+        } catch {
+            #expect((error as? ScheduleError)?.field == "ad_server")
+        }
+        // On an interstitial channel with an ad server, a break with its own external list keeps it, undecided.
+        var players = demoConfig()
+        players.ads = AdSettings(adServer: try template("https://ads.example.com/v"))
+        channel = try Channel(players)
+        try channel.apply(
+            .placeBreak(
+                PlaceBreak(
+                    id: "brk-1", start: .at(at(90)), plannedDurationMilliseconds: 30_000,
+                    asset: .list("https://ssai.example.com/list.json"))),
+            at: at(60))
+        #expect(channel.state.breakState("brk-1")?.spec.adServer == nil)
+    }
+
+    @Test("a break keeps the preload length it was placed with: changing the channel's never moves a published range")
+    func preloadKept() throws {
+        var config = demoConfig()
+        config.ads = AdSettings()
+        var channel = try Channel(config)
+        try channel.apply(place("brk-1", start: 90, duration: 30), at: at(60))
+        let before = try channel.render("720p", at: at(72))
+        #expect(
+            before.contains(
+                #"ID="brk-1.preload",CLASS="com.apple.hls.preload",START-DATE="2026-03-01T12:01:10.000Z",DURATION=20.000"#
+            ))
+        try channel.apply(.setAdSettings(AdSettingsChange(preloadMilliseconds: 0)), at: at(73))
+        try channel.apply(place("brk-2", start: 150, duration: 12), at: at(74))
+        let after = try channel.render("720p", at: at(78))
+        #expect(
+            after.contains(
+                #"ID="brk-1.preload",CLASS="com.apple.hls.preload",START-DATE="2026-03-01T12:01:10.000Z",DURATION=20.000"#
+            ))
+        #expect(!after.contains("brk-2.preload"))
     }
 }

@@ -6,15 +6,20 @@
 #   join : 1,000 viewers joining within one second (a connection each) with the ad server holding every answer
 #          200 ms and the channel's --ad-concurrency 32, --ad-timeout 1.5 s: every viewer answered within the
 #          deadline, as many decided as the concurrency allows, the rest the fallback; what the ad server saw at most
+# Usage: scripts/bench/bench-ads.sh [debug|release]   (release by default; debug uses CUELINE_BIN when set)
 set -euo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/demo.sh"
 cd "$(repo_root)"
 
-ensure_build_deps
-apt_install wrk curl
+config=${1:-release}
+apt_install wrk
 out=Benchmarks/results.md
-bench_setup bench-ads
+throwaway_service "$config"
+pgdir=$SCRATCH
+pids=()
+trap 'for p in "${pids[@]}" "${BACKGROUND_PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done; stop_cluster; rm -rf "$SCRATCH"' EXIT
+bin=$(dirname "$CUELINE")
 
 adlog=$pgdir/adserver.out
 python3 scripts/lib/test_adserver.py --port 0 --media-base "http://127.0.0.1:9/media" >"$adlog" 2>/dev/null & pids+=($!)
@@ -25,10 +30,10 @@ ads="http://127.0.0.1:$adport"
 
 port=$(free_port 18800)
 base="http://127.0.0.1:$port"
-CUELINE_LOG_LEVEL=warning "$bin/cueline" serve --port "$port" --unauthenticated-commands >"$pgdir/serve.log" 2>&1 & pids+=($!)
+CUELINE_LOG_LEVEL=warning "$CUELINE" serve --port "$port" --unauthenticated-commands >"$pgdir/serve.log" 2>&1 & pids+=($!)
 wait_http "$base/readyz" 30 || die "the server did not start"
 create() {  # create CHANNEL CONCURRENCY
-    "$bin/cueline" channel create "$1" --segment-duration 6 --window 10 --public-url "$base" \
+    "$CUELINE" channel create "$1" --segment-duration 6 --window 10 --public-url "$base" \
         --rendition 720p,2800000,720p/seg{n}.ts --ad-concurrency "$2" --ad-timeout 1.5s >/dev/null
 }
 place() {  # place CHANNEL TEMPLATE
@@ -56,7 +61,7 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
     echo
     echo "# Ads run of $(date -u +%Y-%m-%dT%H:%MZ)"
     echo
-    echo "Machine: $(nproc) cores, load $load at the end; the test ad server is Python (ThreadingHTTPServer) on the same cores. \`scripts/bench/bench-ads.sh\`."
+    echo "Machine: $(nproc) cores, load $load at the end; $config build; the test ad server is Python (ThreadingHTTPServer) on the same cores. \`scripts/bench/bench-ads.sh $config\`."
     echo
     echo "| measure | value |"
     echo "|---|---|"

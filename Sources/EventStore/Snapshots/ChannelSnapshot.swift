@@ -16,7 +16,10 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
     /// The fold's semantics (`ChannelState.apply`): a checkpoint is used only by a build that folds as the build
     /// that wrote it did. Bump it whenever applying an event changes what state it leaves; `SnapshotFoldVersionTests`
     /// fails on such a change until it is bumped (it fingerprints the fold of a fixed history).
-    public static let foldVersion = 1
+    ///
+    /// 2 (issue 35): ad settings (`ChannelCreated`'s and `AdSettingsSet`) and a break's ad server, skip control and
+    /// preload length: a build of fold 1 would drop them and render other bytes.
+    public static let foldVersion = 2
 
     public var format: Int
     /// The `foldVersion` of the build that wrote it (nil: written before it was recorded, never used).

@@ -69,6 +69,30 @@ public final class AdDecisions: Sendable {
     }
 
     private let logTimes = Mutex<[String: (at: ContinuousClock.Instant, suppressed: Int)]>([:])
+    /// The hosts counted by name in `cueline_ad_fetches_total` (the first 64; later ones as `other`).
+    let fetchHosts = Mutex<Set<String>>([])
+
+    func hostLabel(_ url: String) -> String {
+        let host = URL(string: url)?.host ?? "unknown"
+        return fetchHosts.withLock { hosts in
+            if hosts.contains(host) { return host }
+            guard hosts.count < 64 else { return "other" }
+            hosts.insert(host)
+            return host
+        }
+    }
+
+    /// `cueline_ad_fetches_total{channel, host, outcome}`: each request to an ad server, wrappers' included.
+    static func countFetch(channel: String, host: String, outcome: String) {
+        Counter(
+            label: "cueline_ad_fetches_total", dimensions: [("channel", channel), ("host", host), ("outcome", outcome)]
+        )
+        .increment()
+    }
+
+    /// Creatives being read in the background, at most `prefetchLimit`.
+    let prefetching = Mutex<Set<String>>([])
+    static let prefetchLimit = 8
 
     /// Whether a log line about `key` (a channel and outcome) may be written now: one every 10 s, so that an ad
     /// server down for a thousand viewers is one line, not a thousand. Returns how many were held back since the last.
@@ -94,6 +118,12 @@ public final class AdDecisions: Sendable {
                 outcome: outcome, notes: notes)
         }
         guard let template = item.spec.adServer, !item.isCancelled else { return fallback("static", []) }
+        // Asked only around the break (10 minutes ahead, a minute after its end): a request for a break long over or
+        // far ahead is no viewer's, and costs the ad server nothing.
+        let now = Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        guard now >= item.start.adding(milliseconds: -600_000), now <= item.end.adding(milliseconds: 60_000) else {
+            return fallback("outside", [])
+        }
         let settings = state.adSettings ?? .defaults
         let channel = state.channel.rawValue
         let url = template.url(
@@ -121,7 +151,7 @@ public final class AdDecisions: Sendable {
         }
         defer { limiter.release(key) }
 
-        let outcome = await resolve(url, until: deadline)
+        let outcome = await resolve(url, until: deadline, channel: channel)
         let resolution: AdResolver.Resolution
         switch outcome {
         case .timedOut:
@@ -132,7 +162,7 @@ public final class AdDecisions: Sendable {
                     "ad server \(host) gave no whole answer within \(DecimalNumber(milliseconds: settings.timeoutMilliseconds)) s (ad_timeout)"
                 ])
         case .failed(let failure):
-            let outcome = ["empty", "busy"].contains(failure.kind) ? failure.kind : "error"
+            let outcome = ["empty", "busy", "refused"].contains(failure.kind) ? failure.kind : "error"
             metrics.count(outcome)
             return fallback(outcome, [failure.reason])
         case .resolved(let resolved):
@@ -141,9 +171,20 @@ public final class AdDecisions: Sendable {
         var measured: [String: Int64] = [:]
         if let assets {
             for ad in resolution.ads { measured[ad.uri] = await assets.cachedDuration(ad.uri) }
-            // What is not known yet is read in the background, for the next viewer (one read per URL at a time).
-            let unknown = Set(resolution.ads.map(\.uri)).filter { measured[$0] == nil }
-            for uri in unknown.sorted().prefix(8) { Task { await assets.prefetch(uri) } }
+            // What is not known yet is read in the background for the next viewer: at most `prefetchLimit` reads
+            // at once in the whole server, each URL once (an ad server that names new creatives every time cannot
+            // make it read without bound), none at a private address unless the ad server is there too.
+            let mayGoPrivate = HostPolicy.isPrivate(url: url)
+            let unknown = Set(resolution.ads.map(\.uri)).filter {
+                measured[$0] == nil && (mayGoPrivate || !HostPolicy.isPrivate(url: $0))
+            }
+            for uri in unknown.sorted()
+            where prefetching.withLock({ $0.count < Self.prefetchLimit && $0.insert(uri).inserted }) {
+                Task {
+                    await assets.prefetch(uri)
+                    _ = self.prefetching.withLock { $0.remove(uri) }
+                }
+            }
         }
         let (fitted, notes) = AdAssetList.fit(
             resolution.ads, breakMilliseconds: item.spec.plannedDurationMilliseconds, measured: { measured[$0] })
@@ -152,8 +193,16 @@ public final class AdDecisions: Sendable {
             return fallback(resolution.ads.isEmpty ? "empty" : "no-fit", resolution.notes + notes)
         }
         metrics.count("decided")
-        if settings.beacons == .server {
-            for item in fitted { beacons.fire(item.ad.impressions, channel: channel) }
+        // Impressions from the server: once per viewer (`_HLS_primary_id`) and break, never for a request without
+        // one, and not to private addresses unless the ad server is there too.
+        if settings.beacons == .server, let viewer = request.primaryID, !viewer.isEmpty,
+            beacons.firstTime(channel: channel, breakID: item.id.rawValue, viewer: viewer)
+        {
+            let mayGoPrivate = HostPolicy.isPrivate(url: url)
+            for item in fitted {
+                beacons.fire(
+                    item.ad.impressions.filter { mayGoPrivate || !HostPolicy.isPrivate(url: $0) }, channel: channel)
+            }
         }
         let body = AdAssetList.json(
             fitted, skip: AdAssetList.skipControl(fitted, breakSkip: item.spec.options.skipControl),
@@ -169,12 +218,27 @@ public final class AdDecisions: Sendable {
 
     /// Resolves `url` (wrappers and all) unless `deadline` comes first; then the requests still open are cancelled
     /// (their connections closed).
-    func resolve(_ url: String, until deadline: ContinuousClock.Instant) async -> Outcome {
+    func resolve(_ url: String, until deadline: ContinuousClock.Instant, channel: String = "") async -> Outcome {
         let fetchAnswer = self.fetchAnswer
+        // Hops the ad server chose may reach the plant's own network only when the ad server itself is in it.
+        let mayGoPrivate = HostPolicy.isPrivate(url: url)
         let resolver = AdResolver { next throws(AdResolutionFailure) in
+            if !mayGoPrivate && HostPolicy.isPrivate(url: next) {
+                throw AdResolutionFailure(
+                    kind: "refused", reason: "\(AdResolver.shown(next)) is a private address: not asked")
+            }
             let left = deadline - ContinuousClock.now
             guard left > .zero else { throw AdResolutionFailure(kind: "timeout", reason: "no time left") }
-            return try await fetchAnswer(next, left)
+            // Each request counted by the host asked (wrappers' too): which partner in a chain fails or is slow.
+            let host = self.hostLabel(next)
+            do throws(AdResolutionFailure) {
+                let body = try await fetchAnswer(next, left)
+                Self.countFetch(channel: channel, host: host, outcome: "ok")
+                return body
+            } catch {
+                Self.countFetch(channel: channel, host: host, outcome: error.kind)
+                throw error
+            }
         }
         return await withTaskGroup(of: Outcome?.self) { group in
             group.addTask {
@@ -210,12 +274,40 @@ public final class AdDecisions: Sendable {
         }
     }
 
-    /// GETs an ad server's answer over `UpstreamGet.adServers`: 200 with a body, at most `answerLimit` bytes.
+    /// GETs an ad server's answer over `UpstreamGet.adServers`: 200 with a body, at most `answerLimit` bytes, at
+    /// most 5 redirects (followed here: each hop's host is checked like a wrapper's, `HostPolicy`).
     static func get(_ url: String, _ deadline: Duration) async throws(AdResolutionFailure) -> Data {
+        let started = ContinuousClock.now
+        var current = url
+        for _ in 0...5 {
+            let answer = try await getOnce(current, deadline - (ContinuousClock.now - started))
+            guard (300..<400).contains(answer.status), let location = answer.location else {
+                return try body(of: answer, current)
+            }
+            guard let next = URL(string: location, relativeTo: URL(string: current))?.absoluteString,
+                next.hasPrefix("http://") || next.hasPrefix("https://")
+            else {
+                throw AdResolutionFailure(
+                    kind: "transport",
+                    reason: "\(AdResolver.shown(current)) redirected to \(AdResolver.shown(location))")
+            }
+            if HostPolicy.isPrivate(url: next) && !HostPolicy.isPrivate(url: url) {
+                throw AdResolutionFailure(
+                    kind: "refused",
+                    reason:
+                        "\(AdResolver.shown(current)) redirected to \(AdResolver.shown(next)), a private address: not followed"
+                )
+            }
+            current = next
+        }
+        throw AdResolutionFailure(kind: "transport", reason: "\(AdResolver.shown(url)): more than 5 redirects")
+    }
+
+    static func getOnce(_ url: String, _ deadline: Duration) async throws(AdResolutionFailure) -> UpstreamGet.Answer {
         let shown = AdResolver.shown(url)
-        let answer: UpstreamGet.Answer
+        guard deadline > .zero else { throw AdResolutionFailure(kind: "timeout", reason: "\(shown): no time left") }
         do {
-            answer = try await UpstreamGet.adServers.get(
+            return try await UpstreamGet.adServers.get(
                 url, limit: answerLimit, deadline: .nanoseconds(deadline.nanosecondsClamped))
         } catch let failure as UpstreamGet.Failure {
             switch failure {
@@ -226,6 +318,10 @@ public final class AdDecisions: Sendable {
         } catch {
             throw AdResolutionFailure(kind: "timeout", reason: "\(shown): cancelled")
         }
+    }
+
+    static func body(of answer: UpstreamGet.Answer, _ url: String) throws(AdResolutionFailure) -> Data {
+        let shown = AdResolver.shown(url)
         if answer.status == 204 { throw AdResolutionFailure(kind: "empty", reason: "\(shown) answered 204 (no ad)") }
         guard answer.status == 200 else {
             throw AdResolutionFailure(kind: "status", reason: "\(shown) answered \(answer.status)")

@@ -24,6 +24,18 @@ public final class BeaconSender: Sendable {
             }
     }
 
+    /// Viewers already counted, by channel, break and `_HLS_primary_id` (forgotten all at once past 100,000).
+    private let counted = Mutex<Set<String>>([])
+
+    /// Whether this is the first time this viewer's list for this break is served (and notes it).
+    func firstTime(channel: String, breakID: String, viewer: String) -> Bool {
+        let key = channel + "\u{0}" + breakID + "\u{0}" + String(viewer.prefix(256))
+        return counted.withLock {
+            if $0.count >= 100_000 { $0.removeAll() }
+            return $0.insert(key).inserted
+        }
+    }
+
     func fire(_ urls: [String], channel: String) {
         for url in urls {
             let admitted = inFlight.withLock { count -> Bool in

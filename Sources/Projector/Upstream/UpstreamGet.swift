@@ -21,6 +21,8 @@ public struct UpstreamGet: Sendable {
         public var status: Int
         /// Where the answer came from, after redirects.
         public var finalURL: String
+        /// The `Location` of a redirect (a client that does not follow them).
+        public var location: String?
 
         public var text: String { String(buffer: body) }
     }
@@ -50,7 +52,9 @@ public struct UpstreamGet: Sendable {
     public static let assets = UpstreamGet(connectionsPerHost: 128, connect: .milliseconds(1500), idle: .seconds(3))
     /// For ad decision servers: as many connections to one host as viewers ask at once (each channel's
     /// `ad_concurrency` bounds its own), a short connect time (the viewer's deadline is 1.5 s by default).
-    public static let adServers = UpstreamGet(connectionsPerHost: 1024, connect: .milliseconds(1000), idle: .seconds(2))
+    /// Redirects are not followed by the client: `AdDecisions` follows them itself, checking each hop's host.
+    public static let adServers = UpstreamGet(
+        connectionsPerHost: 1024, connect: .milliseconds(1000), idle: .seconds(2), followRedirects: false)
     /// For tracking beacons fired by the server.
     public static let beacons = UpstreamGet(connectionsPerHost: 64, connect: .seconds(2), idle: .seconds(3))
     /// For relay upstreams: many connections to one host (each rendition followed part by part keeps a request held
@@ -61,9 +65,9 @@ public struct UpstreamGet: Sendable {
     /// - Parameters:
     ///   - connect: how long a connection (and its TLS handshake) may take; shorter than the caller's deadline, so that
     ///     the reason given is the real one.
-    init(connectionsPerHost: Int, connect: TimeAmount, idle: TimeAmount) {
+    init(connectionsPerHost: Int, connect: TimeAmount, idle: TimeAmount, followRedirects: Bool = true) {
         var configuration = HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: 5, allowCycles: false),
+            redirectConfiguration: followRedirects ? .follow(max: 5, allowCycles: false) : .disallow,
             timeout: .init(connect: connect, read: idle),
             connectionPool: .init(
                 idleTimeout: .seconds(30), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost),
@@ -117,7 +121,8 @@ public struct UpstreamGet: Sendable {
                     throw Failure.transport(Self.reason(error, connect: self.connect, idle: self.idle))
                 }
                 return Answer(
-                    body: body, status: Int(response.status.code), finalURL: response.url?.absoluteString ?? url)
+                    body: body, status: Int(response.status.code), finalURL: response.url?.absoluteString ?? url,
+                    location: response.headers.first(name: "location"))
             }
             group.addTask {
                 try await Task.sleep(for: .nanoseconds(deadline.nanoseconds))

@@ -124,7 +124,10 @@ public struct AdServerTemplate: Hashable, Sendable, Codable, CustomStringConvert
             case "primary_id": filled = Self.bounded(values.primaryID)
             default: filled = Self.bounded(values.parameters[String(name.dropFirst(6))])
             }
-            out += Self.percentEncoded(filled)
+            // `.` and `..` would climb the ad server's path: their dots are encoded too.
+            out +=
+                filled == "." || filled == ".."
+                ? String(repeating: "%2E", count: filled.count) : Self.percentEncoded(filled)
             rest = rest[rest.index(after: close)...]
         }
         return out + rest
