@@ -90,6 +90,22 @@ public final class AdDecisions: Sendable {
         .increment()
     }
 
+    /// How long each channel's ad server takes to answer, smoothed (`key`: channel and host): to know when a slot
+    /// that comes late is worth using.
+    let typical = Mutex<[String: Double]>([:])
+
+    func typicalMilliseconds(_ key: String) -> Int64? {
+        typical.withLock { $0[key].map { Int64($0.rounded()) } }
+    }
+
+    func recordTypical(_ key: String, _ took: Duration) {
+        let milliseconds = Double(took.nanosecondsClamped) / 1_000_000
+        typical.withLock { values in
+            if values.count > 4096 { values.removeAll() }
+            values[key] = values[key].map { $0 * 0.8 + milliseconds * 0.2 } ?? milliseconds
+        }
+    }
+
     /// Creatives being read in the background, at most `prefetchLimit`.
     let prefetching = Mutex<Set<String>>([])
     static let prefetchLimit = 8
@@ -150,8 +166,21 @@ public final class AdDecisions: Sendable {
                 ])
         }
         defer { limiter.release(key) }
+        // A slot that came late is not used to ask a question whose answer cannot come in time: an abandoned request
+        // still costs the ad server its work (it answers a connection already closed).
+        let typical = typicalMilliseconds(key)
+        if let typical, ContinuousClock.now + .milliseconds(typical) > deadline {
+            metrics.count("busy")
+            return fallback(
+                "busy",
+                [
+                    "ad server \(host) answers in about \(typical) ms, and a slot freed too late for that within \(DecimalNumber(milliseconds: settings.timeoutMilliseconds)) s"
+                ])
+        }
 
+        let asked = ContinuousClock.now
         let outcome = await resolve(url, until: deadline, channel: channel)
+        if case .resolved = outcome { recordTypical(key, ContinuousClock.now - asked) }
         let resolution: AdResolver.Resolution
         switch outcome {
         case .timedOut:
