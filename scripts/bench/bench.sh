@@ -10,6 +10,8 @@
 #   latency : from a command's acknowledgement to the changed playlist being served (p50/p99 of 40 commands)
 #   retention: tick cost and playlist bytes with 10,000 breaks vs none, state memory after 100,000 events vs 100
 #   scale   : channels one instance keeps on time: 10,000 x 3 renditions vs 100 (cueline-scale-bench, 30 s each)
+#   ads     : asset lists with the ad server in the loop vs the ad server alone; 1,000 viewers joining in one second
+#             at the ad server's concurrency limit (scripts/bench/bench-ads.sh)
 set -euo pipefail
 source "$(dirname "$0")/../lib/common.sh"
 source "$(dirname "$0")/../lib/demo.sh"
@@ -272,4 +274,6 @@ From a command's acknowledgement to the changed playlist being served (40 comman
 delay that makes every instance serve the same bytes at the same tick): p50 {p50} ms, p99 {p99} ms, worst {worst} ms.
 """)
 PY
+# ads: the ad server in the loop, and viewers joining at once (issue 35), in a process of its own (its own cluster).
+[ "${BENCH_ONLY:-}" = http ] || "$(dirname "$0")/bench-ads.sh" release
 cat "$out"
