@@ -296,8 +296,8 @@ private func validateAsset(_ asset: BreakAsset, decided: Bool = false) throws(Sc
     case .pod(let assets):
         guard !assets.isEmpty || decided else {
             throw .invalidField(
-                "pod",
-                "needs at least one asset (or give asset_uri or asset_list); a break without assets needs an ad server to fill it (its ad_server, or the channel's)"
+                "asset_uri",
+                "give one of asset_uri, asset_list or pod (with at least one asset): a break without assets needs an ad server to fill it (its ad_server, or the channel's)"
             )
         }
         guard assets.count <= Limits.maximumPodAssets else {

@@ -51,8 +51,8 @@ struct AdSettingsTests {
             id: "brk-1", start: .at(at(90)), plannedDurationMilliseconds: 30_000, asset: .pod([]))
         #expect(
             throws: ScheduleError.invalidField(
-                "pod",
-                "needs at least one asset (or give asset_uri or asset_list); a break without assets needs an ad server to fill it (its ad_server, or the channel's)"
+                "asset_uri",
+                "give one of asset_uri, asset_list or pod (with at least one asset): a break without assets needs an ad server to fill it (its ad_server, or the channel's)"
             )
         ) {
             try channel.apply(.placeBreak(empty), at: at(60))

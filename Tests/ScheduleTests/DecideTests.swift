@@ -132,7 +132,11 @@ struct DecideTests {
                     PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .uri("/relative.m3u8"))),
                 "asset_uri"
             ),
-            (.placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .pod([]))), "pod"),
+            // No assets (an empty pod is what the CLI and the API send for none) and no ad server to fill the break.
+            (
+                .placeBreak(PlaceBreak(start: .at(at(200)), plannedDurationMilliseconds: 1000, asset: .pod([]))),
+                "asset_uri"
+            ),
             (
                 .placeBreak(
                     PlaceBreak(
