@@ -16,10 +16,18 @@ final class ConcurrencyLimiter: Sendable {
 
     /// True with a slot held (release it), false when none came before `until` or `waiting` were waiting already.
     func acquire(_ key: String, limit: Int, waiting: Int, until deadline: ContinuousClock.Instant) async -> Bool {
-        let id = state.withLock { state -> UInt64 in
+        // A free slot is taken at once, without a waiter or an expiry task (the usual case, once per request).
+        let id: UInt64? = state.withLock { state in
+            var slots = state.slots[key] ?? Slots()
+            if slots.inFlight < limit {
+                slots.inFlight += 1
+                state.slots[key] = slots
+                return nil
+            }
             state.next += 1
             return state.next
         }
+        guard let id else { return true }
         let expiry = Task {
             try? await Task.sleep(until: deadline, clock: .continuous)
             if !Task.isCancelled { self.expire(key, id) }
