@@ -59,8 +59,9 @@ public func buildApplication(
         hints: { folded in listener.wakeups(skipping: folded) }, clock: settings.clock, logger: logger)
     await follower.primeCheckpoints()
     try await follower.catchUp()
+    let refusals = PostgresRefusalStore(pool: pool)
     let handler = CommandHandler(
-        store: store, refusals: PostgresRefusalStore(pool: pool), clock: settings.clock, logger: logger,
+        store: store, refusals: refusals, clock: settings.clock, logger: logger,
         knownState: { follower.followedState(of: $0) }, assets: AssetPlaylists(),
         applied: { await follower.applied($0) })
     let eventStreams = EventStreams(follower: follower, store: store, limits: limits)
@@ -75,7 +76,8 @@ public func buildApplication(
         auditReads: AuditReads(proxies: limits.trustedProxies), subscriptions: subscriptions)
     // Signed notifications out: every instance keeps the facts and the lag; the lease holder delivers.
     let notifications = NotificationService(
-        feed: NotificationFeed(store: store, watermark: { follower.foldedWatermark }, logger: logger),
+        feed: NotificationFeed(
+            store: store, refusals: refusals, watermark: { follower.foldedWatermark }, logger: logger),
         store: subscriptions, clock: settings.clock, logger: logger)
     let services: [any Service] =
         [

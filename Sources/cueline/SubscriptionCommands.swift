@@ -10,7 +10,7 @@ struct SubscriptionCommand: AsyncParsableCommand {
         commandName: "subscription",
         abstract: "Create, list and delete notification subscriptions.",
         discussion: """
-            A subscription receives JSON POSTs of what was commanded (placed, limited, cancelled) and what happened on
+            A subscription receives JSON POSTs of what was commanded (placed, limited, cancelled, refused) and what happened on
             the timeline (on-air, ended-early, aired, removed), signed like feed hooks: X-Cueline-Timestamp,
             X-Cueline-Signature: sha256=<HMAC-SHA256 of "<timestamp>.<body>">, and X-Cueline-Delivery (the same at
             every retry). Delivery starts with the facts after the subscription's creation.

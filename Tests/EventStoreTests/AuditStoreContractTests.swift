@@ -57,6 +57,69 @@ struct RefusalStoreContractTests {
         #expect(try await store.refusals(of: channel) == [earlier, later])
         #expect(try await store.refusals(of: uniqueChannel()).isEmpty)
     }
+
+    @Test(
+        "refusals are read by the instant they are known at, a page at a time, never twice, none past the bound",
+        arguments: AuditStoreKind.available)
+    func knownRefusals(kind: AuditStoreKind) async throws {
+        let store = kind.refusals()
+        let channel = uniqueChannel()
+        let now = wallClockMilliseconds()
+        // Read from just before the first, so that another test's refusals in the same database are few.
+        let start = RefusalMark(knownMilliseconds: now - 1, id: .max)
+        var recorded: [Refusal] = []
+        for (index, offset) in [40, 10, 30].enumerated() {
+            let refusal = Refusal(
+                channel: channel, commandID: "k\(index)", command: "cancel-break",
+                request: #"{"cancelBreak":{"id":"b\#(index)"}}"#, actor: "eve", source: "http",
+                reason: "no such break", decidedAt: Timestamp(milliseconds: now + Int64(offset)))
+            try await store.recordRefusal(refusal)
+            recorded.append(refusal)
+        }
+        var mark = start
+        var read: [KnownRefusal] = []
+        while true {
+            let page = try await store.knownRefusals(
+                after: mark, through: Timestamp(milliseconds: now + 60_000), limit: 2)
+            #expect(page.count <= 2)
+            #expect(zip([mark] + page.map(\.mark), page.map(\.mark)).allSatisfy { $0 < $1 })
+            read += page
+            guard let last = page.last else { break }
+            mark = last.mark
+        }
+        let mine = read.filter { $0.refusal.channel == channel }
+        // Each once, as recorded, known no earlier than its decision.
+        #expect(mine.count == recorded.count)
+        #expect(Set(mine.map(\.refusal)) == Set(recorded))
+        #expect(mine.allSatisfy { $0.knownAt >= $0.refusal.decidedAt })
+        #expect(Set(read.map(\.id)).count == read.count)
+        // Nothing known after the bound is read.
+        let bounded = try await store.knownRefusals(
+            after: start, through: Timestamp(milliseconds: now + 20), limit: 100)
+        #expect(!bounded.contains { $0.refusal.channel == channel })
+    }
+
+    @Test("a refusal recorded after a watermark is known after it, even dated 20 s before")
+    func knownAfterWatermark() async throws {
+        guard TestDatabase.isConfigured else { return }
+        let events = TestDatabase.makeStore()
+        let store = PostgresRefusalStore(pool: events.pool)
+        let channel = uniqueChannel()
+        let watermark = try await events.watermark()
+        try await store.recordRefusal(
+            Refusal(
+                channel: channel, commandID: "w1", command: "cancel-break", request: "{}", actor: "eve",
+                source: "http", reason: "no", decidedAt: Timestamp(milliseconds: wallClockMilliseconds() - 20_000)))
+        let read = try await store.knownRefusals(
+            after: RefusalMark(knownMilliseconds: watermark.knownUntil.milliseconds - 30_000, id: 0),
+            through: Timestamp(milliseconds: .max), limit: 10_000
+        ).filter { $0.refusal.channel == channel }
+        let refusal = try #require(read.first)
+        #expect(read.count == 1)
+        #expect(refusal.knownAt > watermark.knownUntil)
+        // The decision keeps the time given (within 30 s of the database's clock), the known instant does not.
+        #expect(refusal.refusal.decidedAt < watermark.knownUntil)
+    }
 }
 
 @Suite("RenderSampleStore contract (in-memory and PostgreSQL)")

@@ -3,6 +3,8 @@ import Foundation
 import HLS
 import Projector
 import Schedule
+import Logging
+import Synchronization
 import Testing
 
 /// The facts notifications carry, derived from a log made by the command handler (6 s segments from the epoch).
@@ -38,7 +40,9 @@ struct NotificationFactTests {
     @Test("commanded and timeline facts, in key order, with the instants the playlists show them")
     func sequence() async throws {
         let facts = Self.derive(try await Self.log(), steps: [300_000])
-        let seen = facts.map { "\($0.breakID) \($0.kind.rawValue) \($0.at.milliseconds(since: epoch) / 1000)" }
+        let seen = facts.map {
+            "\($0.breakID?.rawValue ?? "-") \($0.kind.rawValue) \($0.at.milliseconds(since: epoch) / 1000)"
+        }
         #expect(
             seen == [
                 "brk-1 placed 60", "brk-2 placed 60", "brk-3 placed 60", "brk-1 on-air 90", "brk-3 cancelled 100",
@@ -108,5 +112,94 @@ struct NotificationFactTests {
         #expect(
             NotificationPost.signature(secret: "key", timestamp: 1, body: Array("x".utf8))
                 == "sha256=fc4913c41a7bf793267e2a384f3261c9436ec2cd097bd745e7b0d99113f510ec")
+    }
+
+    /// The log of ``log()`` with refused commands among it: a second placement of brk-1 at 70 s, cancelling an unknown
+    /// break at 100 s (the same instant as brk-3's cancellation), a limit on the cancelled brk-3 at 200 s, and a
+    /// command on a channel that does not exist at 80 s (never notified).
+    static func feedWithRefusals() async throws -> (InMemoryEventStore, InMemoryRefusalStore) {
+        let store = InMemoryEventStore()
+        let refusals = InMemoryRefusalStore()
+        let (handler, clock) = try await channelWithBreak(store, refusals: refusals)
+        let place = { (id: String, start: Int64) in
+            PlaceBreak(
+                id: BreakID(id)!, start: .at(epoch.adding(milliseconds: start)), plannedDurationMilliseconds: 30_000,
+                asset: .uri("https://a.example/ad.m3u8"))
+        }
+        for (id, start) in [("brk-2", Int64(150_000)), ("brk-3", 240_000)] {
+            _ = try await handler.handle(.placeBreak(place(id, start)), channel: "demo", context: context())
+        }
+        clock.set(70)
+        _ = try? await handler.handle(.placeBreak(place("brk-1", 95_000)), channel: "demo", context: context())
+        clock.set(80)
+        _ = try? await handler.handle(.cancelBreak(id: "brk-1"), channel: "nowhere", context: context())
+        clock.set(100)
+        _ = try await handler.handle(.cancelBreak(id: "brk-3"), channel: "demo", context: context())
+        _ = try? await handler.handle(.cancelBreak(id: "brk-9"), channel: "demo", context: context())
+        clock.set(160)
+        _ = try await handler.handle(
+            .setPlayoutLimit(id: "brk-2", limitMilliseconds: 12_000), channel: "demo", context: context())
+        clock.set(200)
+        _ = try? await handler.handle(
+            .setPlayoutLimit(id: "brk-3", limitMilliseconds: 5_000), channel: "demo", context: context())
+        return (store, refusals)
+    }
+
+    /// The facts a feed releases when polled at each of `steps` (a watermark's `knownUntil` there).
+    static func feed(_ store: InMemoryEventStore, _ refusals: InMemoryRefusalStore, steps: [Int64]) async throws
+        -> [NotificationFact]
+    {
+        let until = Mutex(Int64(0))
+        let feed = NotificationFeed(
+            store: store, refusals: refusals,
+            watermark: {
+                Watermark(head: store.headPosition(), knownUntil: epoch.adding(milliseconds: until.withLock { $0 }))
+            }, pageSize: 2, logger: Logger(label: "test"))
+        for step in steps {
+            until.withLock { $0 = step }
+            try await feed.poll(floor: { _ in FactKey(atMilliseconds: .min, position: .min, rank: .min) })
+        }
+        var facts: [NotificationFact] = []
+        var cursor = FactKey(atMilliseconds: .min, position: .min, rank: .min)
+        while let next = feed.next(on: "demo", after: cursor, where: { _ in true }) {
+            facts.append(next)
+            cursor = next.key
+        }
+        #expect(feed.channels == ["demo"])
+        return facts
+    }
+
+    @Test("refused commands are released with their channel's facts, in order, whatever the steps polled")
+    func refusedInOrder() async throws {
+        let (store, refusals) = try await Self.feedWithRefusals()
+        let facts = try await Self.feed(store, refusals, steps: [300_000])
+        let seen = facts.map {
+            "\($0.breakID?.rawValue ?? "-") \($0.kind.rawValue) \($0.at.milliseconds(since: epoch) / 1000)"
+        }
+        #expect(
+            seen == [
+                "brk-1 placed 60", "brk-2 placed 60", "brk-3 placed 60", "brk-1 refused 70", "brk-1 on-air 90",
+                "brk-9 refused 100", "brk-3 cancelled 100", "brk-3 removed 100", "brk-1 aired 120", "brk-2 on-air 150",
+                "brk-2 limited 160", "brk-2 ended-early 162", "brk-3 refused 200",
+            ])
+        #expect(zip(facts, facts.dropFirst()).allSatisfy { $0.key < $1.key })
+        #expect(Set(facts.map(\.deliveryID)).count == facts.count)
+        for steps in [
+            [Int64](stride(from: 0, through: 300_000, by: 5_000)), [69_999, 70_000, 99_999, 100_000, 300_000],
+            [70_000, 70_001, 200_000, 300_000],
+        ] {
+            #expect(try await Self.feed(store, refusals, steps: steps) == facts)
+        }
+        // A refusal's body: no log position or version; the refusal's id, the command, its id and the reason.
+        let refused = try #require(facts.first { $0.kind == .refused })
+        #expect(refused.deliveryID == "demo/refusal-1/refused")
+        let body = try #require(
+            try JSONSerialization.jsonObject(with: Data(refused.body(subscription: "traffic"))) as? [String: Any])
+        #expect(body["category"] as? String == "commanded")
+        #expect(body["command"] as? String == "place-break")
+        #expect(body["refusal"] as? Int == 1)
+        #expect(body["command_id"] as? String != nil)
+        #expect((body["reason"] as? String)?.contains("brk-1") == true)
+        #expect(body["position"] == nil && body["version"] == nil)
     }
 }

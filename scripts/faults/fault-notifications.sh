@@ -5,10 +5,11 @@
 # (scripts/faults/notify_receiver.py). While breaks are placed, limited and cancelled on two channels through either
 # instance, the "fault" receiver answers 500, then slowly (3 s), then is stopped and started again, and the instance
 # that holds the delivery lease is killed with SIGKILL. Then:
-#   - every fact the commands made (placed, limited, cancelled, on-air, ended-early, aired, removed) reached both
+#   - every fact the commands made (placed, limited, cancelled, on-air, ended-early, aired, removed, and refused for
+#     a break cancelled twice) reached both
 #     receivers at least once, every signature valid;
 #   - in order per channel (by first receipt): log positions of commanded facts increasing, and per break placed <
-#     on-air < aired/ended-early, limited < ended-early, cancelled < removed;
+#     on-air < aired/ended-early, limited < ended-early, cancelled < removed, cancelled < refused;
 #   - the other instance took the lease over within 10 s of the kill;
 #   - the "steady" receiver was not held up by the failing one (its commanded facts within 3 s while the other
 #     failed and was slow);
@@ -173,6 +174,15 @@ while queue or faults:
                 failures.append(f"cancel {brk}: {status} {answer}")
                 continue
             expected[(channel, brk)] |= {"cancelled", "removed"}
+            queue.append((now + 0.2, "recancel", channel, brk, what))
+            queue.sort()
+        elif kind == "recancel":
+            # Cancelled already: refused (409), recorded, and notified as "refused" after the cancellation.
+            status, answer = post(base, channel, {"command": "cancel_break", "id": brk})
+            if status != 409:
+                failures.append(f"second cancel of {brk}: {status} {answer}")
+                continue
+            expected[(channel, brk)] |= {"refused"}
         elif kind == "limit":
             status, answer = post(base, channel, {"command": "set_playout_limit", "id": brk, "playout_limit": 2.5})
             if status != 201:
@@ -198,7 +208,7 @@ def read(name):
         return [json.loads(line) for line in f]
 
 def complete(name):
-    got = {(r["body"]["channel"], r["body"]["break_id"], r["body"]["type"]) for r in read(name) if r["status"] == 200}
+    got = {(r["body"]["channel"], r["body"].get("break_id"), r["body"]["type"]) for r in read(name) if r["status"] == 200}
     return all((c, brk, k) in got for (c, brk), kinds in expected.items() for k in kinds)
 
 # Lag back to 0 and every fact delivered, on the survivor's /metrics.
@@ -226,21 +236,22 @@ for name in ("fault", "steady"):
     for r in first.values():
         order.setdefault(r["body"]["channel"], []).append(r["body"])
     for channel, bodies in order.items():
-        positions = [x["position"] for x in bodies if x["category"] == "commanded"]
+        positions = [x["position"] for x in bodies if x["category"] == "commanded" and x["type"] != "refused"]
         if positions != sorted(positions):
             failures.append(f"{name}/{channel}: commanded facts out of log order: {positions}")
         seen = {}
         for index, x in enumerate(bodies):
-            seen[(x["break_id"], x["type"])] = index
-        for brk in {x["break_id"] for x in bodies}:
+            seen[(x.get("break_id"), x["type"])] = index
+        for brk in {x.get("break_id") for x in bodies}:
             for before, after in (("placed", "on-air"), ("on-air", "aired"), ("on-air", "ended-early"),
-                                  ("limited", "ended-early"), ("placed", "cancelled"), ("cancelled", "removed")):
+                                  ("limited", "ended-early"), ("placed", "cancelled"), ("cancelled", "removed"),
+                                  ("cancelled", "refused")):
                 if (brk, before) in seen and (brk, after) in seen and seen[(brk, before)] > seen[(brk, after)]:
                     failures.append(f"{name}/{channel}: {brk} {after} before {before}")
     ids = [r["delivery"] for r in accepted]
     wanted = sum(len(k) for k in expected.values())
     missing = [(c, brk, k) for (c, brk), kinds in expected.items() for k in kinds
-               if (c, brk, k) not in {(r["body"]["channel"], r["body"]["break_id"], r["body"]["type"]) for r in accepted}]
+               if (c, brk, k) not in {(r["body"]["channel"], r["body"].get("break_id"), r["body"]["type"]) for r in accepted}]
     if missing:
         failures.append(f"{name}: {len(missing)} facts never delivered, e.g. {missing[:5]}")
     print(f"{name}: {wanted} facts expected, {len(set(ids))} distinct delivered, {len(ids) - len(set(ids))} "

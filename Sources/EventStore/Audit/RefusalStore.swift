@@ -22,6 +22,45 @@ public protocol RefusalStore: Sendable {
     /// refusal (the `after` of the next page), nil when the page is empty. Returns at most `limit` refusals: a
     /// channel with many refusals is read a page at a time.
     func refusals(of channel: ChannelID, breakID: BreakID?, after: Int64, limit: Int) async throws -> RefusalBatch
+
+    /// Every channel's refusals known after `after` and at or before `through`, in the order of their marks, at most
+    /// `limit` (docs/notifications.md): the refusals a notification feed releases with the log up to a watermark's
+    /// `knownUntil`. A refusal's known instant is later than every watermark answered before it was recorded, so the
+    /// refusals known up to an instant are all there once a watermark has passed it.
+    func knownRefusals(after: RefusalMark, through: Timestamp, limit: Int) async throws -> [KnownRefusal]
+}
+
+/// Where a reader of ``RefusalStore/knownRefusals(after:through:limit:)`` stands: the last refusal's known instant and
+/// id (refusals are read in that order).
+public struct RefusalMark: Sendable, Hashable, Comparable {
+    public var knownMilliseconds: Int64
+    public var id: Int64
+
+    public init(knownMilliseconds: Int64, id: Int64) {
+        self.knownMilliseconds = knownMilliseconds
+        self.id = id
+    }
+
+    public static let start = RefusalMark(knownMilliseconds: .min, id: .min)
+
+    public static func < (lhs: RefusalMark, rhs: RefusalMark) -> Bool {
+        (lhs.knownMilliseconds, lhs.id) < (rhs.knownMilliseconds, rhs.id)
+    }
+}
+
+/// A refusal with the instant it is known at and its id, as a notification feed reads it.
+public struct KnownRefusal: Sendable, Hashable {
+    public var id: Int64
+    public var knownAt: Timestamp
+    public var refusal: Refusal
+
+    public init(id: Int64, knownAt: Timestamp, refusal: Refusal) {
+        self.id = id
+        self.knownAt = knownAt
+        self.refusal = refusal
+    }
+
+    public var mark: RefusalMark { RefusalMark(knownMilliseconds: knownAt.milliseconds, id: id) }
 }
 
 /// A page of refusals read by ``RefusalStore/refusals(of:breakID:after:limit:)``.
@@ -84,6 +123,25 @@ public final class InMemoryRefusalStore: RefusalStore {
 
     public func recordRefusal(_ refusal: Refusal) {
         refused.withLock { $0.append(refusal) }
+    }
+
+    /// A refusal's id is its position in the order recorded, from 1; it is known at its decision, or at the one
+    /// before it when that is later (appends here take effect at once: the in-memory watermark knows every instant).
+    public func knownRefusals(after: RefusalMark, through: Timestamp, limit: Int) -> [KnownRefusal] {
+        refused.withLock { all in
+            var known: [KnownRefusal] = []
+            var latest = Int64.min
+            for (index, refusal) in all.enumerated() {
+                latest = max(latest, refusal.decidedAt.milliseconds)
+                let item = KnownRefusal(
+                    id: Int64(index + 1), knownAt: Timestamp(milliseconds: latest), refusal: refusal)
+                guard latest <= through.milliseconds else { break }
+                guard item.mark > after else { continue }
+                known.append(item)
+                if known.count >= limit { break }
+            }
+            return known
+        }
     }
 
     public func refusals(of channel: ChannelID) -> [Refusal] {
@@ -150,6 +208,34 @@ public struct PostgresRefusalStore: RefusalStore {
                         source: try row.string(5, "source"),
                         reason: try row.string(6, "reason"),
                         decidedAt: Timestamp(milliseconds: try row.int64(7, "decided_at")))
+                }
+            }
+        }
+    }
+
+    /// `known_ms` (Migrations/0016) is set by `cueline_record_refusal` under the log head; refusals recorded before
+    /// that migration have none and are not read here (index `cueline_refusals_known`).
+    public func knownRefusals(after: RefusalMark, through: Timestamp, limit: Int) async throws -> [KnownRefusal] {
+        let limit = Int64(max(0, limit))
+        return try await StoreErrors.map {
+            try await pool.withConnection { connection in
+                try await connection.query(
+                    """
+                    SELECT id, known_ms, channel, command_id, command, request, actor, source, reason, \
+                    floor(extract(epoch FROM decided_at) * 1000)::bigint FROM cueline_refusals \
+                    WHERE known_ms IS NOT NULL AND (known_ms, id) > (\(after.knownMilliseconds), \(after.id)) \
+                    AND known_ms <= \(through.milliseconds) AND isfinite(decided_at) \
+                    ORDER BY known_ms, id LIMIT \(limit)
+                    """
+                ).rows.map { row in
+                    KnownRefusal(
+                        id: try row.int64(0, "id"), knownAt: Timestamp(milliseconds: try row.int64(1, "known_ms")),
+                        refusal: Refusal(
+                            channel: try row.identifier(2, "channel"), commandID: try row.string(3, "command_id"),
+                            command: try row.string(4, "command"), request: try row.string(5, "request"),
+                            actor: try row.string(6, "actor"), source: try row.string(7, "source"),
+                            reason: try row.string(8, "reason"),
+                            decidedAt: Timestamp(milliseconds: try row.int64(9, "decided_at"))))
                 }
             }
         }

@@ -85,7 +85,7 @@ public struct Subscription: Sendable, Hashable, Codable {
 
 /// What a notification tells: what was commanded, and what happened on the timeline.
 public enum NotificationKind: String, Sendable, Hashable, Codable, CaseIterable {
-    case placed, limited, cancelled
+    case placed, limited, cancelled, refused
     case onAir = "on-air"
     case endedEarly = "ended-early"
     case aired, removed
@@ -93,7 +93,7 @@ public enum NotificationKind: String, Sendable, Hashable, Codable, CaseIterable 
     /// Commanded facts come from one event each; timeline facts from the log and the clock.
     public var isTimeline: Bool {
         switch self {
-        case .placed, .limited, .cancelled: false
+        case .placed, .limited, .cancelled, .refused: false
         case .onAir, .endedEarly, .aired, .removed: true
         }
     }
@@ -101,7 +101,7 @@ public enum NotificationKind: String, Sendable, Hashable, Codable, CaseIterable 
     /// Orders facts with the same instant and position: the command before what it made happen.
     public var rank: Int {
         switch self {
-        case .placed, .limited, .cancelled: 0
+        case .placed, .limited, .cancelled, .refused: 0
         case .onAir: 1
         case .endedEarly, .aired: 2
         case .removed: 3

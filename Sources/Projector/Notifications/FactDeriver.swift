@@ -25,6 +25,9 @@ public struct FactDeriver: Sendable {
     public private(set) var knownUntil = Timestamp(milliseconds: .min)
     /// The last version given to ``add(_:)``.
     public private(set) var version: Int64 = 0
+    /// The key of the channel's first event (nil before one): a refused command is notified on a channel only when
+    /// ordered after it.
+    public private(set) var firstKey: Int64?
 
     /// A placed break as the schedule's own fold keeps it: a channel state holding it alone, so that its limits and
     /// cancellation are applied by `ChannelState.apply`, the rules the follower and the as-run use.
@@ -49,6 +52,7 @@ public struct FactDeriver: Sendable {
     /// `skipped`).
     public mutating func add(_ event: RecordedScheduleEvent) {
         runningMaximum = max(runningMaximum, event.attribution.at.milliseconds)
+        firstKey = firstKey ?? runningMaximum
         version = event.version
         pending.append((event, runningMaximum))
     }
@@ -56,6 +60,7 @@ public struct FactDeriver: Sendable {
     /// An event this build cannot read: no fact, but it still orders those after it.
     public mutating func skip(version: Int64, decidedAt: Timestamp) {
         runningMaximum = max(runningMaximum, decidedAt.milliseconds)
+        firstKey = firstKey ?? runningMaximum
         self.version = version
     }
 

@@ -9,10 +9,15 @@ import Synchronization
 /// the log is complete, by the database's clock). Facts stay until ``trim(floor:)`` drops those every subscription
 /// has had (all but the last minute's on a channel no subscription wants).
 ///
+/// Refused commands (``RefusalStore/knownRefusals(after:through:limit:)``) are read up to the same `knownUntil` and
+/// released with their channel's facts, ordered by the instant each is known at; a refusal on a channel is notified
+/// only when ordered after the channel's first event (a command refused on a channel that does not exist is not).
+///
 /// Every instance keeps one, whether it delivers or not: its `/metrics` shows the subscriptions' lag, and it is ready
 /// when the lease comes to it.
 public final class NotificationFeed: Sendable {
     let store: any EventStore
+    let refusals: (any RefusalStore)?
     /// Where the log is known to be complete: the follower's (``ChannelFollower/foldedWatermark``) in the server.
     let watermark: @Sendable () async throws -> Watermark
     let logger: Logger
@@ -23,6 +28,9 @@ public final class NotificationFeed: Sendable {
         var facts: [ChannelID: [NotificationFact]] = [:]
         var position: Int64 = 0
         var knownUntil = Timestamp(milliseconds: 0)
+        /// Refusals read and not yet released, per channel in key order, and the last one read.
+        var refused: [ChannelID: [NotificationFact]] = [:]
+        var refusalMark = RefusalMark.start
         /// Moves whenever facts are added.
         var generation = 0
     }
@@ -31,10 +39,11 @@ public final class NotificationFeed: Sendable {
 
     /// - Parameter watermark: the log's watermark; by default the store's (a query taking the log head's lock).
     public init(
-        store: any EventStore, watermark: (@Sendable () async throws -> Watermark)? = nil, pageSize: Int = 1000,
-        logger: Logger
+        store: any EventStore, refusals: (any RefusalStore)? = nil,
+        watermark: (@Sendable () async throws -> Watermark)? = nil, pageSize: Int = 1000, logger: Logger
     ) {
         self.store = store
+        self.refusals = refusals
         self.watermark = watermark ?? { try await store.watermark() }
         self.pageSize = pageSize
         self.logger = logger
@@ -48,6 +57,8 @@ public final class NotificationFeed: Sendable {
     @discardableResult
     public func poll(floor: (ChannelID) -> FactKey?) async throws -> Int {
         let watermark = try await self.watermark()
+        // The refusals first: a channel's facts are released only with every refusal known up to the same instant.
+        try await readRefusals(through: watermark.knownUntil)
         var after = state.withLock { $0.position }
         var added = 0
         while after < watermark.head {
@@ -62,8 +73,32 @@ public final class NotificationFeed: Sendable {
         }
         let channels = state.withLock { Set($0.derivers.keys) }
         added += advance(channels, to: watermark.knownUntil, settledOnly: false)
-        state.withLock { $0.knownUntil = max($0.knownUntil, watermark.knownUntil) }
+        state.withLock { state in
+            state.knownUntil = max(state.knownUntil, watermark.knownUntil)
+            // Refused on a channel with no event ordered before the refusal (every such event is read by now).
+            for channel in Array(state.refused.keys) where state.derivers[channel] == nil {
+                state.refused[channel]?.removeAll { $0.key.atMilliseconds <= watermark.knownUntil.milliseconds }
+                if state.refused[channel]?.isEmpty == true { state.refused[channel] = nil }
+            }
+        }
         return added
+    }
+
+    /// Reads the refusals known up to `instant` that were not read yet, a page at a time, and keeps them until their
+    /// channel's facts are released up to them.
+    private func readRefusals(through instant: Timestamp) async throws {
+        guard let refusals else { return }
+        while true {
+            let mark = state.withLock { $0.refusalMark }
+            let page = try await refusals.knownRefusals(after: mark, through: instant, limit: pageSize)
+            state.withLock { state in
+                for known in page {
+                    state.refused[known.refusal.channel, default: []].append(NotificationFact(refused: known))
+                    state.refusalMark = max(state.refusalMark, known.mark)
+                }
+            }
+            if page.count < pageSize { return }
+        }
     }
 
     /// Advances the derivers of `channels` to `instant` (or, with `settledOnly`, to no later than what their events
@@ -73,8 +108,16 @@ public final class NotificationFeed: Sendable {
             var added = 0
             for channel in channels {
                 guard var deriver = state.derivers.removeValue(forKey: channel) else { continue }
-                let facts = deriver.advance(to: settledOnly ? min(instant, deriver.settled) : instant)
+                var facts = deriver.advance(to: settledOnly ? min(instant, deriver.settled) : instant)
                 state.derivers[channel] = deriver
+                if let waiting = state.refused[channel] {
+                    let due = waiting.prefix { $0.key.atMilliseconds <= deriver.knownUntil.milliseconds }
+                    if !due.isEmpty {
+                        state.refused[channel] = waiting.count == due.count ? nil : Array(waiting[due.count...])
+                        let first = deriver.firstKey ?? .max
+                        facts = Self.merge(facts, due.filter { first < $0.key.atMilliseconds })
+                    }
+                }
                 if !facts.isEmpty {
                     state.facts[channel, default: []] += facts
                     added += facts.count
@@ -83,6 +126,26 @@ public final class NotificationFeed: Sendable {
             if added > 0 { state.generation += 1 }
             return added
         }
+    }
+
+    /// Two runs of facts in key order, as one.
+    static func merge(_ left: [NotificationFact], _ right: some Collection<NotificationFact>) -> [NotificationFact] {
+        guard !right.isEmpty else { return left }
+        var merged: [NotificationFact] = []
+        merged.reserveCapacity(left.count + right.count)
+        var (leftIndex, rightIndex) = (left.startIndex, right.startIndex)
+        while leftIndex < left.endIndex || rightIndex < right.endIndex {
+            if rightIndex == right.endIndex
+                || (leftIndex < left.endIndex && left[leftIndex].key < right[rightIndex].key)
+            {
+                merged.append(left[leftIndex])
+                leftIndex += 1
+            } else {
+                merged.append(right[rightIndex])
+                rightIndex = right.index(after: rightIndex)
+            }
+        }
+        return merged
     }
 
     /// Gives each event to its channel's deriver (one this build cannot read only orders those after it).
