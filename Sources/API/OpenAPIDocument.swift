@@ -142,7 +142,10 @@ public enum OpenAPIDocument {
                       "ad_server": { "type": "string" }, "ad_timeout": { "$ref": "#/components/schemas/Seconds" },
                       "ad_concurrency": { "type": "integer" }, "slate": { "type": "string" },
                       "slate_duration": { "$ref": "#/components/schemas/Seconds" }, "preload": { "$ref": "#/components/schemas/Seconds" },
-                      "ad_beacons": { "type": "string", "enum": ["client", "server"] }
+                      "ad_beacons": { "type": "string", "enum": ["client", "server"] },
+                      "preroll_asset": { "type": "string", "description": "A VOD playlist a viewer who joins plays once before the programme (CUE=\"PRE,ONCE\")." },
+                      "preroll_ad_server": { "type": "string", "description": "The ad server template deciding each joining viewer's preroll." },
+                      "preroll_duration": { "$ref": "#/components/schemas/Seconds" }
                     }
                   }
                 }
@@ -177,6 +180,10 @@ public enum OpenAPIDocument {
                 "responses": { "200": { "description": "Playlist", "headers": { "X-Cueline-Tick": { "schema": { "$ref": "#/components/schemas/Instant" } } }, "content": { "application/vnd.apple.mpegurl": {} } },
                   "400": { "description": "A malformed delivery directive, or _HLS_msn more than two segments after the last one", "content": { "application/json": { "schema": { "$ref": "#/components/schemas/Error" } } } },
                   "404": { "$ref": "#/components/responses/NotFound" }, "503": { "description": "The channel has not started yet, a relay has no upstream playlist, or a blocked request's part did not appear within 3 target durations." } } }
+            },
+            "/channels/{channel}/prerolls/{id}/assets.json": {
+              "get": { "summary": "HLS asset list of a channel's preroll decided for this viewer by its preroll ad server (public)", "description": "The preroll range the playlists publish now (CUE=\"PRE,ONCE\", ID preroll.<n>.<digest>), or the one before it: the ad server asked as for a break's list, the creatives fitted to the preroll's length; an empty list (no preroll) when its answer is slow, failing, empty or malformed. Per viewer: Cache-Control private, no-store.", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "type": "string" } }, { "name": "_HLS_primary_id", "in": "query", "description": "the viewer's playback session: {primary_id} in the ad server template", "schema": { "type": "string" } }],
+                "responses": { "200": { "description": "{\"ASSETS\": [{\"URI\", \"DURATION\"}]}", "content": { "application/json": {} } }, "404": { "$ref": "#/components/responses/NotFound" } } }
             },
             "/channels/{channel}/breaks/{id}/assets.json": {
               "get": { "summary": "HLS asset list of a pod, of a measured asset's chunks, or decided for this viewer by the break's ad server (public)", "description": "A break with an ad server: the ad server is asked for each request (its answer within the channel's ad_timeout, wrappers followed), the HLS creatives fitted to the break's duration with SKIP-CONTROL and each ad's tracking as X-AD-CREATIVE-SIGNALING (SVTA2053-2); a slow, failing, empty or malformed answer gets the fallback (the break's assets, else the channel's slate, else an empty list). Such a list is per viewer: Cache-Control private, no-store. Every other list is the same for all players: no-cache.", "parameters": [{ "$ref": "#/components/parameters/channel" }, { "name": "id", "in": "path", "required": true, "schema": { "$ref": "#/components/schemas/Identifier" } }, { "name": "_HLS_primary_id", "in": "query", "description": "the viewer's playback session: {primary_id} in the ad server template", "schema": { "type": "string" } }, { "name": "_HLS_start_offset", "in": "query", "description": "accepted and ignored: the list is laid out from the break's start (hls.js seeks into it itself)", "schema": { "type": "string" } }],

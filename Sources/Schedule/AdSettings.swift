@@ -115,6 +115,14 @@ public struct AdSettings: Hashable, Sendable, Codable {
 
     /// An ad server only where players ask for asset lists: not on a channel marked for a downstream SSAI alone.
     public func check(markers: Signalling.Markers?) throws(ScheduleError) {
+        if let preroll, let markers, !markers.interstitials {
+            let field: String
+            if case .asset = preroll { field = "preroll_asset" } else { field = "preroll_ad_server" }
+            throw .invalidField(
+                field,
+                "the channel's markers are \(markers.rawValue): its playlists carry no interstitials, so no player would play a preroll"
+            )
+        }
         if adServer != nil, let markers, !markers.interstitials {
             throw .invalidField(
                 "ad_server",

@@ -197,6 +197,13 @@ public enum PlaylistBuilder {
                     {
                         continue
                     }
+                    // A preroll range, by its own dates.
+                    if update == .segmentsAndDateRanges, prerollIndex(fromID: range.id) != nil,
+                        let start = range.startDate, let duration = range.duration,
+                        start.adding(milliseconds: duration.milliseconds) <= firstKept
+                    {
+                        continue
+                    }
                     // A preload range ends at its break's start.
                     if update == .segmentsAndDateRanges, let id = preloadTarget(range.id),
                         let item = state.breakState(id), item.start <= firstKept
@@ -257,6 +264,12 @@ public enum PlaylistBuilder {
                 let id = preloadID(item.id)
                 if preloadGone, !listed.contains(id), !ids.contains(id) { ids.append(id) }
             }
+        }
+        if let preroll = prerollRemoved(
+            config: config, settings: state.adSettings, from: windowStartThen, to: windowStartNow),
+            !listed.contains(preroll)
+        {
+            ids.append(preroll)
         }
         return ids
     }
@@ -330,6 +343,18 @@ public enum PlaylistBuilder {
                 var index = 0
                 for (offset, start) in segmentStarts.enumerated() where start <= item.start { index = offset }
                 placed.bySegment[index, default: []] += tags
+            }
+        }
+        // The preroll on join: one range in every playlist (`PlaylistBuilder+Preroll.swift`).
+        if let preroll = prerollRange(config: config, settings: state.adSettings, windowStart: windowStart),
+            let start = preroll.startDate
+        {
+            if start >= liveEdge {
+                placed.trailing.append(preroll)
+            } else {
+                var index = 0
+                for (offset, segmentStart) in segmentStarts.enumerated() where segmentStart <= start { index = offset }
+                placed.bySegment[index, default: []].append(preroll)
             }
         }
         return placed

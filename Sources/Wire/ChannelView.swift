@@ -27,6 +27,10 @@ public struct ChannelView: Codable, Sendable, Hashable {
         public var slateDuration: DecimalNumber?
         public var preload: DecimalNumber
         public var adBeacons: AdSettings.Beacons
+        /// The preroll on join: one asset, or an ad server's decision, and its length.
+        public var prerollAsset: String?
+        public var prerollAdServer: String?
+        public var prerollDuration: DecimalNumber?
 
         public init(_ settings: AdSettings) {
             adServer = settings.adServer?.value
@@ -36,6 +40,12 @@ public struct ChannelView: Codable, Sendable, Hashable {
             slateDuration = settings.slate?.durationMilliseconds.map { DecimalNumber(milliseconds: $0) }
             preload = DecimalNumber(milliseconds: settings.preloadMilliseconds)
             adBeacons = settings.beacons
+            switch settings.preroll {
+            case .asset(let uri, _)?: prerollAsset = uri
+            case .adServer(let template, _)?: prerollAdServer = template.value
+            case nil: break
+            }
+            prerollDuration = settings.preroll.map { DecimalNumber(milliseconds: $0.durationMilliseconds) }
         }
     }
 

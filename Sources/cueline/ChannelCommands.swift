@@ -48,6 +48,28 @@ struct ChannelCommand: AsyncParsableCommand {
         )
         var adBeacons: AdSettings.Beacons?
 
+        @Option(
+            name: .customLong("preroll-asset"),
+            help:
+                "A VOD playlist a viewer who joins plays once before the programme (CUE=\"PRE,ONCE\"); with --preroll-duration."
+        )
+        var prerollAsset: String?
+
+        @Option(
+            name: .customLong("preroll-ad-server"),
+            help:
+                "An ad server template deciding each joining viewer's preroll (placeholders as --ad-server); with --preroll-duration."
+        )
+        var prerollAdServer: String?
+
+        @Option(
+            name: .customLong("preroll-duration"),
+            help: "The preroll's length: the asset's, or the most an ad server's preroll may fill (at most 120 s).")
+        var prerollDuration: DurationArgument?
+
+        @Flag(name: .customLong("no-preroll"), help: "(update) Remove the channel's preroll.")
+        var noPreroll = false
+
         @Flag(name: .customLong("no-ad-server"), help: "(update) Remove the channel's ad server.")
         var noAdServer = false
 
@@ -74,6 +96,36 @@ struct ChannelCommand: AsyncParsableCommand {
             }
             change.preloadMilliseconds = preload?.milliseconds
             change.beacons = adBeacons
+            if noPreroll {
+                guard prerollAsset == nil, prerollAdServer == nil, prerollDuration == nil else {
+                    throw ValidationError("--no-preroll removes the preroll: give no other --preroll option with it")
+                }
+                change.preroll = .some(nil)
+            } else if prerollAsset != nil || prerollAdServer != nil || prerollDuration != nil {
+                guard (prerollAsset == nil) != (prerollAdServer == nil) else {
+                    throw ValidationError(
+                        "give one of --preroll-asset (one VOD playlist) and --preroll-ad-server (decided per viewer)")
+                }
+                guard let duration = prerollDuration?.milliseconds else {
+                    throw ValidationError("--preroll-duration is needed with a preroll: its length, at most 120 s")
+                }
+                if let prerollAsset {
+                    try checkOption("preroll-asset") { () throws(ScheduleError) in
+                        _ = try AbsoluteURI(prerollAsset, field: "preroll-asset")
+                    }
+                    change.preroll = .some(.asset(uri: prerollAsset, durationMilliseconds: duration))
+                } else if let prerollAdServer {
+                    try checkOption("preroll-ad-server") { () throws(ScheduleError) in
+                        change.preroll = .some(
+                            .adServer(
+                                try AdServerTemplate(prerollAdServer, field: "preroll-ad-server"),
+                                durationMilliseconds: duration))
+                    }
+                }
+                try checkOption("preroll-duration") { () throws(ScheduleError) in
+                    try AdSettings(preroll: change.preroll ?? nil).validate()
+                }
+            }
             return change
         }
     }
@@ -284,8 +336,8 @@ struct ChannelCommand: AsyncParsableCommand {
             // Every field is checked before anything is written: a newline in a codec or a template starting with a
             // space would make every playlist of the channel unservable.
             try usageError { () throws(ScheduleError) in try config.validate() }
-            if ads.noAdServer || ads.noSlate {
-                throw ValidationError("--no-ad-server and --no-slate are for channel update")
+            if ads.noAdServer || ads.noSlate || ads.noPreroll {
+                throw ValidationError("--no-ad-server, --no-slate and --no-preroll are for channel update")
             }
             try await sendCommand(.createChannel(config), channel: id, database: database, options: options) { answer in
                 "created channel \(id): \(renditions.count) renditions, \(DecimalNumber(milliseconds: config.segmentDurationMilliseconds)) s segments, target duration \(config.targetDuration), epoch \(config.epoch)"
@@ -378,6 +430,13 @@ enum AdSettingsText {
         parts.append("slate \(settings.slate?.uri ?? "none")")
         parts.append("preload \(DecimalNumber(milliseconds: settings.preloadMilliseconds)) s")
         parts.append("beacons \(settings.beacons.rawValue)")
+        switch settings.preroll {
+        case nil: break
+        case .asset(let uri, let duration)?:
+            parts.append("preroll \(uri) (\(DecimalNumber(milliseconds: duration)) s)")
+        case .adServer(let template, let duration)?:
+            parts.append("preroll from \(template.value) (up to \(DecimalNumber(milliseconds: duration)) s)")
+        }
         return parts.joined(separator: ", ").escapingControlCharacters
     }
 }

@@ -205,7 +205,7 @@ struct DocumentedRoutesTests {
         let document = try #require(
             try JSONSerialization.jsonObject(with: Data(OpenAPIDocument.json.utf8)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
-        #expect(paths.count == 19)  // + /channels/{channel}/refusals (issue 15), /subscriptions[/{name}] (issue 33)
+        #expect(paths.count == 20)  // + refusals (issue 15), /subscriptions[/{name}] (issue 33), prerolls (issue 35)
         let routes = paths.map { ($0.key, Array($0.value.keys)) }
         try await fixture.test(metrics: { "" }) { [fixture] client in
             for (template, methods) in routes {

@@ -127,6 +127,27 @@ struct AdDecisionsTests {
         if path == "/vast/wrapper-loop" { #expect(answer.notes.contains { $0.contains("a loop") }, "\(answer.notes)") }
     }
 
+    @Test("a preroll decided for a viewer who joins: fitted to the preroll's length; nothing usable is no preroll")
+    func preroll() async throws {
+        let state = try decidedState(template: server.baseURL + "/vast/inline?ads=1")
+        let ask = { (path: String) async throws -> AdDecisions.Answer in
+            await decisions.prerollAssetList(
+                state: state, rangeID: "preroll.7.0a0b0c0d",
+                template: try AdServerTemplate(self.server.baseURL + path, field: "preroll_ad_server"),
+                durationMilliseconds: 20_000, request: AdDecisions.Request(primaryID: "viewer-9", parameters: [:]))
+        }
+        // Two 15 s ads for a 20 s preroll: the first fits.
+        let decided = try await ask("/vast/inline?ads=2&dur=15&pre={break_id}&d={duration}&pid={primary_id}")
+        #expect(decided.outcome == "decided", "\(decided.notes)")
+        #expect(try assetURIs(decided.body).count == 1)
+        let log = try #require(try await server.stats()["log"] as? [[String: Any]])
+        let query = try #require(log.last { $0["path"] as? String == "/vast/inline" }?["query"] as? [String: String])
+        #expect(query["pre"] == "preroll.7.0a0b0c0d" && query["d"] == "20" && query["pid"] == "viewer-9")
+        let empty = try await ask("/vast/status?code=500")
+        #expect(empty.outcome == "error")
+        #expect(empty.body == #"{"ASSETS":[]}"#)
+    }
+
     @Test("ads longer than the break: the first fits, the others are dropped and said")
     func overflow() async throws {
         let (answer, _) = try await ask("/vast/long?ads=3&dur=30")

@@ -114,6 +114,23 @@ let scenarios: [Scenario] = [
         ],
         ticks: [66, 72, 84, 90, 96, 108, 112, 114, 115, 120, 121, 132, 150],
         signalling: Signalling(markers: .both), ads: AdSettings()),
+    // Issue 35: a preroll on join, one range at a time. The range starting at the epoch (12:00:00, a multiple of the
+    // 600 s period) is published until it ends (15 s) before the window (tick 48), then the next one, 600 s ahead,
+    // which stays through the window until it too has ended before it (tick 648); a break in between keeps its tags.
+    Scenario(
+        name: "preroll-asset",
+        commands: [(590, place("brk-1", start: 620, duration: 12))],
+        ticks: [30, 42, 48, 54, 594, 600, 606, 642, 648],
+        ads: AdSettings(
+            preroll: .asset(uri: "https://ads.example.com/preroll/master.m3u8", durationMilliseconds: 15_000))),
+    // The same decided by an ad server for each viewer who joins: the range points at this service's asset list.
+    Scenario(
+        name: "preroll-ad-server", commands: [], ticks: [42, 48],
+        signalling: Signalling(markers: .both),
+        ads: AdSettings(
+            preroll: .adServer(
+                try! AdServerTemplate("https://ads.example.com/vast?pre={break_id}&pid={primary_id}", field: "t"),
+                durationMilliseconds: 30_000))),
 ]
 
 /// A break filled for each viewer by an ad server, with no assets of its own (the fallback is the slate, or nothing).

@@ -4,12 +4,12 @@
 # early return arriving while a single 30 s asset plays; the same with a 5 x 6 s pod; mid-break join via an asset list
 # and via a single asset URI; a future break cancelled after hls.js preloaded its asset list; back-to-back breaks
 # with a natural end; a break filled by an ad server (the test ad server's VAST, issue 35), an early return inside a
-# decided pod, and a decided break cancelled after its preload range was published. One server, one throwaway PostgreSQL, the demo media; every scenario has its own channel
+# decided pod, a decided break cancelled after its preload range was published, and a preroll on join. One server, one throwaway PostgreSQL, the demo media; every scenario has its own channel
 # (s1…s7) with a 60 s window (dropping a finished range from the window cannot be what ends an ad) and is played
 # through master.m3u8, one probe at a time (each costs a core). About 6 minutes once built.
 #
 # Usage: scripts/browser/player-scenarios.sh [--only N] [--keep] [--out DIR] [--align segment|exact] [--no-retry]
-#   --only N   run only scenario N (1-10), or a list: --only 2,7
+#   --only N   run only scenario N (1-11), or a list: --only 2,7
 #   --no-retry a failed scenario fails the suite at once (by default it runs once more on its own channel s<N>r and
 #              the suite passes only if that run passes; the first run's failures are printed and kept in summary.json)
 #   --align A  place every break with --align A (diagnostics: segment-snapped against arrival-time starts)
@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
         *) die "unknown argument $1 (see --help)" ;;
     esac
 done
-[[ $only =~ ^(([1-9]|10)(,([1-9]|10))*)?$ ]] || die "--only takes scenario numbers 1-10 (e.g. 2 or 2,7)"
+[[ $only =~ ^(([1-9]|1[01])(,([1-9]|1[01]))*)?$ ]] || die "--only takes scenario numbers 1-11 (e.g. 2 or 2,7)"
 
 skip() { printf 'SKIPPED: %s\n' "$*" >&2; exit 0; }
 trap demo_down EXIT
@@ -54,7 +54,7 @@ ADS_PID=$!
 trap 'kill $ADS_PID 2>/dev/null || true; demo_down' EXIT
 for _ in $(seq 50); do grep -q '^listening ' "$adlog" && break; sleep 0.1; done
 ADS_URL="http://127.0.0.1:$(awk '/^listening/ {print $2}' "$adlog")"
-for n in 1 2 3 4 5 6 7 8 9 10; do
+for n in 1 2 3 4 5 6 7 8 9 10 11; do
     [ -z "$only" ] || [[ ,$only, == *,$n,* ]] || continue
     demo_channel "s$n" 30 >/dev/null   # 30 x 2 s = a 60 s window
     [ -z "$retry" ] || demo_channel "s${n}r" 30 >/dev/null   # a failed scenario's second run (player_scenarios.py --retry)

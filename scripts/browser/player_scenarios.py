@@ -609,6 +609,85 @@ def s10(c):
     return probe, [(bid, S, {"starts": 0, "preload": True})], {"preload_seen": bool(seen)}
 
 
+def prerolls(ranges):
+    """The CUE=PRE interstitials of one poll: {id: (start wall, duration)}."""
+    return {i: (parse_iso(a["START-DATE"]), float(a.get("DURATION", 0))) for i, a in ranges.items()
+            if i and "PRE" in a.get("CUE", "").split(",")}
+
+
+def s11(c):
+    """A preroll on join: the viewer joins 20 s before the channel's preroll range is replaced by the next one (it
+    ends before the window); hls.js plays the preroll once at the join, then the programme, and does not play the
+    next range's preroll when it appears."""
+    cueline(c.log, "channel", "update", c.ch, "--preroll-asset", f"{AD}/ad6.m3u8", "--preroll-duration", "6s",
+            "--actor", "scenario")
+    window = 60.0  # 30 x 2 s segments (player-scenarios.sh)
+    for attempt in range(2):
+        deadline = now() + 10
+        current = {}
+        while now() < deadline and not current:
+            current = prerolls(c.poll.polls[-1][1]) if c.poll.polls else {}
+            time.sleep(0.3)
+        if len(current) != 1:
+            raise ScenarioError(f"the playlist does not carry one preroll range: {current}")
+        (first, (start, length)), = current.items()
+        # Replaced once it ends before the window's first segment: the live edge a window (and a segment) past its end.
+        handover = start + length + window + 2
+        c.log(f"preroll range {first}: START-DATE {iso(start)}, {length} s; the next one from about {iso(handover)}")
+        if handover - now() >= 25:
+            break
+        # Too soon to join before it (a join within a preroll's length of the handover has its preroll ended by
+        # hls.js when the range leaves): wait for the next range (every 100 target durations, 200 s here).
+        sleep_until(handover + 3)
+    else:
+        raise ScenarioError("no preroll range far enough from its replacement to join before it")
+    sleep_until(handover - 20)
+    probe = c.play(45)
+
+    def check(events):
+        why = []
+        started = [e for e in events if e.get("ev") == "INTERSTITIAL_STARTED" and (ident(e) or "").startswith("preroll.")]
+        ids = [ident(e) for e in started]
+        later = [p for t, r in c.poll.polls if t > handover - 20 for p in prerolls(r) if p != first]
+        second = later[0] if later else None
+        c.notes.append(f"prerolls started by hls.js: {ids}; the next range {second} published from "
+                       f"{iso(c.poll.first_seen(second, 'ID')) if second else '-'}")
+        if ids.count(first) != 1:
+            why.append(f"the preroll {first} was started {ids.count(first)} times at the join, not once")
+        if second is None:
+            why.append("precondition: the next preroll range never reached the playlist while the viewer watched")
+        elif second in ids:
+            why.append(f"the next preroll range {second} was played by a viewer already watching")
+        assets = [(e.get("asset") or {}).get("uri", "") for e in events
+                  if e.get("ev") == "INTERSTITIAL_ASSET_STARTED" and ident(e) == first]
+        if not assets or not assets[0].startswith(f"{AD}/ad6.m3u8"):
+            why.append(f"the preroll's asset as hls.js started it: {assets}")
+        # The programme after the preroll: the primary's position advancing while hls.js plays the primary.
+        ended = [e.get("t", 0) for e in events if e.get("ev") == "INTERSTITIAL_ENDED" and ident(e) == first]
+        ticks = [((e.get("im") or {}).get("primary", 0), e.get("t", 0)) for e in events if e.get("ev") == "tick"
+                 and ended and e.get("t", 0) > ended[0] and (e.get("im") or {}).get("playing") == "primary"]
+        advanced = (ticks[-1][0] - ticks[0][0]) if len(ticks) >= 2 else 0
+        c.notes.append(f"preroll ended at t={ended[0] if ended else '-'} s; the programme then advanced {advanced:.1f} s")
+        if not ended:
+            why.append("the preroll never ended")
+        elif advanced < 10:
+            why.append(f"the programme advanced {advanced:.1f} s after the preroll (stalled?)")
+        # Where hls.js 1.6.15 joins the programme after a live preroll: at the window's start (a window behind the
+        # live edge), not at the live start: hls.js #7845, fixed by #7846 in 1.7.0. Recorded; more than the window
+        # and two segments behind would be something else.
+        lat = sorted(e.get("latency") for e in events if e.get("ev") == "tick" and ended and e.get("t", 0) > ended[0] + 2
+                     and isinstance(e.get("latency"), (int, float)) and (e.get("im") or {}).get("playing") == "primary")
+        if lat:
+            median = lat[len(lat) // 2]
+            c.notes.append(f"latency after the preroll {median:.1f} s (window {window:.0f} s): hls.js 1.6.15 joins the "
+                           "programme at the window's start after a live preroll (hls.js #7845, fixed in 1.7.0)")
+            if median > window + 4:
+                why.append(f"latency after the preroll {median:.1f} s, more than the window ({window:.0f} s)")
+        return why
+
+    return probe, [], {"check": check}
+
+
 SCENARIOS = [
     (1, "early return known before the viewer reaches the break", s1),
     (2, "early return while a single 30 s asset plays", s2),
@@ -620,6 +699,7 @@ SCENARIOS = [
     (8, "a break filled by the ad server (3 x 6 s decided)", s8),
     (9, "early return while a 5 x 6 s decided pod plays", s9),
     (10, "future decided break cancelled after its preload range", s10),
+    (11, "a preroll on join, played once; the next range not played", s11),
 ]
 
 
@@ -642,6 +722,8 @@ def run(n, title, fn, outdir, features, ch):
             res["failures"].append(f"{len(fatal)} fatal hls.js error(s): {fatal[0].get('details')}")
         if status == 3:
             res["failures"].append("hls.js never parsed the manifest")
+        if "check" in pre:
+            res["failures"] += pre["check"](events)
         for bid, S, opts in breaks:
             expect_starts = opts.get("starts", 1)
             if expect_starts == 0:

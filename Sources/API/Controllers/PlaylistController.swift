@@ -17,6 +17,44 @@ struct PlaylistController {
         group.get("/channels/{channel}/{playlist}", use: media)
         group.get("/channels/{channel}/breaks/{id}/assets.json", use: assetList)
         group.get("/channels/{channel}/breaks/{id}/chunks/{file}", use: chunk)
+        group.get("/channels/{channel}/prerolls/{id}/assets.json", use: prerollAssetList)
+    }
+
+    /// The asset list of a preroll decided by an ad server (`--preroll-ad-server`): per viewer, as a break's. Only for
+    /// the preroll range the playlists publish now, or the one before it; an empty list when the ad server gives
+    /// nothing usable (the viewer starts the programme at once).
+    @Sendable func prerollAssetList(_ request: Request, context: APIRequestContext) async throws -> Response {
+        let channel = try context.storedChannelID()
+        let id = try context.parameters.require("id")
+        guard let state = follower.state(of: channel), let config = state.config else {
+            throw APIError(.unknownChannel(channel))
+        }
+        let timeline = Timeline(config)
+        let windowStart = timeline.segmentStart(timeline.window(at: follower.clock()).lowerBound)
+        guard PlaylistBuilder.isCurrentPreroll(id, state: state, windowStart: windowStart),
+            case .adServer(let template, let duration)? = state.adSettings?.preroll
+        else {
+            throw APIError(
+                .notFound,
+                "channel \(channel) publishes no preroll \(id.prefix(64).escapingControlCharacters) now (`cueline channel list` shows its preroll)"
+            )
+        }
+        var parameters: [String: String] = [:]
+        for (name, value) in request.uri.queryParameters where parameters.count < 64 {
+            parameters[String(name)] = String(value)
+        }
+        let answer = await adDecisions.prerollAssetList(
+            state: state, rangeID: id, template: template, durationMilliseconds: duration,
+            request: AdDecisions.Request(primaryID: parameters["_HLS_primary_id"], parameters: parameters))
+        if answer.outcome != "decided" || !answer.notes.isEmpty,
+            let held = adDecisions.admitLog("\(channel) preroll \(answer.outcome)")
+        {
+            let what = answer.outcome == "decided" ? "decided" : "empty (\(answer.outcome))"
+            logger.notice(
+                "preroll asset list \(what): \(answer.notes.prefix(5).joined(separator: "; "))\(held > 0 ? " (and \(held) more like it in the last 10 s)" : "")",
+                metadata: ["channel": "\(channel)", "preroll": "\(id)"])
+        }
+        return Responses.text(answer.body, contentType: "application/json", cacheControl: "private, no-store")
     }
 
     @Sendable func multivariant(_ request: Request, context: APIRequestContext) throws -> Response {

@@ -90,6 +90,7 @@ public enum LintRules {
             "set CLASS=\"com.apple.hls.interstitial\" on ranges that carry X-ASSET-URI or X-ASSET-LIST"
         ),
         ("interstitial.cue", "use PRE or POST, not both"),
+        ("interstitial.preroll-many", "publish one CUE=PRE interstitial at a time in a live playlist"),
         ("interstitial.enumerated-value", "use one of the values the Interstitials appendix defines"),
         ("interstitial.resume-offset-live", "leave X-RESUME-OFFSET out on live so players rejoin at the live offset"),
         ("interstitial.playout-limit-duration", "add DURATION equal to X-PLAYOUT-LIMIT when ending a break early"),

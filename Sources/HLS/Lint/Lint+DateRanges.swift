@@ -8,6 +8,24 @@ extension Lint {
         let windowStart = playlist.segments.first?.programDateTime
         let liveEdge = windowEdge(playlist)
 
+        // A viewer who joins plays every PRE interstitial it finds: a live playlist should offer one at a time.
+        if isLive {
+            var prerolls: [String] = []
+            var firstPrerollLine: Int?
+            for (offset, range) in ranges.enumerated()
+            where range.isInterstitial && range.cue?.contains(.pre) == true && !prerolls.contains(range.id) {
+                prerolls.append(range.id)
+                if prerolls.count == 2 { firstPrerollLine = lines[offset] }
+            }
+            if let line = firstPrerollLine {
+                findings.append(
+                    Finding(
+                        rule: "interstitial.preroll-many", severity: .warning, line: line,
+                        message:
+                            "\(prerolls.count) interstitials with CUE=PRE (\(prerolls.joined(separator: ", "))): a viewer who joins plays them all"
+                    ))
+            }
+        }
         for (id, indices) in groupByID(ranges) {
             let tags = indices.map { ranges[$0] }
             let firstLine = lines[indices[0]]

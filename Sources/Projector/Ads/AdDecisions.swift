@@ -126,26 +126,61 @@ public final class AdDecisions: Sendable {
         }
     }
 
+    /// What an ad server is asked to fill for a viewer: a break, or a channel's preroll.
+    struct Slot: Sendable {
+        /// `{break_id}` and the key of server-fired impressions: the break's id, or the preroll range's.
+        var id: String
+        var template: AdServerTemplate
+        var start: Timestamp
+        var durationMilliseconds: Int64
+        var skip: SkipControl?
+        /// The list when the ad server gives nothing usable.
+        var fallback: @Sendable () -> String
+    }
+
     /// The asset list of `item` for one viewer.
     public func assetList(state: ChannelState, item: BreakState, request: Request) async -> Answer {
-        let fallback = { (outcome: String, notes: [String]) -> Answer in
-            Answer(
-                body: PlaylistBuilder.assetList(state: state, breakID: item.id) ?? #"{"ASSETS":[]}"#,
-                outcome: outcome, notes: notes)
+        let fallback = { @Sendable () -> String in
+            PlaylistBuilder.assetList(state: state, breakID: item.id) ?? #"{"ASSETS":[]}"#
         }
-        guard let template = item.spec.adServer, !item.isCancelled else { return fallback("static", []) }
+        guard let template = item.spec.adServer, !item.isCancelled else {
+            return Answer(body: fallback(), outcome: "static", notes: [])
+        }
         // Asked only around the break (10 minutes ahead, a minute after its end): a request for a break long over or
         // far ahead is no viewer's, and costs the ad server nothing.
         let now = Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
         guard now >= item.start.adding(milliseconds: -600_000), now <= item.end.adding(milliseconds: 60_000) else {
-            return fallback("outside", [])
+            return Answer(body: fallback(), outcome: "outside", notes: [])
+        }
+        let slot = Slot(
+            id: item.id.rawValue, template: template, start: item.start,
+            durationMilliseconds: item.spec.plannedDurationMilliseconds, skip: item.spec.options.skipControl,
+            fallback: fallback)
+        return await decide(slot, state: state, request: request)
+    }
+
+    /// The preroll asset list of a viewer who joins (range `rangeID`, decided by `template`): what the ad server
+    /// decides, fitted to the preroll's length; an empty list (no preroll) when it gives nothing usable.
+    public func prerollAssetList(
+        state: ChannelState, rangeID: String, template: AdServerTemplate, durationMilliseconds: Int64,
+        request: Request
+    ) async -> Answer {
+        let now = Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+        let slot = Slot(
+            id: rangeID, template: template, start: now, durationMilliseconds: durationMilliseconds, skip: nil,
+            fallback: { #"{"ASSETS":[]}"# })
+        return await decide(slot, state: state, request: request)
+    }
+
+    func decide(_ slot: Slot, state: ChannelState, request: Request) async -> Answer {
+        let fallback = { (outcome: String, notes: [String]) -> Answer in
+            Answer(body: slot.fallback(), outcome: outcome, notes: notes)
         }
         let settings = state.adSettings ?? .defaults
         let channel = state.channel.rawValue
-        let url = template.url(
+        let url = slot.template.url(
             AdServerTemplate.Values(
-                breakID: item.id.rawValue, channel: channel,
-                durationMilliseconds: item.spec.plannedDurationMilliseconds, start: item.start,
+                breakID: slot.id, channel: channel, durationMilliseconds: slot.durationMilliseconds, start: slot.start,
                 primaryID: request.primaryID, parameters: request.parameters))
         let host = URL(string: url)?.host ?? "unknown"
         let started = ContinuousClock.now
@@ -216,7 +251,7 @@ public final class AdDecisions: Sendable {
             }
         }
         let (fitted, notes) = AdAssetList.fit(
-            resolution.ads, breakMilliseconds: item.spec.plannedDurationMilliseconds, measured: { measured[$0] })
+            resolution.ads, breakMilliseconds: slot.durationMilliseconds, measured: { measured[$0] })
         guard !fitted.isEmpty else {
             metrics.count(resolution.ads.isEmpty ? "empty" : "no-fit")
             return fallback(resolution.ads.isEmpty ? "empty" : "no-fit", resolution.notes + notes)
@@ -225,7 +260,7 @@ public final class AdDecisions: Sendable {
         // Impressions from the server: once per viewer (`_HLS_primary_id`) and break, never for a request without
         // one, and not to private addresses unless the ad server is there too.
         if settings.beacons == .server, let viewer = request.primaryID, !viewer.isEmpty,
-            beacons.firstTime(channel: channel, breakID: item.id.rawValue, viewer: viewer)
+            beacons.firstTime(channel: channel, breakID: slot.id, viewer: viewer)
         {
             let mayGoPrivate = HostPolicy.isPrivate(url: url)
             for item in fitted {
@@ -234,7 +269,7 @@ public final class AdDecisions: Sendable {
             }
         }
         let body = AdAssetList.json(
-            fitted, skip: AdAssetList.skipControl(fitted, breakSkip: item.spec.options.skipControl),
+            fitted, skip: AdAssetList.skipControl(fitted, breakSkip: slot.skip),
             tracking: settings.beacons == .client)
         return Answer(body: body, outcome: "decided", notes: resolution.notes + notes)
     }
