@@ -12,7 +12,7 @@ public struct PostgresEventStore: EventStore {
     /// The NOTIFY channel; its payload is `<channel> <last position>`.
     public static let notifyChannel = "cueline_events"
     /// The highest migration this build needs.
-    public static let requiredMigration = 16
+    public static let requiredMigration = 17
 
     public let pool: PostgresPool
     let logger: Logger

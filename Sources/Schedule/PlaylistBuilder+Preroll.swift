@@ -89,13 +89,14 @@ extension PlaylistBuilder {
     }
 
     /// Whether `rangeID` is the preroll range `state`'s playlists publish for a window starting at `windowStart`, or
-    /// the one before it (a player may ask for the list of the range it saw at the last reload).
+    /// the one before or after it: a player may ask for the list of the range it saw at its last reload, and a relay
+    /// channel's window follows its upstream's clock, not this server's.
     public static func isCurrentPreroll(_ rangeID: String, state: ChannelState, windowStart: Timestamp) -> Bool {
         guard let config = state.config, let preroll = state.adSettings?.preroll,
             let index = prerollIndex(fromID: rangeID)
         else { return false }
         let current = prerollIndex(config: config, preroll: preroll, windowStart: windowStart)
-        return (current - 1...current).contains(index) && prerollID(preroll, index: index) == rangeID
+        return (current - 1...current + 1).contains(index) && prerollID(preroll, index: index) == rangeID
     }
 
     /// The preroll range that left the playlists between two window starts (it ended before the later one), if any.

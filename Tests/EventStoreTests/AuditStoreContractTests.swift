@@ -68,11 +68,16 @@ struct RefusalStoreContractTests {
         // Read from just before the first, so that another test's refusals in the same database are few.
         let start = RefusalMark(knownMilliseconds: now - 1, id: .max)
         var recorded: [Refusal] = []
+        // The break named on either path `Refusal.breakID` reads, or none.
+        let requests = [
+            #"{"cancelBreak":{"id":"b0"}}"#, #"{"placeBreak":{"_0":{"id":"b1","start":"x"}}}"#,
+            #"{"cancelCurrentEvent":{}}"#,
+        ]
         for (index, offset) in [40, 10, 30].enumerated() {
             let refusal = Refusal(
-                channel: channel, commandID: "k\(index)", command: "cancel-break",
-                request: #"{"cancelBreak":{"id":"b\#(index)"}}"#, actor: "eve", source: "http",
-                reason: "no such break", decidedAt: Timestamp(milliseconds: now + Int64(offset)))
+                channel: channel, commandID: "k\(index)", command: "cancel-break", request: requests[index],
+                actor: "eve", source: "http", reason: "no such break",
+                decidedAt: Timestamp(milliseconds: now + Int64(offset)))
             try await store.recordRefusal(refusal)
             recorded.append(refusal)
         }
@@ -88,15 +93,50 @@ struct RefusalStoreContractTests {
             mark = last.mark
         }
         let mine = read.filter { $0.refusal.channel == channel }
-        // Each once, as recorded, known no earlier than its decision.
+        // Each once, as recorded (without the stored request: the break it named instead), known no earlier than its
+        // decision.
         #expect(mine.count == recorded.count)
-        #expect(Set(mine.map(\.refusal)) == Set(recorded))
+        let stripped = recorded.map { refusal -> Refusal in
+            var read = refusal
+            read.request = ""
+            return read
+        }
+        #expect(Set(mine.map(\.refusal)) == Set(stripped))
+        let named = Dictionary(uniqueKeysWithValues: mine.map { ($0.refusal.commandID, $0.breakID ?? "-") })
+        #expect(named == ["k0": "b0", "k1": "b1", "k2": "-"])
         #expect(mine.allSatisfy { $0.knownAt >= $0.refusal.decidedAt })
         #expect(Set(read.map(\.id)).count == read.count)
         // Nothing known after the bound is read.
         let bounded = try await store.knownRefusals(
             after: start, through: Timestamp(milliseconds: now + 20), limit: 100)
         #expect(!bounded.contains { $0.refusal.channel == channel })
+    }
+
+    @Test("a refusal recorded while the log head is held answers within a second, kept but never notified")
+    func refusalWhileHeadHeld() async throws {
+        guard TestDatabase.isConfigured else { return }
+        let holder = TestDatabase.makeStore()
+        let store = PostgresRefusalStore(pool: TestDatabase.makeStore().pool)
+        let channel = uniqueChannel()
+        let refusal = Refusal(
+            channel: channel, commandID: "h1", command: "cancel-break", request: "{}", actor: "eve", source: "http",
+            reason: "no", decidedAt: Timestamp(milliseconds: wallClockMilliseconds()))
+        let took = try await holder.pool.withConnection { connection in
+            // What a watermark takes, held by an operator's open transaction.
+            _ = try await connection.query("BEGIN")
+            _ = try await connection.query("LOCK TABLE cueline_log_head IN SHARE MODE")
+            let started = ContinuousClock.now
+            try await store.recordRefusal(refusal)
+            let took = ContinuousClock.now - started
+            _ = try await connection.query("ROLLBACK")
+            return took
+        }
+        #expect(took >= .milliseconds(900) && took < .milliseconds(2500), "\(took)")
+        #expect(try await store.refusals(of: channel) == [refusal])
+        let known = try await store.knownRefusals(
+            after: RefusalMark(knownMilliseconds: refusal.decidedAt.milliseconds - 60_000, id: 0),
+            through: Timestamp(milliseconds: .max), limit: 100_000)
+        #expect(!known.contains { $0.refusal.channel == channel })
     }
 
     @Test("a refusal recorded after a watermark is known after it, even dated 20 s before")

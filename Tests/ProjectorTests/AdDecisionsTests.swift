@@ -122,7 +122,8 @@ struct AdDecisionsTests {
         #expect(answer.outcome == outcome, "\(path): \(answer.notes)")
         #expect(try assetURIs(answer.body) == ["https://cdn.example.com/house/promo.m3u8"], "\(path)")
         #expect(elapsed < .milliseconds(withinMilliseconds), "\(path) took \(elapsed)")
-        if outcome == "timeout" { #expect(elapsed >= .milliseconds(1500), "\(path) answered before its deadline") }
+        // Given up 50 ms before the 1.5 s timeout, so that the answer reaches the viewer by it.
+        if outcome == "timeout" { #expect(elapsed >= .milliseconds(1450), "\(path) answered before its deadline") }
         #expect(!answer.notes.isEmpty)
         if path == "/vast/wrapper-loop" { #expect(answer.notes.contains { $0.contains("a loop") }, "\(answer.notes)") }
     }

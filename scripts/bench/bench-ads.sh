@@ -76,7 +76,7 @@ import json, sys
 join, seen = json.loads(sys.argv[1]), int(sys.argv[2])
 problems = []
 if join["answered"] != join["viewers"]: problems.append(f"{join['viewers'] - join['answered']} viewers got no answer: {join['errors']}")
-if join["max_ms"] > 1800: problems.append(f"the slowest answer took {join['max_ms']} ms, past the 1.5 s deadline")
+if join["max_ms"] > 1500: problems.append(f"the slowest answer took {join['max_ms']} ms, past the 1.5 s deadline")
 if seen > 32: problems.append(f"the ad server had {seen} requests in flight, over the concurrency of 32")
 if join["decided"] == 0: problems.append("no viewer's list was decided")
 if problems:

@@ -36,23 +36,35 @@ struct PlaylistController {
         else {
             throw APIError(
                 .notFound,
-                "channel \(channel) publishes no preroll \(id.prefix(64).escapingControlCharacters) now (`cueline channel list` shows its preroll)"
+                "channel \(channel) has no preroll decided by an ad server under the id \(id.prefix(80).escapingControlCharacters) now"
             )
         }
+        return await decided(
+            request, channel: channel, what: "preroll asset list", fallback: "empty", key: "preroll", id: id
+        ) {
+            await adDecisions.prerollAssetList(
+                state: state, rangeID: id, template: template, durationMilliseconds: duration, request: $0)
+        }
+    }
+
+    /// A list decided for one viewer by an ad server (or its fallback): never shared by a cache. A fallback or a note
+    /// is logged once per channel and outcome every 10 s, with how many were held back.
+    private func decided(
+        _ request: Request, channel: ChannelID, what: String, fallback: String, key: String, id: String,
+        decide: (AdDecisions.Request) async -> AdDecisions.Answer
+    ) async -> Response {
         var parameters: [String: String] = [:]
         for (name, value) in request.uri.queryParameters where parameters.count < 64 {
             parameters[String(name)] = String(value)
         }
-        let answer = await adDecisions.prerollAssetList(
-            state: state, rangeID: id, template: template, durationMilliseconds: duration,
-            request: AdDecisions.Request(primaryID: parameters["_HLS_primary_id"], parameters: parameters))
+        let answer = await decide(AdDecisions.Request(primaryID: parameters["_HLS_primary_id"], parameters: parameters))
         if answer.outcome != "decided" || !answer.notes.isEmpty,
-            let held = adDecisions.admitLog("\(channel) preroll \(answer.outcome)")
+            let held = adDecisions.admitLog("\(channel) \(key) \(answer.outcome)")
         {
-            let what = answer.outcome == "decided" ? "decided" : "empty (\(answer.outcome))"
+            let outcome = answer.outcome == "decided" ? "decided" : "\(fallback) (\(answer.outcome))"
             logger.notice(
-                "preroll asset list \(what): \(answer.notes.prefix(5).joined(separator: "; "))\(held > 0 ? " (and \(held) more like it in the last 10 s)" : "")",
-                metadata: ["channel": "\(channel)", "preroll": "\(id)"])
+                "\(what) \(outcome): \(answer.notes.prefix(5).joined(separator: "; "))\(held > 0 ? " (and \(held) more like it in the last 10 s)" : "")",
+                metadata: ["channel": "\(channel)", "\(key)": "\(id)"])
         }
         return Responses.text(answer.body, contentType: "application/json", cacheControl: "private, no-store")
     }
@@ -131,23 +143,10 @@ struct PlaylistController {
         // Players send _HLS_primary_id, and _HLS_start_offset when they join mid-break: the answer is the same
         // whole list either way (hls.js lays the assets out from the break's start and seeks into them itself).
         if let item = state.breakState(id), item.spec.adServer != nil, !item.isCancelled {
-            // Decided per viewer by the ad server (or its fallback): never shared by a cache.
-            var parameters: [String: String] = [:]
-            for (name, value) in request.uri.queryParameters where parameters.count < 64 {
-                parameters[String(name)] = String(value)
-            }
-            let answer = await adDecisions.assetList(
-                state: state, item: item,
-                request: AdDecisions.Request(primaryID: parameters["_HLS_primary_id"], parameters: parameters))
-            if answer.outcome != "decided" || !answer.notes.isEmpty,
-                let held = adDecisions.admitLog("\(channel) \(answer.outcome)")
-            {
-                let what = answer.outcome == "decided" ? "decided" : "fell back (\(answer.outcome))"
-                logger.notice(
-                    "asset list \(what): \(answer.notes.prefix(5).joined(separator: "; "))\(held > 0 ? " (and \(held) more like it in the last 10 s)" : "")",
-                    metadata: ["channel": "\(channel)", "break": "\(id)"])
-            }
-            return Responses.text(answer.body, contentType: "application/json", cacheControl: "private, no-store")
+            // Decided per viewer by the ad server (or its fallback).
+            return await decided(
+                request, channel: channel, what: "asset list", fallback: "fell back", key: "break", id: id.rawValue
+            ) { await adDecisions.assetList(state: state, item: item, request: $0) }
         }
         guard let body = PlaylistBuilder.assetList(state: state, breakID: id) else {
             throw APIError(.unknownBreak(channel: channel, id: id))

@@ -52,12 +52,16 @@ public struct RefusalMark: Sendable, Hashable, Comparable {
 public struct KnownRefusal: Sendable, Hashable {
     public var id: Int64
     public var knownAt: Timestamp
+    /// The refusal, without its stored request (`request` is empty): its break is `breakID`.
     public var refusal: Refusal
+    /// The break the refused command named (``Refusal/breakID``).
+    public var breakID: String?
 
-    public init(id: Int64, knownAt: Timestamp, refusal: Refusal) {
+    public init(id: Int64, knownAt: Timestamp, refusal: Refusal, breakID: String?) {
         self.id = id
         self.knownAt = knownAt
         self.refusal = refusal
+        self.breakID = breakID
     }
 
     public var mark: RefusalMark { RefusalMark(knownMilliseconds: knownAt.milliseconds, id: id) }
@@ -133,8 +137,11 @@ public final class InMemoryRefusalStore: RefusalStore {
             var latest = Int64.min
             for (index, refusal) in all.enumerated() {
                 latest = max(latest, refusal.decidedAt.milliseconds)
+                var read = refusal
+                read.request = ""
                 let item = KnownRefusal(
-                    id: Int64(index + 1), knownAt: Timestamp(milliseconds: latest), refusal: refusal)
+                    id: Int64(index + 1), knownAt: Timestamp(milliseconds: latest), refusal: read,
+                    breakID: refusal.breakID)
                 guard latest <= through.milliseconds else { break }
                 guard item.mark > after else { continue }
                 known.append(item)
@@ -219,12 +226,18 @@ public struct PostgresRefusalStore: RefusalStore {
         let limit = Int64(max(0, limit))
         return try await StoreErrors.map {
             try await pool.withConnection { connection in
+                // Not the stored request (up to a command's body), only the break it named, on the two paths of
+                // `Refusal.breakID`; a row whose channel no id can name (written past the service) is not read.
                 try await connection.query(
                     """
-                    SELECT id, known_ms, channel, command_id, command, request, actor, source, reason, \
-                    floor(extract(epoch FROM decided_at) * 1000)::bigint FROM cueline_refusals \
+                    SELECT id, known_ms, channel, command_id, command, actor, source, reason, \
+                    floor(extract(epoch FROM decided_at) * 1000)::bigint, \
+                    CASE WHEN json_typeof(request) = 'object' THEN (SELECT coalesce(v ->> 'id', v -> '_0' ->> 'id') \
+                    FROM json_each(request) AS e(k, v) WHERE json_typeof(v) = 'object' LIMIT 1) END \
+                    FROM cueline_refusals \
                     WHERE known_ms IS NOT NULL AND (known_ms, id) > (\(after.knownMilliseconds), \(after.id)) \
                     AND known_ms <= \(through.milliseconds) AND isfinite(decided_at) \
+                    AND channel ~ \(Identifier.storedPattern) \
                     ORDER BY known_ms, id LIMIT \(limit)
                     """
                 ).rows.map { row in
@@ -232,10 +245,10 @@ public struct PostgresRefusalStore: RefusalStore {
                         id: try row.int64(0, "id"), knownAt: Timestamp(milliseconds: try row.int64(1, "known_ms")),
                         refusal: Refusal(
                             channel: try row.identifier(2, "channel"), commandID: try row.string(3, "command_id"),
-                            command: try row.string(4, "command"), request: try row.string(5, "request"),
-                            actor: try row.string(6, "actor"), source: try row.string(7, "source"),
-                            reason: try row.string(8, "reason"),
-                            decidedAt: Timestamp(milliseconds: try row.int64(9, "decided_at"))))
+                            command: try row.string(4, "command"), request: "", actor: try row.string(5, "actor"),
+                            source: try row.string(6, "source"), reason: try row.string(7, "reason"),
+                            decidedAt: Timestamp(milliseconds: try row.int64(8, "decided_at"))),
+                        breakID: row.optionalString(9))
                 }
             }
         }

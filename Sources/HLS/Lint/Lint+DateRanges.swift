@@ -11,13 +11,13 @@ extension Lint {
         // A viewer who joins plays every PRE interstitial it finds: a live playlist should offer one at a time.
         if isLive {
             var prerolls: [String] = []
-            var firstPrerollLine: Int?
+            var secondPrerollLine: Int?
             for (offset, range) in ranges.enumerated()
             where range.isInterstitial && range.cue?.contains(.pre) == true && !prerolls.contains(range.id) {
                 prerolls.append(range.id)
-                if prerolls.count == 2 { firstPrerollLine = lines[offset] }
+                if prerolls.count == 2 { secondPrerollLine = lines[offset] }
             }
-            if let line = firstPrerollLine {
+            if let line = secondPrerollLine {
                 findings.append(
                     Finding(
                         rule: "interstitial.preroll-many", severity: .warning, line: line,

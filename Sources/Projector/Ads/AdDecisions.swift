@@ -106,6 +106,9 @@ public final class AdDecisions: Sendable {
         }
     }
 
+    /// How long before the timeout a decision stops, to answer the viewer by the timeout.
+    static func answerMargin(_ settings: AdSettings) -> Int64 { min(50, settings.timeoutMilliseconds / 10) }
+
     /// Creatives being read in the background, at most `prefetchLimit`.
     let prefetching = Mutex<Set<String>>([])
     static let prefetchLimit = 8
@@ -184,7 +187,9 @@ public final class AdDecisions: Sendable {
                 primaryID: request.primaryID, parameters: request.parameters))
         let host = URL(string: url)?.host ?? "unknown"
         let started = ContinuousClock.now
-        let deadline = started + .milliseconds(settings.timeoutMilliseconds)
+        // The viewer's answer is due by the timeout: the decision stops a little before it (50 ms, a tenth of a
+        // short timeout), the time to write the fallback and send it on a loaded machine.
+        let deadline = started + .milliseconds(settings.timeoutMilliseconds - Self.answerMargin(settings))
         let metrics = AdMetrics(channel: channel, adServer: host)
         defer { metrics.seconds.recordNanoseconds((ContinuousClock.now - started).nanosecondsClamped) }
 

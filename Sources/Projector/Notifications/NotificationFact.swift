@@ -109,7 +109,7 @@ extension NotificationFact {
     public init(refused known: KnownRefusal) {
         let refusal = known.refusal
         self.init(
-            channel: refusal.channel, kind: .refused, breakID: refusal.breakID.flatMap { BreakID(stored: $0) },
+            channel: refusal.channel, kind: .refused, breakID: known.breakID.flatMap { BreakID(stored: $0) },
             at: refusal.decidedAt, key: Self.refusalKey(knownAt: known.knownAt, id: known.id), version: 0,
             actor: refusal.actor, source: refusal.source)
         self.refusal = RefusedCommand(

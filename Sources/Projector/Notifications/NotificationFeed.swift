@@ -58,7 +58,7 @@ public final class NotificationFeed: Sendable {
     public func poll(floor: (ChannelID) -> FactKey?) async throws -> Int {
         let watermark = try await self.watermark()
         // The refusals first: a channel's facts are released only with every refusal known up to the same instant.
-        try await readRefusals(through: watermark.knownUntil)
+        try await readRefusals(through: watermark.knownUntil, floor: floor)
         var after = state.withLock { $0.position }
         var added = 0
         while after < watermark.head {
@@ -85,16 +85,24 @@ public final class NotificationFeed: Sendable {
     }
 
     /// Reads the refusals known up to `instant` that were not read yet, a page at a time, and keeps them until their
-    /// channel's facts are released up to them.
-    private func readRefusals(through instant: Timestamp) async throws {
+    /// channel's facts are released up to them: those every subscription has had are dropped as they are read (as
+    /// ``trim(floor:)`` drops facts), so a long history of refusals is read through, not held.
+    private func readRefusals(through instant: Timestamp, floor: (ChannelID) -> FactKey?) async throws {
         guard let refusals else { return }
+        let recent = FactKey(atMilliseconds: instant.milliseconds - 60_000, position: .max, rank: .max)
+        var cuts: [ChannelID: FactKey] = [:]
         while true {
             let mark = state.withLock { $0.refusalMark }
             let page = try await refusals.knownRefusals(after: mark, through: instant, limit: pageSize)
+            for known in page where cuts[known.refusal.channel] == nil {
+                cuts[known.refusal.channel] = min(floor(known.refusal.channel) ?? recent, recent)
+            }
             state.withLock { state in
                 for known in page {
-                    state.refused[known.refusal.channel, default: []].append(NotificationFact(refused: known))
+                    let fact = NotificationFact(refused: known)
                     state.refusalMark = max(state.refusalMark, known.mark)
+                    guard let cut = cuts[fact.channel], fact.key > cut else { continue }
+                    state.refused[fact.channel, default: []].append(fact)
                 }
             }
             if page.count < pageSize { return }
