@@ -22,6 +22,9 @@ public struct ChannelState: Hashable, Sendable {
     /// The ad settings as last set (`ChannelCreated`'s, then each `AdSettingsSet`); nil for a channel that never had
     /// any (created before them): no preload ranges, no ad server, no slate.
     public private(set) var adSettings: AdSettings?
+    /// The prerolls replaced or removed by `AdSettingsSet`, with when (the last four): their published range left the
+    /// playlists then, which delta updates list (`RECENTLY-REMOVED-DATERANGES`).
+    public private(set) var replacedPrerolls: [ReplacedPreroll] = []
     /// The stream version of the last event folded in.
     public var version: Int64
     /// The global position of the last event folded in.
@@ -61,6 +64,26 @@ public struct ChannelState: Hashable, Sendable {
         lhs.channel == rhs.channel && lhs.config == rhs.config && lhs.version == rhs.version
             && lhs.position == rhs.position
             && lhs.breaks == rhs.breaks && lhs.scte35Policy == rhs.scte35Policy && lhs.adSettings == rhs.adSettings
+            && lhs.replacedPrerolls == rhs.replacedPrerolls
+    }
+
+    /// A preroll setting replaced (or removed) at an instant.
+    public struct ReplacedPreroll: Hashable, Sendable, Codable {
+        public var preroll: AdSettings.Preroll
+        public var at: Timestamp
+
+        public init(preroll: AdSettings.Preroll, at: Timestamp) {
+            self.preroll = preroll
+            self.at = at
+        }
+    }
+
+    /// The most replaced prerolls kept: more than one change within a delta update's reach is rare already.
+    static let replacedPrerollsKept = 4
+
+    /// Sets what a checkpoint recorded of the prerolls replaced (``ChannelSnapshot/restore()``).
+    public mutating func restore(replacedPrerolls: [ReplacedPreroll]) {
+        self.replacedPrerolls = Array(replacedPrerolls.suffix(Self.replacedPrerollsKept))
     }
 
     /// The renderer version of this channel's playlists: 3 once it has ad settings (preload ranges, prerolls, skip
@@ -192,6 +215,10 @@ extension ChannelState {
         case .scte35Received:
             break  // a record of what arrived; what it did follows it as events of its own
         case .adSettingsSet(let settings):
+            if let old = adSettings?.preroll, old != settings.preroll {
+                replacedPrerolls.append(ReplacedPreroll(preroll: old, at: recorded.attribution.at))
+                if replacedPrerolls.count > Self.replacedPrerollsKept { replacedPrerolls.removeFirst() }
+            }
             adSettings = settings
         }
         retire()

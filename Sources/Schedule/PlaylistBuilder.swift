@@ -271,6 +271,15 @@ public enum PlaylistBuilder {
         {
             ids.append(preroll)
         }
+        // A preroll replaced or removed by the operator: the range published then left with it.
+        for replaced in state.replacedPrerolls where replaced.at > since && replaced.at <= tick {
+            guard config.signalling?.markers.interstitials ?? true else { break }
+            let windowStart = timeline.segmentStart(timeline.window(at: replaced.at).lowerBound)
+            let id = prerollID(
+                replaced.preroll,
+                index: prerollIndex(config: config, preroll: replaced.preroll, windowStart: windowStart))
+            if !listed.contains(id), !ids.contains(id) { ids.append(id) }
+        }
         return ids
     }
 

@@ -14,6 +14,7 @@ struct SnapshotFoldVersionTests {
     static let fingerprints: [Int: String] = [
         1: "e15c4144217371916a6d00b95149a3b3ae1c941423b457851f544f4f7b0d44b6",
         2: "f8b194ecbf8cab79b2f50cf58ea53a7206aeef5cd4ad33787dcb5a5a0475db03",
+        3: "fa21fc30a9513df1449119e7211bdce5aa65cd8012dfe269ce8a166ff983dc12",
     ]
 
     @Test("the fold of a fixed history has the fingerprint recorded for this fold version")
@@ -48,6 +49,11 @@ struct SnapshotFoldVersionTests {
                 PlaceBreak(
                     id: "b9", start: .inMilliseconds(400_000), plannedDurationMilliseconds: 20_000, asset: .pod([]),
                     options: InterstitialOptions(skipControl: SkipControl(offsetMilliseconds: 5000, labelID: "Skip")))))
+        // A preroll set, then replaced (fold 3: the replaced one is kept, with when).
+        for uri in ["https://ads.example/pre-a.m3u8", "https://ads.example/pre-b.m3u8"] {
+            try await run(
+                .setAdSettings(AdSettingsChange(preroll: .some(.asset(uri: uri, durationMilliseconds: 10_000)))))
+        }
         clock.set(80)
         try await run(.setPlayoutLimit(id: "b0", limitMilliseconds: 12_000))
         try await run(.cancelBreak(id: "b2"))
@@ -68,7 +74,8 @@ struct SnapshotFoldVersionTests {
             encoded.append(snapshot.encoded())
         }
         #expect(
-            encoded[2].contains(#""cancelled""#) && encoded[2].contains(#""playoutLimitMilliseconds""#), "\(encoded[2])"
+            encoded[2].contains(#""cancelled""#) && encoded[2].contains(#""playoutLimitMilliseconds""#)
+                && encoded[2].contains(#""replacedPrerolls""#), "\(encoded[2])"
         )
         let digest = sha256Hex(encoded.joined(separator: "\n"))
         #expect(

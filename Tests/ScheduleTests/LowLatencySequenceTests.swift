@@ -39,6 +39,29 @@ let lowLatencyScenarios: [Scenario] = [
         commands: [(60, place("brk-1", start: 63, duration: 10)), (64.4, .cancelCurrentEvent)],
         ticks: [63, 63.25, 64.25, 64.4, 64.5, 64.75, 65, 65.25, 66, 71.25], renditions: ["720p", "480p"],
         signalling: Signalling(markers: .both)),
+    // Issue 35: a preroll replaced (60 s), removed (63.1 s) and set again (64.2 s): each range that left is listed in
+    // RECENTLY-REMOVED-DATERANGES, so a client on v2 deltas drops it; then the range at 12:01:40 hands over to the next
+    // once it has ended (5 s) before the window (113 s).
+    Scenario(
+        name: "ll-preroll-replaced",
+        commands: [
+            (
+                60,
+                .setAdSettings(
+                    AdSettingsChange(
+                        preroll: .some(.asset(uri: "https://ads.example.com/b.m3u8", durationMilliseconds: 5000))))
+            ),
+            (63.1, .setAdSettings(AdSettingsChange(preroll: .some(nil)))),
+            (
+                64.2,
+                .setAdSettings(
+                    AdSettingsChange(
+                        preroll: .some(.asset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: 5000))))
+            ),
+        ],
+        ticks: [59.75, 60, 60.25, 61, 63, 63.25, 64.25, 64.5, 65, 112.5, 112.75, 113, 113.25, 113.5],
+        renditions: ["720p", "480p"],
+        ads: AdSettings(preroll: .asset(uri: "https://ads.example.com/a.m3u8", durationMilliseconds: 5000))),
 ]
 
 @Suite("Low-latency playlist sequences")
@@ -49,6 +72,7 @@ struct LowLatencySequenceTests {
     func sequence(scenario: Scenario) throws {
         var config = lowLatencyConfig(renditions: scenario.renditions)
         config.signalling = scenario.signalling
+        config.ads = scenario.ads
         var channel = try Channel(config)
         var pending = scenario.commands
         var transcript = ""

@@ -19,7 +19,10 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
     ///
     /// 2 (issue 35): ad settings (`ChannelCreated`'s and `AdSettingsSet`) and a break's ad server, skip control and
     /// preload length: a build of fold 1 would drop them and render other bytes.
-    public static let foldVersion = 2
+    ///
+    /// 3 (issue 35): the prerolls replaced by `AdSettingsSet` (`ChannelState.replacedPrerolls`), which delta updates
+    /// list as removed.
+    public static let foldVersion = 3
 
     public var format: Int
     /// The `foldVersion` of the build that wrote it (nil: written before it was recorded, never used).
@@ -40,6 +43,8 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
     /// The ad settings in force (nil: none, or those the channel was created with, for snapshots written before
     /// `AdSettingsSet`: no such event existed then).
     public var adSettings: AdSettings?
+    /// The prerolls replaced, with when (nil: none, or a snapshot written before fold 3).
+    public var replacedPrerolls: [ChannelState.ReplacedPreroll]?
 
     /// Nil when the state has no channel yet (nothing to keep).
     public init?(_ state: ChannelState, chainHash: String?) {
@@ -55,6 +60,7 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
         breaks = state.breaks
         scte35Policy = state.scte35Policy
         adSettings = state.adSettings
+        replacedPrerolls = state.replacedPrerolls.isEmpty ? nil : state.replacedPrerolls
     }
 
     /// The state the full fold of the events up to `version` reaches, with `.window` retention.
@@ -89,6 +95,7 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
         apply(
             .renditionsUpdated(config.renditions), Attribution(at: latestDecided, actor: "snapshot", source: "snapshot")
         )
+        state.restore(replacedPrerolls: replacedPrerolls ?? [])
         state.version = version
         state.position = position
         return state
@@ -100,6 +107,7 @@ public struct ChannelSnapshot: Hashable, Sendable, Codable {
         let state = restore()
         return state.config == config && state.breaks == breaks && state.latestDecided == latestDecided
             && state.scte35Policy == scte35Policy && state.adSettings == (adSettings ?? config.ads)
+            && state.replacedPrerolls == (replacedPrerolls ?? [])
     }
 
     public func encoded() -> String {
