@@ -73,7 +73,7 @@ scripts/ci/check-sql-functions.sh
 log "checking deploy/ (systemd unit, YAML, container build command)"
 scripts/ci/check-deploy.sh "$CUELINE_BIN"
 
-log "fault scenarios: two instances, SIGKILL mid-break, database outage, a database host gone silent, slow commits on a saturated machine, floods, misbehaving asset servers, one client class starving another, notifications through a failing subscriber and a killed lease holder"
+log "fault scenarios: two instances, SIGKILL mid-break, database outage, a database host gone silent, slow commits on a saturated machine, floods, misbehaving asset servers, one client class starving another, notifications through a failing subscriber and a killed lease holder, a pooler in transaction mode"
 scripts/faults/fault-two-instances.sh
 scripts/faults/fault-kill9.sh
 scripts/faults/fault-db-down.sh
@@ -83,6 +83,7 @@ scripts/faults/fault-flood.sh
 scripts/faults/fault-slow-assets.sh
 scripts/faults/fault-starvation.sh
 scripts/faults/fault-notifications.sh
+scripts/faults/fault-pooler.sh
 
 log "fuzzing the HTTP surface for 60 s (scripts/fuzz/fuzz-http.sh --seconds 600 for a longer run)"
 scripts/fuzz/fuzz-http.sh --seconds 60

@@ -53,6 +53,8 @@ public func buildApplication(
     let listener = PostgresListener(url: url, channel: PostgresEventStore.notifyChannel, logger: logger)
     let store = PostgresEventStore(pool: pool, logger: logger)
     try await store.checkSchema()
+    // Sessions of its own (LISTEN, prepared statements): refused behind a pooler in transaction mode.
+    try await SessionCheck.notificationsArrive(url: url)
     // Hints of this instance's own appends wake no catch-up when their events are folded already (`hasFolded`).
     let follower = ChannelFollower(
         store: store, samples: PostgresRenderSampleStore(pool: pool),
