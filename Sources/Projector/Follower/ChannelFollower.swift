@@ -142,8 +142,17 @@ public final class ChannelFollower: Service, Sendable {
             if let checkpoints { group.addTask { await checkpoints.run() } }
             group.addTask {
                 var iterator = wake.makeAsyncIterator()
+                var failures = 0
                 repeat {
-                    await self.catchUpLogging()
+                    if await self.catchUpLogging() {
+                        failures = 0
+                    } else {
+                        // The database unreachable (a primary lost, a restart): asked again after 50 ms, doubling to
+                        // 1 s, not every 20 ms, so that a database coming back (or a standby promoted) is not met by
+                        // every instance's reads at once. Playlists go on meanwhile (`ServingTime`).
+                        failures += 1
+                        try? await Task.sleep(for: Self.retryDelay(afterFailures: failures))
+                    }
                 } while await iterator.next() != nil && !Task.isCancelled
             }
             try await gracefulShutdown()
@@ -151,14 +160,22 @@ public final class ChannelFollower: Service, Sendable {
         }
     }
 
-    func catchUpLogging() async {
+    /// How long the catch-up loop waits after `failures` reads of the log failed in a row: 50 ms, doubling, at most 1 s.
+    static func retryDelay(afterFailures failures: Int) -> Duration {
+        .milliseconds(min(1000, 50 << min(max(failures - 1, 0), 5)))
+    }
+
+    /// Catches up; false when the log could not be read.
+    @discardableResult
+    func catchUpLogging() async -> Bool {
         // After the first tick of a long log folded in (`Entry.settle`): here, off the ticker's and the commands' paths.
         defer { MemoryTrim.giveBackIfRequested() }
         do {
             try await catchUp()
+            return true
         } catch is CancellationError {
             // Shutting down: the read was not sent.
-            return
+            return true
         } catch {
             let first = shared.withLock { shared -> Bool in
                 defer { shared.lastError = "\(error)" }
@@ -169,6 +186,7 @@ public final class ChannelFollower: Service, Sendable {
                 logger.error(
                     "cannot read the event log; serving the last known schedule", metadata: ["error": "\(error)"])
             }
+            return false
         }
     }
 

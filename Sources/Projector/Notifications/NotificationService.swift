@@ -52,6 +52,9 @@ public struct NotificationService: Service {
         var renewedAt: ContinuousClock.Instant?
         var lastRenewal: ContinuousClock.Instant?
         var reported: Set<String> = []
+        /// The lease or the subscriptions could not be read: said once until they can again.
+        var renewalFailing = false
+        var readFailing = false
     }
 
     public func run() async throws {
@@ -103,10 +106,14 @@ public struct NotificationService: Service {
             round.token = try await store.acquireLease(
                 holder: holder, ttlMilliseconds: Int64(leaseTTL / .milliseconds(1)))
             if round.token != nil { round.renewedAt = .now }
+            round.renewalFailing = false
         } catch {
             // Not renewed: held still until its TTL runs out, counted from the last renewal, less a second's margin.
             if let renewed = round.renewedAt, ContinuousClock.now - renewed < leaseTTL - .seconds(1) {
-                logger.warning("the notification lease could not be renewed", metadata: ["error": "\(error)"])
+                if !round.renewalFailing {
+                    logger.warning("the notification lease could not be renewed", metadata: ["error": "\(error)"])
+                }
+                round.renewalFailing = true
             } else {
                 round.token = nil
             }
@@ -125,8 +132,14 @@ public struct NotificationService: Service {
             round.subscriptions = try await store.list()
             round.cursors = try await store.cursors()
             round.loaded = true
+            if round.readFailing { logger.notice("subscriptions read again") }
+            round.readFailing = false
         } catch {
-            logger.warning("subscriptions could not be read", metadata: ["error": "\(error)"])
+            // Every second while the database is unreachable: said once.
+            if !round.readFailing {
+                logger.warning("subscriptions could not be read", metadata: ["error": "\(error)"])
+            }
+            round.readFailing = true
             return
         }
         // A subscription deleted or changed (deleted and created again): its worker stops.
