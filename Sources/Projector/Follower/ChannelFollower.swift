@@ -142,27 +142,16 @@ public final class ChannelFollower: Service, Sendable {
             if let checkpoints { group.addTask { await checkpoints.run() } }
             group.addTask {
                 var iterator = wake.makeAsyncIterator()
-                var failures = 0
                 repeat {
-                    if await self.catchUpLogging() {
-                        failures = 0
-                    } else {
-                        // The database unreachable (a primary lost, a restart): asked again after 50 ms, doubling to
-                        // 1 s, not every 20 ms, so that a database coming back (or a standby promoted) is not met by
-                        // every instance's reads at once. Playlists go on meanwhile (`ServingTime`).
-                        failures += 1
-                        try? await Task.sleep(for: Self.retryDelay(afterFailures: failures))
-                    }
+                    // While the database is unreachable this asks again at every poll (20 ms): playlists follow the
+                    // wall clock meanwhile, and a backoff would keep them on it after the database is back, serving
+                    // ticks a command committed then belongs to (issue 36: hold at the watermark first).
+                    await self.catchUpLogging()
                 } while await iterator.next() != nil && !Task.isCancelled
             }
             try await gracefulShutdown()
             group.cancelAll()
         }
-    }
-
-    /// How long the catch-up loop waits after `failures` reads of the log failed in a row: 50 ms, doubling, at most 1 s.
-    static func retryDelay(afterFailures failures: Int) -> Duration {
-        .milliseconds(min(1000, 50 << min(max(failures - 1, 0), 5)))
     }
 
     /// Catches up; false when the log could not be read.

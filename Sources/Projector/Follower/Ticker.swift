@@ -33,21 +33,50 @@ extension ChannelFollower {
     /// Renders every clock channel as soon as a segment boundary passes, so requests find the new window
     /// ready, and records how late after the boundary that happened. Channels wait in a queue ordered by their
     /// next boundary, so a wake touches only the channels that are due, however many there are.
+    /// The most render samples kept while they cannot be written (about 25 MiB).
+    static let heldSamplesLimit = 200_000
+    /// The most samples one write sends.
+    static let samplesPerWrite = 5_000
+
     package func tickAtSegmentBoundaries() async throws {
         defer { closeBlocked() }
         // Samples go to the database beside the ticker, never in its way: a write that waits (a database host gone,
         // until keepalives drop the connection; a slow disk) must not hold the next boundary's windows or the requests
         // blocked on them. At most 64 batches wait; beyond that a batch is dropped and counted (`cueline verify` then
-        // has fewer samples of those ticks to check, as during an outage).
+        // has fewer samples of those ticks to check). Samples a write could not record (the database unreachable, a
+        // failover) are kept, the newest `heldSamplesLimit`, and written with the next batch, so that `cueline verify`
+        // sees what was served through the outage (the database takes ticks within 10 minutes of its clock).
         let (pending, recorder) = AsyncStream<[RenderSample]>.makeStream(bufferingPolicy: .bufferingOldest(64))
         try await withThrowingTaskGroup(of: Void.self) { group in
             if let sampleStore = samples {
-                group.addTask { [logger] in
+                group.addTask { [logger, metrics] in
+                    var held: [RenderSample] = []
                     for await batch in pending {
+                        held += batch
+                        if held.count > Self.heldSamplesLimit {
+                            metrics.renderSamplesDropped.increment(by: held.count - Self.heldSamplesLimit)
+                            held.removeFirst(held.count - Self.heldSamplesLimit)
+                        }
+                        let failedBefore = held.count > batch.count
                         do {
-                            try await sampleStore.recordRenderSamples(batch)
+                            var written = 0
+                            while written < held.count {
+                                let end = min(held.count, written + Self.samplesPerWrite)
+                                try await sampleStore.recordRenderSamples(Array(held[written..<end]))
+                                written = end
+                            }
+                            if failedBefore {
+                                logger.notice(
+                                    "render samples recorded again, \(held.count - batch.count) of them kept through the outage"
+                                )
+                            }
+                            held.removeAll(keepingCapacity: held.count < 4 * Self.samplesPerWrite)
                         } catch {
-                            logger.warning("could not record render samples", metadata: ["error": "\(error)"])
+                            if !failedBefore {
+                                logger.warning(
+                                    "could not record render samples; kept to record when the database answers",
+                                    metadata: ["error": "\(error)"])
+                            }
                         }
                     }
                 }
