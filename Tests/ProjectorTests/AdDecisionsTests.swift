@@ -240,6 +240,31 @@ struct AdDecisionsTests {
         #expect(answer.notes.contains { $0.contains("private address: not asked") }, "\(answer.notes)")
     }
 
+    @Test("an ad server that stopped answering in time is not asked again, but by one probe a second, until it answers")
+    func probesOnly() async throws {
+        let settings = AdSettings(timeoutMilliseconds: 200)
+        try await server.reset()
+        // The first request times out (it reached the ad server, which works on it for 3 s).
+        let (first, _) = try await ask("/vast/slow?ms=3000", settings: settings)
+        #expect(first.outcome == "timeout")
+        // Asked again at once: its usual answer time is the whole timeout, so no request goes: the fallback at once.
+        for _ in 0..<10 {
+            let (again, elapsed) = try await ask("/vast/slow?ms=3000", settings: settings)
+            #expect(again.outcome == "busy", "\(again.notes)")
+            #expect(elapsed < .milliseconds(100))
+        }
+        var asked = try await server.stats()["requests"] as? [String: Int]
+        #expect(asked?["/vast/slow"] == 1, "\(asked ?? [:])")
+        // A second later one probe goes; answered in time, the ad server is asked as before.
+        try await Task.sleep(for: .milliseconds(1100))
+        let (probe, _) = try await ask("/vast/inline?ads=1", settings: settings)
+        #expect(probe.outcome == "decided", "\(probe.notes)")
+        let (after, _) = try await ask("/vast/inline?ads=1", settings: settings)
+        #expect(after.outcome == "decided", "\(after.notes)")
+        asked = try await server.stats()["requests"] as? [String: Int]
+        #expect(asked?["/vast/slow"] == 1 && asked?["/vast/inline"] == 2, "\(asked ?? [:])")
+    }
+
     @Test("a break long over, or far ahead, is not asked for: the fallback at once")
     func outsideTheBreak() async throws {
         let asked = Asked()

@@ -106,6 +106,21 @@ public final class AdDecisions: Sendable {
         }
     }
 
+    /// When each channel's ad server was last asked although its usual answer time said it would be too late: one such
+    /// probe a second, so that an ad server that stopped answering in time is asked again once it can.
+    let probes = Mutex<[String: ContinuousClock.Instant]>([:])
+
+    /// Whether a late request may go as the probe of `key` now (at most one a second).
+    func mayProbe(_ key: String) -> Bool {
+        let now = ContinuousClock.now
+        return probes.withLock { probes in
+            if let last = probes[key], now - last < .seconds(1) { return false }
+            if probes.count > 4096 { probes.removeAll() }
+            probes[key] = now
+            return true
+        }
+    }
+
     /// How long before the timeout a decision stops, to answer the viewer by the timeout.
     static func answerMargin(_ settings: AdSettings) -> Int64 { min(50, settings.timeoutMilliseconds / 10) }
 
@@ -207,9 +222,10 @@ public final class AdDecisions: Sendable {
         }
         defer { limiter.release(key) }
         // A slot that came late is not used to ask a question whose answer cannot come in time: an abandoned request
-        // still costs the ad server its work (it answers a connection already closed).
+        // still costs the ad server its work (it answers a connection already closed). An ad server whose answers stop
+        // coming in time (each timeout counts as the whole timeout) is asked by one probe a second until they do.
         let typical = typicalMilliseconds(key)
-        if let typical, ContinuousClock.now + .milliseconds(typical) > deadline {
+        if let typical, ContinuousClock.now + .milliseconds(typical) > deadline, !mayProbe(key) {
             metrics.count("busy")
             return fallback(
                 "busy",
@@ -220,7 +236,14 @@ public final class AdDecisions: Sendable {
 
         let asked = ContinuousClock.now
         let outcome = await resolve(url, until: deadline, channel: channel)
-        if case .resolved = outcome { recordTypical(key, ContinuousClock.now - asked) }
+        switch outcome {
+        case .resolved: recordTypical(key, ContinuousClock.now - asked)
+        case .timedOut:
+            // It counts as the whole timeout, and as the last probe: the next one goes a second later.
+            recordTypical(key, .milliseconds(settings.timeoutMilliseconds))
+            probes.withLock { $0[key] = ContinuousClock.now }
+        case .failed: break
+        }
         let resolution: AdResolver.Resolution
         switch outcome {
         case .timedOut:
